@@ -1,0 +1,60 @@
+import type { Context, Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { ZodError } from 'zod';
+import { AppError } from '../../services/errors';
+
+interface HttpishError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  expose?: boolean;
+}
+
+export function sendError(ctx: Context, err: AppError): void {
+  ctx.status = err.status;
+  ctx.body = { status: 'error', message: err.code, messageDetail: err.detail, ...err.extra };
+}
+
+/** Errors thrown by the body parser and the router, which are the client's fault, mapped to codes. */
+function fromHttpError(err: HttpishError): AppError | null {
+  const status = err.status ?? err.statusCode;
+  if (!status || status < 400 || status >= 500) return null;
+  if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 413, 'The request body is larger than this route accepts.');
+  if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 415, 'The request body has a content type this route does not accept.');
+  if (err.type === 'entity.parse.failed' || status === 400) {
+    return new AppError('INVALID_JSON', 400, 'The request body is not valid JSON.');
+  }
+  if (status === 405) return new AppError('METHOD_NOT_ALLOWED', 405, 'This method is not allowed on this path.');
+  return new AppError('BAD_REQUEST', status, 'The request could not be processed.');
+}
+
+export function zodToAppError(err: ZodError, where: string): AppError {
+  const errors = err.issues.map((issue) => ({ path: [where, ...issue.path.map(String)].join('.'), message: issue.message }));
+  const first = errors[0];
+  const detail = first ? `Invalid ${first.path}: ${first.message}.` : `Invalid ${where}.`;
+  return new AppError('VALIDATION_ERROR', 400, detail, { errors });
+}
+
+/**
+ * The single place where errors become the contract's envelope. Known errors keep their code;
+ * anything unexpected is logged with the request id and answered as a generic 500.
+ */
+export function errorHandler(logger: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        sendError(ctx, new AppError('NOT_FOUND', 404, `No route matches ${ctx.method} ${ctx.path}.`));
+      } else if (ctx.status === 405 && ctx.body === undefined) {
+        sendError(ctx, new AppError('METHOD_NOT_ALLOWED', 405, `${ctx.method} is not allowed on ${ctx.path}.`));
+      }
+    } catch (err) {
+      if (err instanceof AppError) return sendError(ctx, err);
+      if (err instanceof ZodError) return sendError(ctx, zodToAppError(err, 'request'));
+      const mapped = fromHttpError(err as HttpishError);
+      if (mapped) return sendError(ctx, mapped);
+      logger.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unexpected error');
+      sendError(ctx, new AppError('INTERNAL_ERROR', 500, 'An unexpected error occurred; retry later or report the request id.'));
+    }
+  };
+}

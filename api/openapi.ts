@@ -1,0 +1,98 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import type { ZodObject } from 'zod';
+import type { AnyRoute } from './route';
+import { errorEnvelopeSchema } from './schemas/common';
+
+const GENERIC_ERRORS: Array<[number, string]> = [
+  [400, 'VALIDATION_ERROR'],
+  [400, 'INVALID_JSON'],
+  [413, 'PAYLOAD_TOO_LARGE'],
+  [500, 'INTERNAL_ERROR'],
+];
+
+const AUTH_ERRORS: Record<AnyRoute['auth'], Array<[number, string]>> = {
+  public: [],
+  key_or_session: [
+    [401, 'AUTH_REQUIRED'],
+    [401, 'API_KEY_INVALID'],
+    [401, 'TOKEN_INVALID'],
+  ],
+  admin: [
+    [401, 'AUTH_REQUIRED'],
+    [401, 'API_KEY_INVALID'],
+    [401, 'TOKEN_INVALID'],
+    [403, 'ADMIN_KEY_REQUIRED'],
+  ],
+  session: [
+    [401, 'AUTH_REQUIRED'],
+    [401, 'TOKEN_INVALID'],
+  ],
+};
+
+const SECURITY: Record<AnyRoute['auth'], RouteConfig['security']> = {
+  public: [],
+  key_or_session: [{ ApiKeyHeader: [] }, { BearerAuth: [] }],
+  admin: [{ ApiKeyHeader: [] }, { BearerAuth: [] }],
+  session: [{ BearerAuth: [] }],
+};
+
+const toOpenApiPath = (koaPath: string): string => koaPath.replace(/:([A-Za-z_]+)/g, '{$1}');
+
+function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
+  const responses: Record<string, ResponseConfig> = {};
+  for (const [status, doc] of Object.entries(route.responses)) {
+    const contentType = doc.contentType ?? 'application/json';
+    responses[status] = {
+      description: doc.description,
+      ...(doc.schema ? { content: { [contentType]: { schema: doc.schema } } } : {}),
+      ...(doc.headers ? { headers: doc.headers } : {}),
+    };
+  }
+  const byStatus = new Map<number, string[]>();
+  for (const [status, code] of [...route.errors, ...AUTH_ERRORS[route.auth], ...GENERIC_ERRORS]) {
+    if (route.responses[status]) continue; // a documented non-error body for that status (e.g. health 503)
+    byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
+  }
+  for (const [status, codes] of byStatus) {
+    responses[String(status)] = {
+      description: `Error envelope; \`message\` is one of: ${codes.join(', ')}.`,
+      content: { 'application/json': { schema: errorEnvelopeSchema } },
+    };
+  }
+  return responses;
+}
+
+/** The OpenAPI 3.1 document, generated from the very route definitions and zod schemas the app serves. */
+export function buildOpenApiDocument(routes: AnyRoute[], info: { version: string; serverUrl?: string }) {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'ApiKeyHeader', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
+  registry.registerComponent('securitySchemes', 'BearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key (sk-svc-api-…, sk-svc-admin-…) or a web session access token.',
+  });
+  for (const route of routes) {
+    registry.registerPath({
+      method: route.method,
+      path: toOpenApiPath(route.path),
+      summary: route.summary,
+      tags: [route.tag],
+      security: SECURITY[route.auth],
+      request: {
+        ...(route.params ? { params: route.params as ZodObject } : {}),
+        ...(route.query ? { query: route.query as ZodObject } : {}),
+        ...(route.body ? { body: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+      },
+      responses: responsesOf(route),
+    });
+  }
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Prediction service API',
+      version: info.version,
+      description: 'Tabular models, zero-shot forecasting, accounts, billing and webhooks. Every error uses the envelope {status, message, messageDetail}; every response carries x-request-id.',
+    },
+    servers: info.serverUrl ? [{ url: info.serverUrl }] : [],
+  });
+}

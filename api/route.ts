@@ -1,0 +1,48 @@
+import type { Context } from 'koa';
+import type { ZodType } from 'zod';
+import type { AuthContext, AuthRequirement } from './middleware/auth';
+
+export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
+
+export interface ResponseDoc {
+  description: string;
+  schema?: ZodType;
+  /** Defaults to application/json when a schema is given. */
+  contentType?: string;
+  headers?: Record<string, { description: string; schema: { type: 'string' | 'integer' } }>;
+}
+
+export interface RouteInput<B, Q, P> {
+  body: B;
+  query: Q;
+  params: P;
+  auth: AuthContext | null;
+}
+
+/**
+ * One route: its contract (for validation and the OpenAPI document) and its handler. The same zod
+ * schemas validate the request and describe it, so the document cannot drift from the behaviour.
+ */
+export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
+  method: HttpMethod;
+  /** Koa path syntax (`/v1/api-keys/:keyId`). */
+  path: string;
+  summary: string;
+  tag: string;
+  auth: AuthRequirement;
+  body?: ZodType<B>;
+  query?: ZodType<Q>;
+  params?: ZodType<P>;
+  responses: Record<number, ResponseDoc>;
+  /** Error codes this route can answer beyond the generic ones, with their status. */
+  errors: Array<[status: number, code: string]>;
+  handler: (ctx: Context, input: RouteInput<B, Q, P>) => Promise<void> | void;
+}
+
+/** Identity helper that keeps the generic parameters inferred from the schemas. */
+export function route<B = undefined, Q = undefined, P = undefined>(def: RouteDef<B, Q, P>): RouteDef<B, Q, P> {
+  return def;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- heterogeneous list of routes; each is checked where declared
+export type AnyRoute = RouteDef<any, any, any>;

@@ -1,0 +1,105 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { AppError, validationError } from '../../services/errors';
+import { createKey, listKeys, presentKey, revokeKey, rotateKey } from '../../services/api-keys';
+import type { TemporalGateway } from '../../services/temporal/gateway';
+import type { AuthContext } from '../middleware/auth';
+import { route, type AnyRoute } from '../route';
+import { pageQuerySchema, paginated } from '../schemas/common';
+import {
+  apiKeyListSchema,
+  apiKeyWithSecretSchema,
+  createApiKeyBodySchema,
+  keyIdParamsSchema,
+  rotateApiKeyBodySchema,
+  rotationResultSchema,
+} from '../schemas/api-keys';
+
+function workspaceOf(auth: AuthContext | null): string {
+  if (!auth) throw new AppError('AUTH_REQUIRED', 401, 'This route needs credentials.');
+  return auth.workspaceId;
+}
+
+export function apiKeyRoutes(deps: { orm: MikroORM; temporal: TemporalGateway }): AnyRoute[] {
+  return [
+    route({
+      method: 'get',
+      path: '/v1/api-keys',
+      summary: 'List the API keys of the workspace (secrets are never shown)',
+      tag: 'API keys',
+      auth: 'admin',
+      query: pageQuerySchema(),
+      responses: { 200: { description: 'A page of keys, newest first.', schema: apiKeyListSchema } },
+      errors: [],
+      async handler(ctx, { query, auth }) {
+        const now = new Date();
+        const { items, total } = await listKeys(deps.orm.em.fork(), workspaceOf(auth), query);
+        ctx.body = paginated(
+          items.map((key) => presentKey(key, now)),
+          total,
+          query,
+        );
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/v1/api-keys',
+      summary: 'Create an API key (the secret is returned once)',
+      tag: 'API keys',
+      auth: 'admin',
+      body: createApiKeyBodySchema,
+      responses: { 201: { description: 'The new key with its secret.', schema: apiKeyWithSecretSchema } },
+      errors: [[403, 'WEB_SESSION_REQUIRED']],
+      async handler(ctx, { body, auth }) {
+        const workspaceId = workspaceOf(auth);
+        if (body.kind === 'admin' && auth?.type === 'api_key') {
+          throw new AppError('WEB_SESSION_REQUIRED', 403, 'An administration key can only be created from a web session.');
+        }
+        const now = new Date();
+        const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
+        if (expiresAt && expiresAt <= now) throw validationError('Invalid body.expires_at: it must be in the future.');
+        const created = await createKey(deps.orm.em.fork(), workspaceId, { name: body.name, kind: body.kind, expiresAt });
+        ctx.status = 201;
+        ctx.body = { ...presentKey(created.key, now), secret: created.secret };
+      },
+    }),
+    route({
+      method: 'delete',
+      path: '/v1/api-keys/:keyId',
+      summary: 'Revoke an API key at once',
+      tag: 'API keys',
+      auth: 'admin',
+      params: keyIdParamsSchema,
+      responses: { 204: { description: 'Revoked.' } },
+      errors: [[404, 'NOT_FOUND']],
+      async handler(ctx, { params, auth }) {
+        await revokeKey(deps.orm.em.fork(), workspaceOf(auth), params.keyId, new Date());
+        ctx.status = 204;
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/v1/api-keys/:keyId/rotate',
+      summary: 'Rotate a key: a twin of the same kind is created; the old one ends after grace_days',
+      tag: 'API keys',
+      auth: 'admin',
+      params: keyIdParamsSchema,
+      body: rotateApiKeyBodySchema,
+      responses: { 201: { description: 'The new key (secret once) and the old key’s new state.', schema: rotationResultSchema } },
+      errors: [
+        [404, 'NOT_FOUND'],
+        [409, 'KEY_NOT_ACTIVE'],
+      ],
+      async handler(ctx, { params, body, auth }) {
+        const now = new Date();
+        const rotation = await rotateKey(deps.orm.em.fork(), workspaceOf(auth), params.keyId, body.grace_days, now);
+        if (rotation.graceMs > 0) await deps.temporal.startKeyGrace(rotation.old.id, rotation.graceMs);
+        ctx.status = 201;
+        ctx.body = {
+          ...presentKey(rotation.created.key, now),
+          secret: rotation.created.secret,
+          rotated_key: presentKey(rotation.old, now),
+        };
+      },
+    }),
+  ];
+}

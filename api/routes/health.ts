@@ -1,0 +1,73 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { TemporalGateway } from '../../services/temporal/gateway';
+import { route, type AnyRoute } from '../route';
+import { z } from '../zod';
+
+const dependencySchema = z.object({ status: z.enum(['up', 'down']), latency_ms: z.number(), error: z.string().optional() });
+const healthSchema = z
+  .object({
+    status: z.enum(['ok', 'error']),
+    message: z.string().optional(),
+    messageDetail: z.string().optional(),
+    dependencies: z.object({ postgres: dependencySchema, temporal: dependencySchema }),
+  })
+  .openapi('Health');
+
+type Dependency = z.infer<typeof dependencySchema>;
+
+const CHECK_TIMEOUT_MS = 2000;
+
+async function check(probe: () => Promise<unknown>): Promise<Dependency> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      probe(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+      }),
+    ]);
+    return { status: 'up', latency_ms: Math.round(performance.now() - started) };
+  } catch (err) {
+    return { status: 'down', latency_ms: Math.round(performance.now() - started), error: err instanceof Error ? err.message : String(err) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function healthRoutes(deps: { orm: MikroORM; temporal: TemporalGateway }): AnyRoute[] {
+  return [
+    route({
+      method: 'get',
+      path: '/health',
+      summary: 'Service health and its dependencies (PostgreSQL, Temporal)',
+      tag: 'Service',
+      auth: 'public',
+      responses: {
+        200: { description: 'Every dependency answers.', schema: healthSchema },
+        503: { description: 'A dependency does not answer; the body names it (error envelope plus dependencies).', schema: healthSchema },
+      },
+      errors: [[503, 'DEPENDENCY_UNAVAILABLE']],
+      async handler(ctx) {
+        const [postgres, temporal] = await Promise.all([
+          check(() => deps.orm.em.fork().getConnection().execute('select 1')),
+          check(() => deps.temporal.ping(CHECK_TIMEOUT_MS)),
+        ]);
+        const down = [postgres.status === 'down' ? 'PostgreSQL' : null, temporal.status === 'down' ? 'Temporal' : null].filter(
+          (name): name is string => name !== null,
+        );
+        if (down.length === 0) {
+          ctx.body = { status: 'ok', dependencies: { postgres, temporal } };
+          return;
+        }
+        ctx.status = 503;
+        ctx.body = {
+          status: 'error',
+          message: 'DEPENDENCY_UNAVAILABLE',
+          messageDetail: `${down.join(' and ')} ${down.length > 1 ? 'do' : 'does'} not answer.`,
+          dependencies: { postgres, temporal },
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,49 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The one place that reads process.env. Everything else receives a parsed AppConfig, so tests can
+ * build a config explicitly and a bad deployment fails at start-up instead of at first use.
+ */
+const durationPattern = /^\d+(ms|s|m|h|d)$/;
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  HOST: z.string().default('0.0.0.0'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Empty: `npm start` runs an embedded PostgreSQL under DATA_DIR. */
+  DATABASE_URL: z.string().url().optional(),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** Empty: `npm start` runs `temporal server start-dev` with its data in DATA_DIR. */
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('prediction-service'),
+  TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  DATA_DIR: z.string().default(path.resolve(__dirname, '..', '.data')),
+  TOOLS_DIR: z.string().default(path.resolve(__dirname, '..', '.tools')),
+  /** Largest JSON body accepted (bytes); beyond it 413. */
+  JSON_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
+  /** Largest multipart upload accepted (bytes); beyond it 413. */
+  FILE_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(50 * 1024 * 1024),
+  /** How often the Temporal Schedule marks keys whose expires_at has passed. */
+  KEY_EXPIRY_SWEEP_EVERY: z.string().regex(durationPattern).default('1m'),
+  /** Minimum interval between two writes of an API key's last_used_at. */
+  KEY_LAST_USED_RESOLUTION_SECONDS: z.coerce.number().int().min(0).default(60),
+});
+
+export type AppConfig = z.infer<typeof envSchema>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<AppConfig> = {}): AppConfig {
+  const cleaned: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    // An empty variable means "not set", as operators expect from `FOO= npm start`.
+    if (value !== undefined && value !== '') cleaned[key] = value;
+  }
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  return { ...parsed.data, ...overrides };
+}

@@ -1,0 +1,10 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261121215945_initial } from './Migration20261121215945_initial';
+
+/**
+ * Every committed migration, in order. Listed explicitly so that the migrator never depends on
+ * loading files by glob (which differs between tsx, jest and compiled output).
+ */
+export const migrationsList: MigrationObject[] = [
+  { name: 'Migration20261121215945_initial', class: Migration20261121215945_initial },
+];

@@ -1,0 +1,48 @@
+import { FORECAST_ENGINE } from './forecast';
+import { TABULAR_ENGINE } from './tabular';
+
+export type EngineTask = 'binary' | 'multiclass' | 'regression' | 'forecast';
+
+export interface EngineEntry {
+  id: string;
+  version: string;
+  kind: 'tabular' | 'forecast';
+  tasks: readonly EngineTask[];
+  /** Credits per scored row (tabular) or per forecast point, i.e. horizon step × series (forecast). */
+  creditPricePerRow: number;
+  pricedPer: 'scored_row' | 'forecast_point';
+  description: string;
+  /** The engine new models get when a caller names none on a refresh. */
+  isDefault: boolean;
+}
+
+/**
+ * Every engine this build can train and serve. A model version records the engine id and version it
+ * was trained with; a version whose engine is not listed here is no longer servable (ENGINE_MISMATCH).
+ */
+export const ENGINE_CATALOGUE: readonly EngineEntry[] = [
+  {
+    id: TABULAR_ENGINE.id,
+    version: TABULAR_ENGINE.version,
+    kind: 'tabular',
+    tasks: TABULAR_ENGINE.tasks,
+    creditPricePerRow: TABULAR_ENGINE.creditPricePerRow,
+    pricedPer: 'scored_row',
+    description: 'Gradient-boosted decision trees on histograms, with native missing values and categoricals.',
+    isDefault: true,
+  },
+  {
+    id: FORECAST_ENGINE.id,
+    version: FORECAST_ENGINE.version,
+    kind: 'forecast',
+    tasks: FORECAST_ENGINE.tasks,
+    creditPricePerRow: FORECAST_ENGINE.creditPricePerPoint,
+    pricedPer: 'forecast_point',
+    description: 'Automatic statistical forecasting (ETS, Theta, ARIMA and their combination) with quantiles; zero-shot.',
+    isDefault: false,
+  },
+];
+
+export function findEngine(id: string): EngineEntry | undefined {
+  return ENGINE_CATALOGUE.find((engine) => engine.id === id);
+}

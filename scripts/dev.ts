@@ -1,0 +1,67 @@
+/**
+ * `npm start`: the whole service in one process for development. Brings up what is missing first:
+ * PostgreSQL (DATABASE_URL, else an embedded one under .data/) and Temporal (TEMPORAL_ADDRESS, else
+ * `temporal server start-dev` with its UI), applies migrations, then runs the API and the worker.
+ */
+import path from 'node:path';
+import { loadConfig } from '../config/env';
+import { createLogger } from '../services/logger';
+import { EMBEDDED_PG_PORT, startEmbeddedPostgres } from './lib/embedded-postgres';
+import { startService, stopOnSignals } from './lib/runtime';
+import { startTemporalDevServer } from './lib/temporal-dev-server';
+
+const DEV_TEMPORAL_PORT = 7233;
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL);
+  const cleanup: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const step of cleanup.reverse()) await step();
+  };
+  stopOnSignals(logger, stopAll);
+
+  let databaseUrl = config.DATABASE_URL;
+  if (!databaseUrl) {
+    logger.info({ dir: path.join(config.DATA_DIR, 'postgres') }, 'DATABASE_URL not set: starting an embedded PostgreSQL');
+    const pg = await startEmbeddedPostgres(config.DATA_DIR, EMBEDDED_PG_PORT);
+    cleanup.push(() => pg.stop());
+    databaseUrl = pg.url;
+  }
+
+  let temporalAddress = config.TEMPORAL_ADDRESS;
+  if (!temporalAddress) {
+    logger.info('TEMPORAL_ADDRESS not set: starting `temporal server start-dev`');
+    const server = await startTemporalDevServer({
+      toolsDir: config.TOOLS_DIR,
+      port: DEV_TEMPORAL_PORT,
+      uiPort: config.TEMPORAL_UI_PORT,
+      dbFile: path.join(config.DATA_DIR, 'temporal.sqlite'),
+      logFile: path.join(config.DATA_DIR, 'temporal.log'),
+    });
+    cleanup.push(() => server.stop());
+    temporalAddress = server.address;
+    logger.info({ address: server.address, ui: server.uiUrl }, 'Temporal dev server running');
+  }
+
+  const service = await startService({ config, logger, databaseUrl, temporalAddress, api: true, worker: true, runMigrations: true });
+  cleanup.push(() => service.stop());
+  console.log(
+    [
+      '',
+      `Prediction service running at ${service.url}  (OpenAPI: ${service.url}/openapi.json, health: ${service.url}/health)`,
+      config.TEMPORAL_ADDRESS ? '' : `Temporal UI: http://127.0.0.1:${config.TEMPORAL_UI_PORT}`,
+      'Get a first pair of keys (admin + usage) with:',
+      `  npm run admin -- create-account --email you@example.com [--plan build]`,
+      'Stop with Ctrl-C.',
+      '',
+    ]
+      .filter((line) => line !== '')
+      .join('\n'),
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,121 @@
+import http from 'node:http';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import type { Duration } from '@temporalio/common';
+import { createApp } from '../../api/app';
+import type { AppConfig } from '../../config/env';
+import { migrate, openOrm, type Orm } from '../../db/orm';
+import { TemporalGateway } from '../../services/temporal/gateway';
+import { ensureSchedules } from '../../services/temporal/schedules';
+import { createWorker } from '../../services/temporal/worker';
+
+export interface RunningService {
+  /** Where the API listens, when it runs in this process. */
+  url: string | null;
+  stop(): Promise<void>;
+}
+
+/**
+ * Wires the process: database, Temporal client, and the API and/or the worker. Used by `npm start`
+ * (both in one process) and by the separate `api` and `worker` entry points.
+ */
+export async function startService(options: {
+  config: AppConfig;
+  logger: Logger;
+  databaseUrl: string;
+  temporalAddress: string;
+  api: boolean;
+  worker: boolean;
+  runMigrations: boolean;
+}): Promise<RunningService> {
+  const { config, logger } = options;
+  const stack: Array<() => Promise<void>> = [];
+  const stop = async (): Promise<void> => {
+    while (stack.length > 0) {
+      const step = stack.pop();
+      try {
+        await step?.();
+      } catch (err) {
+        logger.warn({ err }, 'error while stopping');
+      }
+    }
+  };
+
+  try {
+    const orm: Orm = await openOrm(options.databaseUrl, config.DATABASE_POOL_MAX);
+    stack.push(() => orm.close());
+    if (options.runMigrations) {
+      await migrate(orm);
+      logger.info('database migrations applied');
+    }
+
+    let worker: Worker | null = null;
+    if (options.worker) {
+      const nativeConnection = await NativeConnection.connect({ address: options.temporalAddress });
+      stack.push(() => nativeConnection.close());
+      worker = await createWorker({ orm, logger, connection: nativeConnection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE });
+      const client = new Client({ connection: await Connection.connect({ address: options.temporalAddress }), namespace: config.TEMPORAL_NAMESPACE });
+      stack.push(() => client.connection.close());
+      await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE, { keySweepEvery: config.KEY_EXPIRY_SWEEP_EVERY as Duration });
+      const running = worker.run();
+      const activeWorker = worker;
+      stack.push(async () => {
+        activeWorker.shutdown();
+        await running;
+      });
+      running.catch((err: unknown) => logger.fatal({ err }, 'Temporal worker stopped'));
+      logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'Temporal worker running');
+    }
+
+    let url: string | null = null;
+    if (options.api) {
+      const connection = await Connection.connect({ address: options.temporalAddress });
+      stack.push(() => connection.close());
+      const temporal = new TemporalGateway(new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), config.TEMPORAL_TASK_QUEUE);
+      const app = createApp({ config, orm, temporal, logger });
+      const server = http.createServer(app.callback());
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.PORT, config.HOST, () => resolve());
+      });
+      stack.push(
+        () =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeAllConnections();
+          }),
+      );
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : config.PORT;
+      url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
+      logger.info({ url }, 'API listening');
+    }
+    return { url, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Stops cleanly on Ctrl-C or SIGTERM; a second signal forces the exit. */
+export function stopOnSignals(logger: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ signal }, 'forced exit');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}

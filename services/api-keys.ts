@@ -1,0 +1,257 @@
+import { createHash } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ApiKeySchema, WorkspaceSchema, type ApiKey, type ApiKeyKind, type RevokeReason } from '../db/entities';
+import { AppError, notFound } from './errors';
+import { newId, randomBase62 } from './ids';
+
+/** Key prefixes of the contract; `ssk-` keys (issued before September 2026) are no longer recognised. */
+export const KEY_PREFIXES: Record<ApiKeyKind, string> = {
+  api: 'sk-svc-api-',
+  admin: 'sk-svc-admin-',
+};
+const SECRET_BODY_LENGTH = 32; // base62: ≈ 190 bits of entropy
+const DAY_MS = 86_400_000;
+
+export type KeyStatus = 'active' | 'ending' | 'revoked' | 'expired';
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** The kind a presented secret claims by its prefix, or null when it is not one of ours. */
+export function kindOfSecret(secret: string): ApiKeyKind | null {
+  if (secret.startsWith(KEY_PREFIXES.admin)) return 'admin';
+  if (secret.startsWith(KEY_PREFIXES.api)) return 'api';
+  return null;
+}
+
+export function looksLikeApiKey(token: string): boolean {
+  return token.startsWith('sk-') || token.startsWith('ssk-');
+}
+
+interface NewSecret {
+  secret: string;
+  secretHash: string;
+  displayPrefix: string;
+  lastFour: string;
+}
+
+function generateSecret(kind: ApiKeyKind): NewSecret {
+  const body = randomBase62(SECRET_BODY_LENGTH);
+  const secret = `${KEY_PREFIXES[kind]}${body}`;
+  return { secret, secretHash: hashSecret(secret), displayPrefix: `${KEY_PREFIXES[kind]}${body.slice(0, 4)}`, lastFour: body.slice(-4) };
+}
+
+export function keyStatus(key: ApiKey, now: Date): KeyStatus {
+  if (key.revokedAt && key.revokedAt <= now) return 'revoked';
+  if (key.expiresAt && key.expiresAt <= now) return 'expired';
+  if (key.endsAt && key.endsAt <= now) return 'revoked';
+  if (key.endsAt) return 'ending';
+  return 'active';
+}
+
+export interface KeyView {
+  id: string;
+  name: string;
+  kind: ApiKeyKind;
+  status: KeyStatus;
+  display_prefix: string;
+  last_four: string;
+  workspace_id: string;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  ends_at: string | null;
+  revoked_at: string | null;
+  revoke_reason: RevokeReason | null;
+  rotated_from: string | null;
+  rotated_at: string | null;
+}
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+export function presentKey(key: ApiKey, now: Date): KeyView {
+  return {
+    id: key.id,
+    name: key.name,
+    kind: key.kind,
+    status: keyStatus(key, now),
+    display_prefix: key.displayPrefix,
+    last_four: key.lastFour,
+    workspace_id: key.workspace.id,
+    created_at: key.createdAt.toISOString(),
+    last_used_at: iso(key.lastUsedAt),
+    expires_at: iso(key.expiresAt),
+    ends_at: iso(key.endsAt),
+    revoked_at: iso(key.revokedAt),
+    revoke_reason: key.revokeReason,
+    rotated_from: key.rotatedFrom ? key.rotatedFrom.id : null,
+    rotated_at: iso(key.rotatedAt),
+  };
+}
+
+export interface AuthenticatedKey {
+  key: ApiKey;
+  workspaceId: string;
+  accountId: string;
+}
+
+const invalidKey = (detail: string): AppError => new AppError('API_KEY_INVALID', 401, detail);
+
+/**
+ * Resolves a presented secret to its key. Unknown, legacy (`ssk-`), revoked, ended and expired keys
+ * all answer 401 API_KEY_INVALID; the reason is in the detail, never which workspace it belonged to.
+ */
+export async function authenticateKey(em: EntityManager, secret: string, now: Date): Promise<AuthenticatedKey> {
+  const claimedKind = kindOfSecret(secret);
+  if (!claimedKind) throw invalidKey('The API key is not recognised.');
+  const key = await em.findOne(ApiKeySchema, { secretHash: hashSecret(secret) }, { populate: ['workspace'] });
+  if (!key || key.kind !== claimedKind) throw invalidKey('The API key is not recognised.');
+  const status = keyStatus(key, now);
+  if (status === 'revoked') throw invalidKey('The API key has been revoked.');
+  if (status === 'expired') throw invalidKey('The API key has expired.');
+  return { key, workspaceId: key.workspace.id, accountId: key.workspace.account.id };
+}
+
+/** Records use, at most once per `resolutionSeconds`, so that authentication is not a write per call. */
+export async function touchKey(em: EntityManager, keyId: string, now: Date, resolutionSeconds: number): Promise<void> {
+  const threshold = new Date(now.getTime() - resolutionSeconds * 1000);
+  await em.nativeUpdate(
+    ApiKeySchema,
+    { id: keyId, $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: threshold } }] },
+    { lastUsedAt: now },
+  );
+}
+
+export async function listKeys(
+  em: EntityManager,
+  workspaceId: string,
+  page: { limit: number; offset: number },
+): Promise<{ items: ApiKey[]; total: number }> {
+  const [items, total] = await em.findAndCount(
+    ApiKeySchema,
+    { workspace: workspaceId },
+    { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset, populate: ['rotatedFrom'] },
+  );
+  return { items, total };
+}
+
+export async function getKey(em: EntityManager, workspaceId: string, keyId: string): Promise<ApiKey> {
+  const key = await em.findOne(ApiKeySchema, { id: keyId, workspace: workspaceId });
+  if (!key) throw notFound('The API key');
+  return key;
+}
+
+export interface CreatedKey {
+  key: ApiKey;
+  secret: string;
+}
+
+export async function createKey(
+  em: EntityManager,
+  workspaceId: string,
+  input: { name: string; kind: ApiKeyKind; expiresAt: Date | null; rotatedFrom?: ApiKey },
+): Promise<CreatedKey> {
+  const generated = generateSecret(input.kind);
+  const key = em.create(ApiKeySchema, {
+    id: newId('apiKey'),
+    workspace: em.getReference(WorkspaceSchema, workspaceId),
+    kind: input.kind,
+    name: input.name,
+    secretHash: generated.secretHash,
+    displayPrefix: generated.displayPrefix,
+    lastFour: generated.lastFour,
+    createdAt: new Date(),
+    lastUsedAt: null,
+    expiresAt: input.expiresAt,
+    endsAt: null,
+    revokedAt: null,
+    revokeReason: null,
+    rotatedFrom: input.rotatedFrom ?? null,
+    rotatedAt: null,
+  });
+  await em.flush();
+  return { key, secret: generated.secret };
+}
+
+/** DELETE: revokes at once. Revoking an already revoked key changes nothing (idempotent 204). */
+export async function revokeKey(em: EntityManager, workspaceId: string, keyId: string, now: Date): Promise<void> {
+  await getKey(em, workspaceId, keyId);
+  await em.nativeUpdate(
+    ApiKeySchema,
+    { id: keyId, workspace: workspaceId, revokedAt: null },
+    { revokedAt: now, revokeReason: 'deleted' },
+  );
+}
+
+export interface RotationResult {
+  created: CreatedKey;
+  old: ApiKey;
+  graceMs: number;
+}
+
+/**
+ * Creates the twin key and ends the old one, in one transaction. The conditional update makes two
+ * concurrent rotations of the same key end in one success and one 409, never two twins.
+ */
+export async function rotateKey(
+  em: EntityManager,
+  workspaceId: string,
+  keyId: string,
+  graceDays: number,
+  now: Date,
+): Promise<RotationResult> {
+  return em.transactional(async (tx) => {
+    const old = await getKey(tx, workspaceId, keyId);
+    if (keyStatus(old, now) !== 'active' || old.rotatedAt) {
+      throw new AppError('KEY_NOT_ACTIVE', 409, 'Only an active key can be rotated; this one is already ending or revoked.');
+    }
+    const graceMs = graceDays * DAY_MS;
+    const endsAt = graceDays === 0 ? null : new Date(now.getTime() + graceMs);
+    const revokedAt = graceDays === 0 ? now : null;
+    const claimed = await tx.nativeUpdate(
+      ApiKeySchema,
+      { id: keyId, workspace: workspaceId, rotatedAt: null, revokedAt: null },
+      { rotatedAt: now, endsAt, revokedAt, revokeReason: graceDays === 0 ? 'rotated' : null },
+    );
+    if (claimed !== 1) {
+      throw new AppError('KEY_NOT_ACTIVE', 409, 'Only an active key can be rotated; this one is already ending or revoked.');
+    }
+    const created = await createKey(tx, workspaceId, {
+      name: old.name,
+      kind: old.kind,
+      expiresAt: old.expiresAt,
+      rotatedFrom: old,
+    });
+    await tx.refresh(old);
+    return { created, old, graceMs };
+  });
+}
+
+/** End of a rotation grace (keyGraceExpiry workflow): idempotent, a second call changes nothing. */
+export async function revokeEndedKey(em: EntityManager, keyId: string, now: Date): Promise<boolean> {
+  const changed = await em.nativeUpdate(
+    ApiKeySchema,
+    { id: keyId, revokedAt: null, endsAt: { $ne: null } },
+    { revokedAt: now, revokeReason: 'rotated' },
+  );
+  return changed > 0;
+}
+
+/**
+ * Scheduled sweep: marks keys past `expires_at` (they already stop working at that instant, the mark
+ * is for listings and audits) and ended rotations whose grace workflow could not run.
+ */
+export async function sweepEndedKeys(em: EntityManager, now: Date): Promise<{ expired: number; ended: number }> {
+  const expired = await em.nativeUpdate(
+    ApiKeySchema,
+    { revokedAt: null, expiresAt: { $lte: now } },
+    { revokedAt: now, revokeReason: 'expired' },
+  );
+  const ended = await em.nativeUpdate(
+    ApiKeySchema,
+    { revokedAt: null, endsAt: { $lte: now } },
+    { revokedAt: now, revokeReason: 'rotated' },
+  );
+  return { expired, ended };
+}

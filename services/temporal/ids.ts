@@ -1,0 +1,8 @@
+/** Workflow ids derive from resource ids so that Temporal itself refuses a duplicate start. */
+export const workflowIds = {
+  keyGrace: (keyId: string) => `key-grace/${keyId}`,
+} as const;
+
+export const scheduleIds = {
+  sweepEndedKeys: 'sweep-ended-keys',
+} as const;

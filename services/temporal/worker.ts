@@ -1,0 +1,44 @@
+import path from 'node:path';
+import { NativeConnection, Runtime, Worker, type WorkerOptions, makeTelemetryFilterString } from '@temporalio/worker';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { createActivities } from '../../activities';
+
+export interface WorkerDeps {
+  orm: MikroORM;
+  logger: Logger;
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  /** A pre-built bundle (tests build it once); otherwise the workflows folder is bundled at start. */
+  workflowBundlePath?: string;
+}
+
+let runtimeInstalled = false;
+
+/** Keeps the Rust core's own logs quiet unless something is wrong. */
+function installRuntimeOnce(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
+  } catch {
+    // Already installed by another part of the process (e.g. @temporalio/testing): keep that one.
+  }
+}
+
+export const workflowsPath = path.resolve(__dirname, '..', '..', 'workflows');
+
+export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  installRuntimeOnce();
+  const workflowSource: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> = deps.workflowBundlePath
+    ? { workflowBundle: { codePath: deps.workflowBundlePath } }
+    : { workflowsPath };
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    taskQueue: deps.taskQueue,
+    ...workflowSource,
+    activities: createActivities({ orm: deps.orm, logger: deps.logger }),
+  });
+}

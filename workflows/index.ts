@@ -1,0 +1,3 @@
+// Every workflow the worker registers. Deterministic code only: no I/O, no Date.now, no Math.random.
+export { keyGraceExpiry } from './key-grace-expiry';
+export { sweepEndedKeysWorkflow } from './sweep-ended-keys';
