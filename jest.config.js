@@ -23,4 +23,5 @@ module.exports = {
     },
   ],
   testTimeout: 120000,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };

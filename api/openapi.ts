@@ -50,10 +50,15 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
   }
   const byStatus = new Map<number, string[]>();
   for (const [status, code] of [...route.errors, ...AUTH_ERRORS[route.auth], ...GENERIC_ERRORS]) {
-    if (route.responses[status]) continue; // a documented non-error body for that status (e.g. health 503)
     byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
   }
   for (const [status, codes] of byStatus) {
+    const documented = responses[String(status)];
+    if (documented && !('$ref' in documented)) {
+      // A status with its own documented body (health's 503) still names its codes.
+      documented.description = `${documented.description} \`message\`: ${codes.join(', ')}.`;
+      continue;
+    }
     responses[String(status)] = {
       description: `Error envelope; \`message\` is one of: ${codes.join(', ')}.`,
       content: { 'application/json': { schema: errorEnvelopeSchema } },

@@ -21,6 +21,7 @@ export function ormOptions(databaseUrl: string, poolMax = 10): Options {
       path: path.resolve(__dirname, 'migrations'),
       pathTs: path.resolve(__dirname, 'migrations'),
       migrationsList,
+      silent: true,
       transactional: true,
       allOrNothing: true,
       snapshot: false,

@@ -1,4 +1,4 @@
-import http from 'node:http';
+import { createHttpServer } from '../../api/server';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -8,7 +8,7 @@ import type { AppConfig } from '../../config/env';
 import { migrate, openOrm, type Orm } from '../../db/orm';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { ensureSchedules } from '../../services/temporal/schedules';
-import { createWorker } from '../../services/temporal/worker';
+import { createWorker, installRuntimeOnce } from '../../services/temporal/worker';
 
 export interface RunningService {
   /** Where the API listens, when it runs in this process. */
@@ -30,6 +30,7 @@ export async function startService(options: {
   runMigrations: boolean;
 }): Promise<RunningService> {
   const { config, logger } = options;
+  installRuntimeOnce();
   const stack: Array<() => Promise<void>> = [];
   const stop = async (): Promise<void> => {
     while (stack.length > 0) {
@@ -74,7 +75,7 @@ export async function startService(options: {
       stack.push(() => connection.close());
       const temporal = new TemporalGateway(new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), config.TEMPORAL_TASK_QUEUE);
       const app = createApp({ config, orm, temporal, logger });
-      const server = http.createServer(app.callback());
+      const server = createHttpServer(app);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(config.PORT, config.HOST, () => resolve());

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { NativeConnection, Runtime, Worker, type WorkerOptions, makeTelemetryFilterString } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions, makeTelemetryFilterString } from '@temporalio/worker';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
@@ -16,12 +16,12 @@ export interface WorkerDeps {
 
 let runtimeInstalled = false;
 
-/** Keeps the Rust core's own logs quiet unless something is wrong. */
-function installRuntimeOnce(): void {
+/** Keeps the SDK's and the Rust core's own logs quiet unless something is wrong. */
+export function installRuntimeOnce(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
+    Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
   } catch {
     // Already installed by another part of the process (e.g. @temporalio/testing): keep that one.
   }

@@ -1,0 +1,11 @@
+# One image for the api, the worker and the migration job (the command differs).
+FROM node:20-bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY scripts/setup-tools.sh scripts/setup-tools.sh
+RUN npm ci --no-audit --no-fund
+COPY . .
+ENV NODE_ENV=production
+EXPOSE 3000
+CMD ["npm", "run", "start:api"]

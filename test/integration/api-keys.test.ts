@@ -1,0 +1,201 @@
+import { ApiKeySchema } from '../../db/entities';
+import { expectError, startHarness, type Harness } from '../support/harness';
+
+const DAY_MS = 86_400_000;
+
+describe('API keys routes', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.stop());
+
+  describe('list', () => {
+    it('pages with limit (default 50, at most 200) and offset, newest first, with a pagination object', async () => {
+      const { adminKey } = await h.provision();
+      for (let i = 0; i < 3; i += 1) {
+        expect((await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: `k${i}` })).status).toBe(201);
+      }
+      const all = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
+      expect(all.status).toBe(200);
+      expect(all.body.pagination).toEqual({ total: 5, limit: 50, offset: 0, has_more: false });
+      expect(all.body.data.map((k: { name: string }) => k.name).slice(0, 3)).toEqual(['k2', 'k1', 'k0']);
+
+      const page = await h.http.get('/v1/api-keys?limit=2&offset=2').set('X-API-Key', adminKey);
+      expect(page.body.pagination).toEqual({ total: 5, limit: 2, offset: 2, has_more: true });
+      expect(page.body.data.map((k: { id: string }) => k.id)).toEqual(all.body.data.slice(2, 4).map((k: { id: string }) => k.id));
+
+      expectError(await h.http.get('/v1/api-keys?limit=201').set('X-API-Key', adminKey), 400, 'VALIDATION_ERROR');
+      expectError(await h.http.get('/v1/api-keys?offset=-1').set('X-API-Key', adminKey), 400, 'VALIDATION_ERROR');
+      expect((await h.http.get('/v1/api-keys?limit=200').set('X-API-Key', adminKey)).status).toBe(200);
+    });
+
+    it('shows only the caller’s workspace', async () => {
+      const a = await h.provision();
+      const b = await h.provision();
+      const listed = await h.http.get('/v1/api-keys').set('X-API-Key', a.adminKey);
+      expect(listed.body.data.every((k: { workspace_id: string }) => k.workspace_id === a.workspace.id)).toBe(true);
+      expect(listed.body.data.some((k: { workspace_id: string }) => k.workspace_id === b.workspace.id)).toBe(false);
+    });
+  });
+
+  describe('create', () => {
+    it('creates a usage key with an admin key and returns its secret once', async () => {
+      const { adminKey } = await h.provision();
+      const res = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'ci' });
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual(expect.objectContaining({ name: 'ci', kind: 'api', status: 'active', expires_at: null }));
+      expect(res.body.id).toMatch(/^key_/);
+      expect(res.body.secret).toMatch(/^sk-svc-api-[0-9A-Za-z]{32}$/);
+      expect(res.body.display_prefix).toBe(res.body.secret.slice(0, 'sk-svc-api-'.length + 4));
+      expect(res.body.last_four).toBe(res.body.secret.slice(-4));
+
+      const row = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: res.body.id });
+      expect(row.secretHash).toMatch(/^[0-9a-f]{64}$/);
+      expect(JSON.stringify(row)).not.toContain(res.body.secret);
+    });
+
+    it('refuses to create an admin key for a key caller (admin keys come from a web session) and creates nothing', async () => {
+      const { adminKey } = await h.provision();
+      const res = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'root', kind: 'admin' });
+      expectError(res, 403, 'WEB_SESSION_REQUIRED');
+      const listed = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
+      expect(listed.body.data.filter((k: { kind: string }) => k.kind === 'admin')).toHaveLength(1);
+    });
+
+    it('refuses an expires_at in the past', async () => {
+      const { adminKey } = await h.provision();
+      const res = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'old', expires_at: '2020-01-01T00:00:00Z' });
+      expectError(res, 400, 'VALIDATION_ERROR');
+    });
+
+    it('never shows a secret again: not in listings, not in log lines', async () => {
+      const account = await h.provision();
+      const created = await h.http.post('/v1/api-keys').set('X-API-Key', account.adminKey).send({ name: 'secret-check' });
+      const rotated = await h.http.post(`/v1/api-keys/${created.body.id}/rotate`).set('X-API-Key', account.adminKey).send({});
+      const listed = await h.http.get('/v1/api-keys').set('Authorization', `Bearer ${account.adminKey}`);
+      await h.http.get('/v1/api-keys').set('X-API-Key', 'sk-svc-api-thisisnotarealkeybutlookslikeone0');
+      const secrets = [account.adminKey, account.apiKey, created.body.secret, rotated.body.secret];
+      const listing = JSON.stringify(listed.body);
+      const logs = h.logLines.join('\n');
+      for (const secret of secrets) {
+        expect(listing).not.toContain(secret);
+        expect(logs).not.toContain(secret);
+      }
+      expect(listed.body.data.every((k: Record<string, unknown>) => !('secret' in k))).toBe(true);
+    });
+  });
+
+  describe('delete', () => {
+    it('revokes the key (204) and the key stops working; the listing shows it revoked', async () => {
+      const { adminKey } = await h.provision();
+      const created = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'temp' });
+      const res = await h.http.delete(`/v1/api-keys/${created.body.id}`).set('X-API-Key', adminKey);
+      expect(res.status).toBe(204);
+      expect(res.text).toBe('');
+      expectError(await h.http.get('/v1/api-keys').set('X-API-Key', created.body.secret), 401, 'API_KEY_INVALID');
+      const row = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: created.body.id });
+      expect(row.revokedAt).toBeInstanceOf(Date);
+      expect(row.revokeReason).toBe('deleted');
+    });
+
+    it('answers 404 for an unknown key and for another workspace’s key, which stays untouched', async () => {
+      const a = await h.provision();
+      const b = await h.provision();
+      const theirs = await h.http.post('/v1/api-keys').set('X-API-Key', b.adminKey).send({ name: 'theirs' });
+      expectError(await h.http.delete('/v1/api-keys/key_doesnotexist0000000000').set('X-API-Key', a.adminKey), 404, 'NOT_FOUND');
+      expectError(await h.http.delete(`/v1/api-keys/${theirs.body.id}`).set('X-API-Key', a.adminKey), 404, 'NOT_FOUND');
+      expectError(await h.http.post(`/v1/api-keys/${theirs.body.id}/rotate`).set('X-API-Key', a.adminKey).send({}), 404, 'NOT_FOUND');
+      const row = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: theirs.body.id });
+      expect(row.revokedAt).toBeNull();
+      expect(row.rotatedAt).toBeNull();
+    });
+  });
+
+  describe('rotate', () => {
+    it('with grace_days omitted: twin of the same kind, old key ending 7 days out, both keys work', async () => {
+      const account = await h.provision();
+      const listed = await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey);
+      const usage = listed.body.data.find((k: { kind: string }) => k.kind === 'api');
+      const before = Date.now();
+      const res = await h.http.post(`/v1/api-keys/${usage.id}/rotate`).set('X-API-Key', account.adminKey);
+      expect(res.status).toBe(201);
+      expect(res.body.kind).toBe('api');
+      expect(res.body.secret).toMatch(/^sk-svc-api-/);
+      expect(res.body.rotated_from).toBe(usage.id);
+      expect(res.body.rotated_key.status).toBe('ending');
+      const endsAt = Date.parse(res.body.rotated_key.ends_at);
+      expect(endsAt - before).toBeGreaterThanOrEqual(7 * DAY_MS - 1000);
+      expect(endsAt - before).toBeLessThanOrEqual(7 * DAY_MS + 5000);
+
+      // Both authenticate (a usage key on an admin route is 403, not 401).
+      expectError(await h.http.get('/v1/api-keys').set('X-API-Key', account.apiKey), 403, 'ADMIN_KEY_REQUIRED');
+      expectError(await h.http.get('/v1/api-keys').set('X-API-Key', res.body.secret), 403, 'ADMIN_KEY_REQUIRED');
+
+      const handle = h.client.workflow.getHandle(`key-grace/${usage.id}`);
+      const description = await handle.describe();
+      expect(description.status.name).toBe('RUNNING');
+      expect(description.type).toBe('keyGraceExpiry');
+      await handle.terminate('test cleanup');
+    });
+
+    it('rotating an admin key gives an admin twin that works at once', async () => {
+      const account = await h.provision();
+      const listed = await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey);
+      const admin = listed.body.data.find((k: { kind: string }) => k.kind === 'admin');
+      const res = await h.http.post(`/v1/api-keys/${admin.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days: 1 });
+      expect(res.status).toBe(201);
+      expect(res.body.kind).toBe('admin');
+      expect(res.body.secret).toMatch(/^sk-svc-admin-/);
+      expect((await h.http.get('/v1/api-keys').set('X-API-Key', res.body.secret)).status).toBe(200);
+      await h.client.workflow.getHandle(`key-grace/${admin.id}`).terminate('test cleanup');
+    });
+
+    it('with grace_days 0: the old key is revoked at once and no timer is started', async () => {
+      const account = await h.provision();
+      const created = await h.http.post('/v1/api-keys').set('X-API-Key', account.adminKey).send({ name: 'now' });
+      const res = await h.http.post(`/v1/api-keys/${created.body.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days: 0 });
+      expect(res.status).toBe(201);
+      expect(res.body.rotated_key.status).toBe('revoked');
+      expectError(await h.http.get('/v1/api-keys').set('X-API-Key', created.body.secret), 401, 'API_KEY_INVALID');
+      expectError(await h.http.get('/v1/api-keys').set('X-API-Key', res.body.secret), 403, 'ADMIN_KEY_REQUIRED');
+      await expect(h.client.workflow.getHandle(`key-grace/${created.body.id}`).describe()).rejects.toThrow();
+    });
+
+    it('answers 409 when rotating an ending or a revoked key, and changes nothing', async () => {
+      const account = await h.provision();
+      const ending = await h.http.post('/v1/api-keys').set('X-API-Key', account.adminKey).send({ name: 'ending' });
+      const first = await h.http.post(`/v1/api-keys/${ending.body.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days: 2 });
+      expect(first.status).toBe(201);
+      expectError(await h.http.post(`/v1/api-keys/${ending.body.id}/rotate`).set('X-API-Key', account.adminKey).send({}), 409, 'KEY_NOT_ACTIVE');
+
+      const revoked = await h.http.post('/v1/api-keys').set('X-API-Key', account.adminKey).send({ name: 'revoked' });
+      await h.http.delete(`/v1/api-keys/${revoked.body.id}`).set('X-API-Key', account.adminKey);
+      expectError(await h.http.post(`/v1/api-keys/${revoked.body.id}/rotate`).set('X-API-Key', account.adminKey).send({}), 409, 'KEY_NOT_ACTIVE');
+
+      const count = await h.orm.em.fork().count(ApiKeySchema, { workspace: account.workspace.id });
+      expect(count).toBe(2 + 2 + 1); // initial pair, ending + its twin, revoked
+      await h.client.workflow.getHandle(`key-grace/${ending.body.id}`).terminate('test cleanup');
+    });
+
+    it('two concurrent rotations of one key make one twin and one 409', async () => {
+      const account = await h.provision();
+      const key = await h.http.post('/v1/api-keys').set('X-API-Key', account.adminKey).send({ name: 'race' });
+      const results = await Promise.all(
+        [0, 1, 2].map(() => h.http.post(`/v1/api-keys/${key.body.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days: 0 })),
+      );
+      expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+      expect(await h.orm.em.fork().count(ApiKeySchema, { rotatedFrom: key.body.id })).toBe(1);
+    });
+
+    it('validates grace_days as a non-negative integer', async () => {
+      const account = await h.provision();
+      const key = await h.http.post('/v1/api-keys').set('X-API-Key', account.adminKey).send({ name: 'v' });
+      for (const grace of [-1, 1.5, '3', 1000]) {
+        expectError(await h.http.post(`/v1/api-keys/${key.body.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days: grace }), 400, 'VALIDATION_ERROR');
+      }
+      const row = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: key.body.id });
+      expect(row.rotatedAt).toBeNull();
+    });
+  });
+});

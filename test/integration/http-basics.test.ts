@@ -1,0 +1,120 @@
+import { createHttpServer } from '../../api/server';
+import { Client, Connection } from '@temporalio/client';
+import request from 'supertest';
+import pino from 'pino';
+import { createApp } from '../../api/app';
+import { loadConfig } from '../../config/env';
+import { openOrm } from '../../db/orm';
+import { TemporalGateway } from '../../services/temporal/gateway';
+import { TEST_ENV, requireEnv } from '../support/env';
+import { expectError, startHarness, type Harness } from '../support/harness';
+
+describe('HTTP conventions', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ config: { JSON_BODY_LIMIT_BYTES: 4096 } });
+  });
+  afterAll(() => h.stop());
+
+  it('answers an unknown route with 404 NOT_FOUND in the envelope and an x-request-id', async () => {
+    const res = await h.http.get('/v1/no-such-route');
+    expectError(res, 404, 'NOT_FOUND');
+  });
+
+  it('gives every response, success included, its own x-request-id', async () => {
+    const [a, b] = await Promise.all([h.http.get('/v1/engines'), h.http.get('/v1/engines')]);
+    expect(a.status).toBe(200);
+    expect(a.headers['x-request-id']).toMatch(/^req_/);
+    expect(a.headers['x-request-id']).not.toEqual(b.headers['x-request-id']);
+  });
+
+  it('answers malformed JSON with 400 INVALID_JSON', async () => {
+    const { adminKey } = await h.provision();
+    const res = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).set('content-type', 'application/json').send('{"name": ');
+    expectError(res, 400, 'INVALID_JSON');
+  });
+
+  it('answers a schema violation with 400 VALIDATION_ERROR naming the field, and creates nothing', async () => {
+    const { adminKey } = await h.provision();
+    const before = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
+    const res = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: '', colour: 'red' });
+    expectError(res, 400, 'VALIDATION_ERROR');
+    expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(expect.arrayContaining(['body.name']));
+    const after = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
+    expect(after.body.pagination.total).toBe(before.body.pagination.total);
+  });
+
+  it('answers a body over the size limit with 413 PAYLOAD_TOO_LARGE', async () => {
+    const { adminKey } = await h.provision();
+    const res = await h.http
+      .post('/v1/api-keys')
+      .set('X-API-Key', adminKey)
+      .send({ name: 'x'.repeat(10_000) });
+    expectError(res, 413, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers a wrong method on a known path with 405 METHOD_NOT_ALLOWED', async () => {
+    const res = await h.http.put('/v1/engines');
+    expectError(res, 405, 'METHOD_NOT_ALLOWED');
+  });
+
+  it('lists the engines publicly with their per-row credit price', async () => {
+    const res = await h.http.get('/v1/engines');
+    expect(res.status).toBe(200);
+    const tabular = res.body.data.find((e: { kind: string }) => e.kind === 'tabular');
+    expect(tabular).toEqual(expect.objectContaining({ id: 'tabular-gbdt', credit_price_per_row: 1, tasks: ['binary', 'multiclass', 'regression'] }));
+    expect(res.body.data.map((e: { kind: string }) => e.kind)).toEqual(expect.arrayContaining(['tabular', 'forecast']));
+  });
+
+  it('reports health 200 when PostgreSQL and Temporal both answer', async () => {
+    const res = await h.http.get('/health');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      status: 'ok',
+      dependencies: { postgres: expect.objectContaining({ status: 'up' }), temporal: expect.objectContaining({ status: 'up' }) },
+    });
+  });
+});
+
+describe('HTTP conventions when a dependency is down', () => {
+  const config = () => loadConfig({}, { NODE_ENV: 'test', DATABASE_URL: requireEnv(TEST_ENV.databaseUrl) });
+  const silent = pino({ level: 'silent' });
+
+  it('reports 503 naming Temporal when Temporal does not answer', async () => {
+    const orm = await openOrm(requireEnv(TEST_ENV.databaseUrl), 2);
+    const deadTemporal = new TemporalGateway(new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }), 'none');
+    const app = createApp({ config: config(), orm, temporal: deadTemporal, logger: silent });
+    const server = createHttpServer(app);
+    try {
+      const res = await request(server).get('/health');
+      expectError(res, 503, 'DEPENDENCY_UNAVAILABLE');
+      expect(res.body.messageDetail).toBe('Temporal does not answer.');
+      expect(res.body.dependencies.postgres.status).toBe('up');
+      expect(res.body.dependencies.temporal.status).toBe('down');
+    } finally {
+      await orm.close();
+    }
+  });
+
+  it('reports 503 naming PostgreSQL when the database does not answer, and hides internals behind a generic 500 elsewhere', async () => {
+    const orm = await openOrm(requireEnv(TEST_ENV.databaseUrl), 2);
+    const connection = await Connection.connect({ address: requireEnv(TEST_ENV.temporalAddress) });
+    const lines: string[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
+    const app = createApp({ config: config(), orm, temporal: new TemporalGateway(new Client({ connection }), 'none'), logger });
+    const server = createHttpServer(app);
+    await orm.close(true);
+    try {
+      const health = await request(server).get('/health');
+      expectError(health, 503, 'DEPENDENCY_UNAVAILABLE');
+      expect(health.body.messageDetail).toBe('PostgreSQL does not answer.');
+
+      const res = await request(server).get('/v1/api-keys').set('X-API-Key', 'sk-svc-admin-0000000000000000000000000000abcd');
+      expectError(res, 500, 'INTERNAL_ERROR');
+      expect(JSON.stringify(res.body)).not.toMatch(/pool|knex|postgres|stack/i);
+      expect(lines.join('')).toContain(res.headers['x-request-id']);
+    } finally {
+      await connection.close();
+    }
+  });
+});

@@ -1,0 +1,119 @@
+import type http from 'node:http';
+import { createHttpServer } from '../../api/server';
+import { Writable } from 'node:stream';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import pino, { type Logger } from 'pino';
+import request from 'supertest';
+import type TestAgent from 'supertest/lib/agent';
+import { createApp } from '../../api/app';
+import { loadConfig, type AppConfig } from '../../config/env';
+import type { PlanName } from '../../config/plans';
+import { openOrm, type Orm } from '../../db/orm';
+import { provisionAccount, type ProvisionedAccount } from '../../services/accounts';
+import { newId } from '../../services/ids';
+import { TemporalGateway } from '../../services/temporal/gateway';
+import { createWorker, installRuntimeOnce } from '../../services/temporal/worker';
+import { TEST_ENV, requireEnv } from './env';
+
+export interface Harness {
+  config: AppConfig;
+  orm: Orm;
+  client: Client;
+  taskQueue: string;
+  http: TestAgent;
+  server: http.Server;
+  /** Every log line the app and worker wrote during the test file. */
+  logLines: string[];
+  provision(plan?: PlanName): Promise<ProvisionedAccount>;
+  stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  config?: Partial<AppConfig>;
+  /** Another Temporal (e.g. the time-skipping test server); default: the shared dev server. */
+  temporal?: { client: Client; nativeConnection: NativeConnection };
+}
+
+function capturingLogger(lines: string[]): Logger {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(chunk.toString('utf8'));
+      callback();
+    },
+  });
+  return pino({ level: 'debug', redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' } }, sink);
+}
+
+/**
+ * The real service for a test file: a migrated PostgreSQL database, a Temporal worker on a task
+ * queue of its own (so test files never steal each other's tasks), and the Koa app on a real port.
+ */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  installRuntimeOnce();
+  const taskQueue = `test-${newId('request').slice(4, 16)}`;
+  const config = loadConfig({}, {
+    NODE_ENV: 'test',
+    DATABASE_URL: requireEnv(TEST_ENV.databaseUrl),
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    KEY_LAST_USED_RESOLUTION_SECONDS: 0,
+    ...options.config,
+  });
+  const logLines: string[] = [];
+  const logger = capturingLogger(logLines);
+  const orm = await openOrm(config.DATABASE_URL ?? '', 5);
+  const stack: Array<() => Promise<void>> = [() => orm.close()];
+
+  let client: Client;
+  let nativeConnection: NativeConnection;
+  if (options.temporal) {
+    ({ client, nativeConnection } = options.temporal);
+  } else {
+    const address = requireEnv(TEST_ENV.temporalAddress);
+    const connection = await Connection.connect({ address });
+    client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+    nativeConnection = await NativeConnection.connect({ address });
+    stack.push(() => connection.close(), () => nativeConnection.close());
+  }
+
+  const worker: Worker = await createWorker({
+    orm,
+    logger,
+    connection: nativeConnection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue,
+    workflowBundlePath: requireEnv(TEST_ENV.workflowBundle),
+  });
+  const running = worker.run();
+  stack.push(async () => {
+    worker.shutdown();
+    await running;
+  });
+
+  const app = createApp({ config, orm, temporal: new TemporalGateway(client, taskQueue), logger });
+  const server = createHttpServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  stack.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  return {
+    config,
+    orm,
+    client,
+    taskQueue,
+    http: request(server),
+    server,
+    logLines,
+    provision: (plan: PlanName = 'free') =>
+      provisionAccount(orm.em.fork(), { email: `${newId('account').toLowerCase()}@example.test`, plan }),
+    async stop() {
+      while (stack.length > 0) await stack.pop()?.();
+    },
+  };
+}
+
+/** Envelope check shared by every error assertion. */
+export function expectError(res: { status: number; body: unknown; headers: Record<string, string> }, status: number, code: string): void {
+  expect({ status: res.status, message: (res.body as { message?: string }).message }).toEqual({ status, message: code });
+  expect(res.body).toEqual(expect.objectContaining({ status: 'error', messageDetail: expect.any(String) }));
+  expect(res.headers['x-request-id']).toMatch(/^req_[0-9A-Za-z]{22}$/);
+}
