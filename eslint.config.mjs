@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.tools/', '.data/', '.bench/', 'coverage/', '**/*.js', '**/*.mjs'] },
+  { ignores: ['node_modules/', 'dist/', '.tools/', '.data/', '.bench/', 'coverage/', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

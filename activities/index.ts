@@ -1,11 +1,18 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { revokeEndedKey, sweepEndedKeys } from '../services/api-keys';
+import { EngineDataError, type EnginePool } from '../services/engine-pool';
+import { pruneIdempotencyRecords } from '../services/idempotency';
+import { fitAndStoreVersion, foldPendingOutcomes, type FitRequest } from '../services/training';
 
 export interface ActivityDeps {
   orm: MikroORM;
   logger: Logger;
+  enginePool: EnginePool;
 }
+
+const HEARTBEAT_EVERY_MS = 2000;
 
 /**
  * Activities close over their dependencies (built once by the worker). Each forks its own
@@ -18,10 +25,40 @@ export function createActivities(deps: ActivityDeps) {
       deps.logger.info({ keyId, revoked }, 'rotation grace ended');
       return revoked;
     },
-    async sweepEndedKeys(): Promise<{ expired: number; ended: number }> {
-      const result = await sweepEndedKeys(deps.orm.em.fork(), new Date());
-      if (result.expired + result.ended > 0) deps.logger.info(result, 'swept ended keys');
-      return result;
+
+    async sweepEndedKeys(): Promise<{ expired: number; ended: number; idempotencyPruned: number }> {
+      const now = new Date();
+      const result = await sweepEndedKeys(deps.orm.em.fork(), now);
+      const idempotencyPruned = await pruneIdempotencyRecords(deps.orm.em.fork(), now);
+      if (result.expired + result.ended + idempotencyPruned > 0) deps.logger.info({ ...result, idempotencyPruned }, 'swept ended keys');
+      return { ...result, idempotencyPruned };
+    },
+
+    /** Fits and stores a version in the engine pool, heartbeating so that a lost worker is noticed. */
+    async fitVersion(request: FitRequest): Promise<{ versionId: string; number: number }> {
+      const ctx = Context.current();
+      let progress = { done: 0, total: 0 };
+      ctx.heartbeat(progress);
+      const beat = setInterval(() => ctx.heartbeat(progress), HEARTBEAT_EVERY_MS);
+      try {
+        return await fitAndStoreVersion(deps.orm.em.fork(), deps.enginePool, request, {
+          onProgress: (p) => {
+            progress = p;
+          },
+          signal: ctx.cancellationSignal,
+        });
+      } catch (err) {
+        if (err instanceof EngineDataError) {
+          throw ApplicationFailure.nonRetryable(err.message, 'EngineDataError', { code: err.code });
+        }
+        throw err;
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
+    async foldOutcomes(modelId: string): Promise<{ number: number; folded: number }> {
+      return foldPendingOutcomes(deps.orm.em.fork(), modelId);
     },
   };
 }

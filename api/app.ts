@@ -1,27 +1,34 @@
 import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
-import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
 import type { AppConfig } from '../config/env';
+import type { EnginePool } from '../services/engine-pool';
+import type { RequestLogWriter } from '../services/request-log';
 import type { TemporalGateway } from '../services/temporal/gateway';
-import { authenticate } from './middleware/auth';
-import { errorHandler, zodToAppError } from './middleware/errors';
+import { version } from '../package.json';
+import { authenticate, type AuthContext } from './middleware/auth';
+import { readBody } from './middleware/body';
+import { errorHandler, renderError, zodToAppError } from './middleware/errors';
+import { withIdempotency } from './middleware/idempotency';
 import { requestId } from './middleware/request-id';
 import { buildOpenApiDocument } from './openapi';
-import type { AnyRoute } from './route';
+import { route, type AnyRoute } from './route';
 import { apiKeyRoutes } from './routes/api-keys';
+import { datasetRoutes } from './routes/datasets';
 import { engineRoutes } from './routes/engines';
 import { healthRoutes } from './routes/health';
-import { route } from './route';
-import { version } from '../package.json';
+import { modelRoutes } from './routes/models';
+import { requestLogRoutes } from './routes/requests';
 
 export interface AppDeps {
   config: AppConfig;
   orm: MikroORM;
   temporal: TemporalGateway;
   logger: Logger;
+  enginePool: EnginePool;
+  requestLog: RequestLogWriter;
 }
 
 function parseWith<T>(schema: ZodType<T> | undefined, value: unknown, where: string): T {
@@ -31,22 +38,63 @@ function parseWith<T>(schema: ZodType<T> | undefined, value: unknown, where: str
   return parsed.data;
 }
 
+/** Writes one request-log line per call of a workspace once its answer is known (errors included). */
+async function logged(ctx: Context, deps: AppDeps, def: AnyRoute, auth: AuthContext | null, run: () => Promise<void>): Promise<void> {
+  if (!auth) return run();
+  const started = performance.now();
+  try {
+    await run();
+  } catch (err) {
+    renderError(ctx, err, deps.logger);
+  }
+  const body = ctx.body as { message?: unknown } | null | undefined;
+  deps.requestLog.record({
+    id: ctx.state.requestId as string,
+    workspaceId: auth.workspaceId,
+    accountId: auth.accountId,
+    keyId: auth.keyId,
+    method: ctx.method,
+    path: ctx.path,
+    operation: def.operation ?? `${def.method} ${def.path}`,
+    status: ctx.status,
+    errorCode: ctx.status >= 400 && body && typeof body === 'object' && typeof body.message === 'string' ? body.message : null,
+    credits: ctx.response.get('Idempotent-Replayed') ? 0 : ((ctx.state.creditsCharged as number | undefined) ?? 0),
+    durationMs: Math.round(performance.now() - started),
+    createdAt: new Date(),
+  });
+}
+
 function mount(router: Router, deps: AppDeps, def: AnyRoute): void {
+  const bodyKind = def.bodyKind ?? (def.body ? 'json' : 'none');
   router[def.method](def.path, async (ctx: Context) => {
     const auth = await authenticate(ctx, def.auth, {
       orm: deps.orm,
       logger: deps.logger,
       keyLastUsedResolutionSeconds: deps.config.KEY_LAST_USED_RESOLUTION_SECONDS,
     });
-    const params = parseWith(def.params, ctx.params, 'params');
-    const query = parseWith(def.query, ctx.query, 'query');
-    const body = parseWith(def.body, ctx.request.body ?? {}, 'body');
-    await def.handler(ctx, { body, query, params, auth });
+    await logged(ctx, deps, def, auth, async () => {
+      const upload = await readBody(ctx, bodyKind, deps.config, auth?.plan ?? null);
+      const run = async () => {
+        const params = parseWith(def.params, ctx.params, 'params');
+        const query = parseWith(def.query, ctx.query, 'query');
+        const body = parseWith(def.body, ctx.request.body ?? {}, 'body');
+        await def.handler(ctx, { body, query, params, auth, upload, requestId: ctx.state.requestId as string });
+      };
+      if (def.idempotent && auth) await withIdempotency(ctx, deps, auth.workspaceId, upload, run);
+      else await run();
+    });
   });
 }
 
 export function allRoutes(deps: AppDeps): AnyRoute[] {
-  return [...healthRoutes(deps), ...engineRoutes(), ...apiKeyRoutes(deps)];
+  return [
+    ...healthRoutes(deps),
+    ...engineRoutes(),
+    ...apiKeyRoutes(deps),
+    ...modelRoutes(deps),
+    ...datasetRoutes(deps),
+    ...requestLogRoutes(deps),
+  ];
 }
 
 /** The Koa app, not listening: the entry points and the tests decide how to serve it. */
@@ -77,17 +125,6 @@ export function createApp(deps: AppDeps): Koa {
 
   app.use(requestId());
   app.use(errorHandler(deps.logger));
-  app.use(
-    koaBody({
-      json: true,
-      jsonStrict: true,
-      jsonLimit: deps.config.JSON_BODY_LIMIT_BYTES,
-      text: false,
-      urlencoded: false,
-      multipart: false,
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-    }),
-  );
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

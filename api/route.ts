@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { ZodType } from 'zod';
 import type { AuthContext, AuthRequirement } from './middleware/auth';
+import type { BodyKind, UploadedFile } from './middleware/body';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
 
@@ -17,6 +18,9 @@ export interface RouteInput<B, Q, P> {
   query: Q;
   params: P;
   auth: AuthContext | null;
+  /** The multipart `file` of dataset routes, when one was sent. */
+  upload: UploadedFile | null;
+  requestId: string;
 }
 
 /**
@@ -30,6 +34,12 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   summary: string;
   tag: string;
   auth: AuthRequirement;
+  /** Name of the operation in the request log and usage (e.g. `models.predict`). */
+  operation?: string;
+  /** How the body is read: `json` (default when a body schema is given), `dataset` (JSON or multipart file, plan limits). */
+  bodyKind?: BodyKind;
+  /** Accepts an Idempotency-Key header (replays the stored answer of a completed call). */
+  idempotent?: boolean;
   body?: ZodType<B>;
   query?: ZodType<Q>;
   params?: ZodType<P>;

@@ -26,6 +26,10 @@ const envSchema = z.object({
   JSON_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(20 * 1024 * 1024),
   /** Largest multipart upload accepted (bytes); beyond it 413. */
   FILE_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(50 * 1024 * 1024),
+  /** Worker threads running engine code (fits, scores); default: one per core. */
+  ENGINE_THREADS: z.coerce.number().int().min(1).max(64).optional(),
+  /** How soon a fit whose worker stopped heartbeating is retried on another worker. */
+  FIT_HEARTBEAT_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
   /** How often the Temporal Schedule marks keys whose expires_at has passed. */
   KEY_EXPIRY_SWEEP_EVERY: z.string().regex(durationPattern).default('1m'),
   /** Minimum interval between two writes of an API key's last_used_at. */

@@ -9,15 +9,21 @@ export interface PlanLimits {
   monthlyAllowance: number | null;
   maxModels: number | null;
   maxTrainingRows: number | null;
+  /** Largest dataset accepted as a JSON body (bytes): DATASET_TOO_LARGE beyond. */
+  maxDatasetBytes: number;
+  /** Largest uploaded file (bytes): FILE_TOO_LARGE beyond. */
+  maxFileBytes: number;
   canBuyCredits: boolean;
 }
 
+const MiB = 1024 * 1024;
+
 export const PLANS: Record<PlanName, PlanLimits> = {
-  free: { monthlyAllowance: 1_000, maxModels: 1, maxTrainingRows: 10_000, canBuyCredits: false },
-  build: { monthlyAllowance: 20_000, maxModels: 10, maxTrainingRows: 50_000, canBuyCredits: true },
-  pro: { monthlyAllowance: 200_000, maxModels: 50, maxTrainingRows: 200_000, canBuyCredits: true },
-  growth: { monthlyAllowance: 1_000_000, maxModels: 200, maxTrainingRows: 1_000_000, canBuyCredits: true },
-  contract: { monthlyAllowance: null, maxModels: null, maxTrainingRows: null, canBuyCredits: false },
+  free: { monthlyAllowance: 1_000, maxModels: 1, maxTrainingRows: 10_000, maxDatasetBytes: 10 * MiB, maxFileBytes: 10 * MiB, canBuyCredits: false },
+  build: { monthlyAllowance: 20_000, maxModels: 10, maxTrainingRows: 50_000, maxDatasetBytes: 50 * MiB, maxFileBytes: 50 * MiB, canBuyCredits: true },
+  pro: { monthlyAllowance: 200_000, maxModels: 50, maxTrainingRows: 200_000, maxDatasetBytes: 200 * MiB, maxFileBytes: 200 * MiB, canBuyCredits: true },
+  growth: { monthlyAllowance: 1_000_000, maxModels: 200, maxTrainingRows: 1_000_000, maxDatasetBytes: 500 * MiB, maxFileBytes: 500 * MiB, canBuyCredits: true },
+  contract: { monthlyAllowance: null, maxModels: null, maxTrainingRows: null, maxDatasetBytes: 500 * MiB, maxFileBytes: 500 * MiB, canBuyCredits: false },
 };
 
 export const MAX_WEBHOOKS_PER_WORKSPACE = 10;
@@ -32,3 +38,11 @@ export const KEY_ROTATION = {
   defaultGraceDays: 7,
   maxGraceDays: 90,
 } as const;
+
+/** Rows scored by one predict call, on every plan. */
+export const MAX_PREDICT_ROWS_PER_CALL = 10_000;
+
+/** Largest body any dataset route reads before the plan checks (the deployment's hard ceiling). */
+export const MAX_DATASET_BODY_BYTES = 500 * MiB;
+
+export const IDEMPOTENCY_TTL_HOURS = 24;

@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { AccountSchema, WorkspaceSchema, type Account, type Workspace } from '../db/entities';
-import { PLAN_NAMES, type PlanName } from '../config/plans';
+import { AccountSchema, CreditLedgerSchema, WorkspaceSchema, type Account, type Workspace } from '../db/entities';
+import { PLAN_NAMES, PLANS, type PlanName } from '../config/plans';
+import { currentPeriod } from './credits';
 import { createKey } from './api-keys';
 import { AppError, mapDatabaseError } from './errors';
 import { newId } from './ids';
@@ -21,7 +22,7 @@ export interface ProvisionedAccount {
  */
 export async function provisionAccount(
   em: EntityManager,
-  input: { email: string; plan?: PlanName; workspaceName?: string },
+  input: { email: string; plan?: PlanName; workspaceName?: string; contractAllowance?: number },
 ): Promise<ProvisionedAccount> {
   const email = emailSchema.parse(input.email);
   const plan = input.plan ?? 'free';
@@ -29,13 +30,38 @@ export async function provisionAccount(
   try {
     return await em.transactional(async (tx) => {
       const now = new Date();
-      const account = tx.create(AccountSchema, { id: newId('account'), email, fullName: null, plan, createdAt: now, updatedAt: now });
+      const monthlyAllowance = PLANS[plan].monthlyAllowance ?? input.contractAllowance ?? 0;
+      const account = tx.create(AccountSchema, {
+        id: newId('account'),
+        email,
+        fullName: null,
+        plan,
+        monthlyAllowance,
+        allowanceRemaining: monthlyAllowance,
+        allowancePeriod: currentPeriod(now),
+        purchasedBalance: 0,
+        createdAt: now,
+        updatedAt: now,
+      });
       const workspace = tx.create(WorkspaceSchema, {
         id: newId('workspace'),
         account,
         name: input.workspaceName ?? 'Default workspace',
         createdAt: now,
         updatedAt: now,
+      });
+      tx.create(CreditLedgerSchema, {
+        id: newId('event'),
+        accountId: account.id,
+        workspaceId: null,
+        kind: 'allowance_reset',
+        operation: 'monthly_allowance',
+        allowanceDelta: monthlyAllowance,
+        balanceDelta: 0,
+        allowanceAfter: monthlyAllowance,
+        balanceAfter: 0,
+        reference: currentPeriod(now),
+        createdAt: now,
       });
       await tx.flush();
       const admin = await createKey(tx, workspace.id, { name: 'Initial admin key', kind: 'admin', expiresAt: null });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeySchema, WorkspaceSchema, type ApiKey, type ApiKeyKind, type RevokeReason } from '../db/entities';
+import type { PlanName } from '../config/plans';
 import { AppError, notFound } from './errors';
 import { newId, randomBase62 } from './ids';
 
@@ -94,6 +95,7 @@ export interface AuthenticatedKey {
   key: ApiKey;
   workspaceId: string;
   accountId: string;
+  plan: PlanName;
 }
 
 const invalidKey = (detail: string): AppError => new AppError('API_KEY_INVALID', 401, detail);
@@ -105,12 +107,12 @@ const invalidKey = (detail: string): AppError => new AppError('API_KEY_INVALID',
 export async function authenticateKey(em: EntityManager, secret: string, now: Date): Promise<AuthenticatedKey> {
   const claimedKind = kindOfSecret(secret);
   if (!claimedKind) throw invalidKey('The API key is not recognised.');
-  const key = await em.findOne(ApiKeySchema, { secretHash: hashSecret(secret) }, { populate: ['workspace'] });
+  const key = await em.findOne(ApiKeySchema, { secretHash: hashSecret(secret) }, { populate: ['workspace', 'workspace.account'] });
   if (!key || key.kind !== claimedKind) throw invalidKey('The API key is not recognised.');
   const status = keyStatus(key, now);
   if (status === 'revoked') throw invalidKey('The API key has been revoked.');
   if (status === 'expired') throw invalidKey('The API key has expired.');
-  return { key, workspaceId: key.workspace.id, accountId: key.workspace.account.id };
+  return { key, workspaceId: key.workspace.id, accountId: key.workspace.account.id, plan: key.workspace.account.plan };
 }
 
 /** Records use, at most once per `resolutionSeconds`, so that authentication is not a write per call. */

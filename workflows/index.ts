@@ -1,3 +1,5 @@
 // Every workflow the worker registers. Deterministic code only: no I/O, no Date.now, no Math.random.
 export { keyGraceExpiry } from './key-grace-expiry';
 export { sweepEndedKeysWorkflow } from './sweep-ended-keys';
+export { trainModel, refreshModel } from './train-model';
+export { integration, outcomesReceived } from './integration';

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import type { PlanName } from '../../config/plans';
 import type { ApiKeyKind } from '../../db/entities';
 import { authenticateKey, looksLikeApiKey, touchKey } from '../../services/api-keys';
 import { AppError } from '../../services/errors';
@@ -19,6 +20,7 @@ export type AuthContext = {
   keyKind: ApiKeyKind;
   workspaceId: string;
   accountId: string;
+  plan: PlanName;
 };
 
 function presentedCredential(ctx: Context): string | null {
@@ -53,7 +55,14 @@ export async function authenticate(ctx: Context, requirement: AuthRequirement, d
   touchKey(em, found.key.id, now, deps.keyLastUsedResolutionSeconds).catch((err: unknown) =>
     deps.logger.warn({ err, keyId: found.key.id }, 'could not record key use'),
   );
-  const auth: AuthContext = { type: 'api_key', keyId: found.key.id, keyKind: found.key.kind, workspaceId: found.workspaceId, accountId: found.accountId };
+  const auth: AuthContext = {
+    type: 'api_key',
+    keyId: found.key.id,
+    keyKind: found.key.kind,
+    workspaceId: found.workspaceId,
+    accountId: found.accountId,
+    plan: found.plan,
+  };
   if (requirement === 'session') {
     throw new AppError('AUTH_REQUIRED', 401, 'This account route needs a web session; API keys are not accepted here.');
   }

@@ -16,7 +16,7 @@ export function sendError(ctx: Context, err: AppError): void {
 }
 
 /** Errors thrown by the body parser and the router, which are the client's fault, mapped to codes. */
-function fromHttpError(err: HttpishError): AppError | null {
+export function fromHttpError(err: HttpishError): AppError | null {
   const status = err.status ?? err.statusCode;
   if (!status || status < 400 || status >= 500) return null;
   if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 413, 'The request body is larger than this route accepts.');
@@ -35,6 +35,16 @@ export function zodToAppError(err: ZodError, where: string): AppError {
   return new AppError('VALIDATION_ERROR', 400, detail, { errors });
 }
 
+/** Turns any thrown value into the envelope on ctx; unexpected ones are logged with the request id. */
+export function renderError(ctx: Context, err: unknown, logger: Logger): void {
+  if (err instanceof AppError) return sendError(ctx, err);
+  if (err instanceof ZodError) return sendError(ctx, zodToAppError(err, 'request'));
+  const mapped = fromHttpError(err as HttpishError);
+  if (mapped) return sendError(ctx, mapped);
+  logger.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unexpected error');
+  sendError(ctx, new AppError('INTERNAL_ERROR', 500, 'An unexpected error occurred; retry later or report the request id.'));
+}
+
 /**
  * The single place where errors become the contract's envelope. Known errors keep their code;
  * anything unexpected is logged with the request id and answered as a generic 500.
@@ -49,12 +59,7 @@ export function errorHandler(logger: Logger): Middleware {
         sendError(ctx, new AppError('METHOD_NOT_ALLOWED', 405, `${ctx.method} is not allowed on ${ctx.path}.`));
       }
     } catch (err) {
-      if (err instanceof AppError) return sendError(ctx, err);
-      if (err instanceof ZodError) return sendError(ctx, zodToAppError(err, 'request'));
-      const mapped = fromHttpError(err as HttpishError);
-      if (mapped) return sendError(ctx, mapped);
-      logger.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unexpected error');
-      sendError(ctx, new AppError('INTERNAL_ERROR', 500, 'An unexpected error occurred; retry later or report the request id.'));
+      renderError(ctx, err, logger);
     }
   };
 }

@@ -6,6 +6,14 @@ export interface Account {
   email: string;
   fullName: string | null;
   plan: PlanName;
+  /** Credits granted each calendar month (UTC); copied from the plan, set by contract for `contract`. */
+  monthlyAllowance: number;
+  /** What is left of this month's allowance; drawn before the purchased balance. */
+  allowanceRemaining: number;
+  /** The month (`YYYY-MM`, UTC) `allowanceRemaining` belongs to; a new month resets it. */
+  allowancePeriod: string;
+  /** Purchased credits; never expire. */
+  purchasedBalance: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -19,6 +27,10 @@ export const AccountSchema = new EntitySchema<Account>({
     email: { type: 'string', length: 320, unique: true },
     fullName: { type: 'string', length: 200, nullable: true },
     plan: { type: 'string', length: 20 },
+    monthlyAllowance: { type: 'integer', default: 0 },
+    allowanceRemaining: { type: 'integer', default: 0 },
+    allowancePeriod: { type: 'string', length: 7, default: '1970-01' },
+    purchasedBalance: { type: 'integer', default: 0 },
     createdAt: { type: 'datetime', defaultRaw: 'now()' },
     updatedAt: { type: 'datetime', defaultRaw: 'now()', onUpdate: () => new Date() },
   },

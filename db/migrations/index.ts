@@ -1,5 +1,6 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121215945_initial } from './Migration20261121215945_initial';
+import { Migration20261121221010_models } from './Migration20261121221010_models';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -7,4 +8,5 @@ import { Migration20261121215945_initial } from './Migration20261121215945_initi
  */
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121215945_initial', class: Migration20261121215945_initial },
+  { name: 'Migration20261121221010_models', class: Migration20261121221010_models },
 ];

@@ -4,6 +4,8 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Duration } from '@temporalio/common';
 import { createApp } from '../../api/app';
+import { EnginePool } from '../../services/engine-pool';
+import { RequestLogWriter } from '../../services/request-log';
 import type { AppConfig } from '../../config/env';
 import { migrate, openOrm, type Orm } from '../../db/orm';
 import { TemporalGateway } from '../../services/temporal/gateway';
@@ -51,11 +53,21 @@ export async function startService(options: {
       logger.info('database migrations applied');
     }
 
+    const enginePool = new EnginePool(config.ENGINE_THREADS);
+    stack.push(() => enginePool.close());
+
     let worker: Worker | null = null;
     if (options.worker) {
       const nativeConnection = await NativeConnection.connect({ address: options.temporalAddress });
       stack.push(() => nativeConnection.close());
-      worker = await createWorker({ orm, logger, connection: nativeConnection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE });
+      worker = await createWorker({
+        orm,
+        logger,
+        enginePool,
+        connection: nativeConnection,
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+      });
       const client = new Client({ connection: await Connection.connect({ address: options.temporalAddress }), namespace: config.TEMPORAL_NAMESPACE });
       stack.push(() => client.connection.close());
       await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE, { keySweepEvery: config.KEY_EXPIRY_SWEEP_EVERY as Duration });
@@ -73,8 +85,14 @@ export async function startService(options: {
     if (options.api) {
       const connection = await Connection.connect({ address: options.temporalAddress });
       stack.push(() => connection.close());
-      const temporal = new TemporalGateway(new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }), config.TEMPORAL_TASK_QUEUE);
-      const app = createApp({ config, orm, temporal, logger });
+      const temporal = new TemporalGateway(
+        new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }),
+        config.TEMPORAL_TASK_QUEUE,
+        config.FIT_HEARTBEAT_TIMEOUT_SECONDS * 1000,
+      );
+      const requestLog = new RequestLogWriter(orm, logger);
+      stack.push(() => requestLog.close());
+      const app = createApp({ config, orm, temporal, logger, enginePool, requestLog });
       const server = createHttpServer(app);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

@@ -1,6 +1,20 @@
-import { Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { keyGraceExpiry } from '../../workflows';
+import { Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdConflictPolicy } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { integration, keyGraceExpiry, refreshModel, trainModel } from '../../workflows';
+import { AppError } from '../errors';
 import { workflowIds } from './ids';
+
+/** The engine's data refusal, carried through a failed workflow, back as the contract's 422. */
+function dataRefusal(err: unknown): AppError | null {
+  if (!(err instanceof WorkflowFailedError)) return null;
+  let cause: unknown = err.cause;
+  while (cause && !(cause instanceof ApplicationFailure)) cause = (cause as { cause?: unknown }).cause;
+  if (cause instanceof ApplicationFailure && cause.type === 'EngineDataError') {
+    const code = (cause.details?.[0] as { code?: string } | undefined)?.code ?? 'DATA_INVALID';
+    return new AppError('DATA_VALIDATION_FAILED', 422, cause.message, { report: { valid: false, errors: [{ code, message: cause.message }] } });
+  }
+  return null;
+}
 
 /**
  * What the API needs from Temporal, in domain terms. Routes never build workflow ids or options
@@ -10,6 +24,7 @@ export class TemporalGateway {
   constructor(
     readonly client: Client,
     readonly taskQueue: string,
+    readonly fitHeartbeatTimeoutMs = 30_000,
   ) {}
 
   async startKeyGrace(keyId: string, graceMs: number): Promise<void> {
@@ -23,6 +38,53 @@ export class TemporalGateway {
       // A retried rotation finds its timer already running: that is the outcome we wanted.
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
+  }
+
+  /** Starts `train/<mdl>` and waits for the trained version (the route answers 201 with it). */
+  async trainModel(modelId: string): Promise<{ versionId: string; number: number }> {
+    try {
+      return await this.client.workflow.execute<typeof trainModel>('trainModel', {
+        taskQueue: this.taskQueue,
+        workflowId: workflowIds.train(modelId),
+        args: [{ modelId, heartbeatTimeoutMs: this.fitHeartbeatTimeoutMs }],
+      });
+    } catch (err) {
+      throw dataRefusal(err) ?? err;
+    }
+  }
+
+  /** Runs `refresh/<mdl>`; a refresh already running answers 409 (id conflict policy FAIL). */
+  async refreshModel(modelId: string): Promise<{ versionId: string; number: number; folded: number }> {
+    let handle;
+    try {
+      handle = await this.client.workflow.start<typeof refreshModel>('refreshModel', {
+        taskQueue: this.taskQueue,
+        workflowId: workflowIds.refresh(modelId),
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+        args: [{ modelId, heartbeatTimeoutMs: this.fitHeartbeatTimeoutMs }],
+      });
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        throw new AppError('UPDATE_IN_PROGRESS', 409, 'An update of this model is already running; retry when it has finished.');
+      }
+      throw err;
+    }
+    try {
+      return await handle.result();
+    } catch (err) {
+      throw dataRefusal(err) ?? err;
+    }
+  }
+
+  /** Signals (starting it when needed) `integrate/<mdl>` that an outcomes batch arrived. */
+  async signalIntegration(modelId: string, count: number): Promise<void> {
+    await this.client.workflow.signalWithStart<typeof integration, [{ count: number }]>('integration', {
+      taskQueue: this.taskQueue,
+      workflowId: workflowIds.integrate(modelId),
+      args: [{ modelId, heartbeatTimeoutMs: this.fitHeartbeatTimeoutMs }],
+      signal: 'outcomesReceived',
+      signalArgs: [{ count }],
+    });
   }
 
   /** Answers when the frontend service is reachable; throws otherwise. */

@@ -1,6 +1,9 @@
 /** Workflow ids derive from resource ids so that Temporal itself refuses a duplicate start. */
 export const workflowIds = {
   keyGrace: (keyId: string) => `key-grace/${keyId}`,
+  train: (modelId: string) => `train/${modelId}`,
+  refresh: (modelId: string) => `refresh/${modelId}`,
+  integrate: (modelId: string) => `integrate/${modelId}`,
 } as const;
 
 export const scheduleIds = {

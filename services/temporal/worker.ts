@@ -3,10 +3,12 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions, m
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
+import type { EnginePool } from '../engine-pool';
 
 export interface WorkerDeps {
   orm: MikroORM;
   logger: Logger;
+  enginePool: EnginePool;
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
@@ -39,6 +41,6 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...workflowSource,
-    activities: createActivities({ orm: deps.orm, logger: deps.logger }),
+    activities: createActivities({ orm: deps.orm, logger: deps.logger, enginePool: deps.enginePool }),
   });
 }

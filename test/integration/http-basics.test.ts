@@ -5,6 +5,8 @@ import pino from 'pino';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { openOrm } from '../../db/orm';
+import { EnginePool } from '../../services/engine-pool';
+import { RequestLogWriter } from '../../services/request-log';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { TEST_ENV, requireEnv } from '../support/env';
 import { expectError, startHarness, type Harness } from '../support/harness';
@@ -83,7 +85,7 @@ describe('HTTP conventions when a dependency is down', () => {
   it('reports 503 naming Temporal when Temporal does not answer', async () => {
     const orm = await openOrm(requireEnv(TEST_ENV.databaseUrl), 2);
     const deadTemporal = new TemporalGateway(new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }), 'none');
-    const app = createApp({ config: config(), orm, temporal: deadTemporal, logger: silent });
+    const app = createApp({ config: config(), orm, temporal: deadTemporal, logger: silent, enginePool: new EnginePool(1, 0), requestLog: new RequestLogWriter(orm, silent) });
     const server = createHttpServer(app);
     try {
       const res = await request(server).get('/health');
@@ -101,7 +103,14 @@ describe('HTTP conventions when a dependency is down', () => {
     const connection = await Connection.connect({ address: requireEnv(TEST_ENV.temporalAddress) });
     const lines: string[] = [];
     const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
-    const app = createApp({ config: config(), orm, temporal: new TemporalGateway(new Client({ connection }), 'none'), logger });
+    const app = createApp({
+      config: config(),
+      orm,
+      temporal: new TemporalGateway(new Client({ connection }), 'none'),
+      logger,
+      enginePool: new EnginePool(1, 0),
+      requestLog: new RequestLogWriter(orm, silent),
+    });
     const server = createHttpServer(app);
     await orm.close(true);
     try {

@@ -19,7 +19,7 @@ describe('/openapi.json', () => {
     const res = await h.http.get('/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
-    const routes = allRoutes({ config: h.config, orm: h.orm, temporal: {} as never, logger: {} as never });
+    const routes = allRoutes({ config: h.config, orm: h.orm, temporal: {} as never, logger: {} as never, enginePool: h.enginePool, requestLog: h.requestLog });
     expect(routes.length).toBeGreaterThan(0);
     for (const route of routes) {
       const oaPath = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');

@@ -12,6 +12,8 @@ import type { PlanName } from '../../config/plans';
 import { openOrm, type Orm } from '../../db/orm';
 import { provisionAccount, type ProvisionedAccount } from '../../services/accounts';
 import { newId } from '../../services/ids';
+import { EnginePool } from '../../services/engine-pool';
+import { RequestLogWriter } from '../../services/request-log';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { createWorker, installRuntimeOnce } from '../../services/temporal/worker';
 import { TEST_ENV, requireEnv } from './env';
@@ -25,12 +27,17 @@ export interface Harness {
   server: http.Server;
   /** Every log line the app and worker wrote during the test file. */
   logLines: string[];
+  enginePool: EnginePool;
+  requestLog: RequestLogWriter;
   provision(plan?: PlanName): Promise<ProvisionedAccount>;
   stop(): Promise<void>;
 }
 
 export interface HarnessOptions {
   config?: Partial<AppConfig>;
+  fitHeartbeatTimeoutMs?: number;
+  /** No worker in this process (a test runs its own, e.g. to kill it mid-fit). */
+  withoutWorker?: boolean;
   /** Another Temporal (e.g. the time-skipping test server); default: the shared dev server. */
   temporal?: { client: Client; nativeConnection: NativeConnection };
 }
@@ -76,24 +83,37 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     stack.push(() => connection.close(), () => nativeConnection.close());
   }
 
-  const worker: Worker = await createWorker({
-    orm,
-    logger,
-    connection: nativeConnection,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue,
-    workflowBundlePath: requireEnv(TEST_ENV.workflowBundle),
-  });
-  const running = worker.run();
-  stack.push(async () => {
-    worker.shutdown();
-    await running;
-  });
+  const enginePool = new EnginePool(2, 0);
+  stack.push(() => enginePool.close());
+  if (!options.withoutWorker) {
+    const worker: Worker = await createWorker({
+      orm,
+      logger,
+      enginePool,
+      connection: nativeConnection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue,
+      workflowBundlePath: requireEnv(TEST_ENV.workflowBundle),
+    });
+    const running = worker.run();
+    stack.push(async () => {
+      worker.shutdown();
+      await running;
+    });
+  }
 
-  const app = createApp({ config, orm, temporal: new TemporalGateway(client, taskQueue), logger });
+  const requestLog = new RequestLogWriter(orm, logger, 50);
+  const app = createApp({
+    config,
+    orm,
+    temporal: new TemporalGateway(client, taskQueue, options.fitHeartbeatTimeoutMs ?? 30_000),
+    logger,
+    enginePool,
+    requestLog,
+  });
   const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  stack.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  stack.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => requestLog.close());
 
   return {
     config,
@@ -103,6 +123,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     http: request(server),
     server,
     logLines,
+    enginePool,
+    requestLog,
     provision: (plan: PlanName = 'free') =>
       provisionAccount(orm.em.fork(), { email: `${newId('account').toLowerCase()}@example.test`, plan }),
     async stop() {

@@ -1,0 +1,62 @@
+import { EngineDataError } from '../../services/engine-pool';
+import { TRAINING_SEED } from '../../services/training';
+import type { AppDeps } from '../app';
+import { route, type AnyRoute } from '../route';
+import { trainingInputSchema } from '../schemas/models';
+import { z } from '../zod';
+import { datasetRows, requireAuth } from './helpers';
+import { dataRefusal } from './models';
+
+const validationReportSchema = z
+  .object({
+    valid: z.boolean(),
+    target: z.string(),
+    report: z.record(z.string(), z.unknown()).nullable().openapi({ description: 'The training report (columns, types, task, rows used); null when the data was refused.' }),
+    errors: z.array(z.object({ code: z.string(), message: z.string() })),
+    hint: z.string().openapi({ description: 'The first thing to fix.' }),
+    trial: z
+      .object({
+        verdict: z
+          .object({ level: z.enum(['usable', 'weak', 'no_signal']), message: z.string(), column: z.string().optional() })
+          .optional()
+          .openapi({ description: 'Absent when validation already failed.' }),
+        metrics: z.record(z.string(), z.unknown()).optional().openapi({ description: 'Trial score against the lazy answer (majority class or mean), on a random split.' }),
+      })
+      .openapi({ description: 'A trial fit on a random (not time-ordered) split.' }),
+  })
+  .openapi('ValidationReport');
+
+export function datasetRoutes(deps: AppDeps): AnyRoute[] {
+  return [
+    route({
+      method: 'post',
+      path: '/v1/datasets/validate',
+      summary: 'Free trial run: the training report, a trial fit against the lazy answer, a verdict and a hint; creates nothing',
+      tag: 'Datasets',
+      auth: 'key_or_session',
+      operation: 'datasets.validate',
+      bodyKind: 'dataset',
+      body: trainingInputSchema,
+      responses: { 200: { description: 'The validation report.', schema: validationReportSchema } },
+      errors: [
+        [400, 'CSV_UNREADABLE'],
+        [413, 'DATASET_TOO_LARGE'],
+        [413, 'FILE_TOO_LARGE'],
+      ],
+      async handler(ctx, { body, auth, upload }) {
+        requireAuth(auth);
+        const rows = datasetRows(body.data, upload, 'data');
+        try {
+          const report = await deps.enginePool.analyse(rows, body.target, body.task);
+          const trial = await deps.enginePool.trial(rows, body.target, TRAINING_SEED, body.task);
+          ctx.body = { valid: true, target: body.target, report, errors: [], hint: trial.hint, trial: { verdict: trial.verdict, metrics: trial.metrics } };
+        } catch (err) {
+          if (!(err instanceof EngineDataError)) throw err;
+          const refusal = dataRefusal(err);
+          if (refusal.status === 400) throw refusal;
+          ctx.body = { valid: false, target: body.target, report: null, errors: [{ code: err.code, message: err.message }], hint: err.message, trial: {} };
+        }
+      },
+    }),
+  ];
+}

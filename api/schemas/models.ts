@@ -1,0 +1,144 @@
+import { paginationSchema, isoDateTime } from './common';
+import { z } from '../zod';
+
+/** Multipart fields arrive as text: "true"/"false" are accepted for booleans. */
+export const booleanish = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
+
+const rowSchema = z.record(z.string(), z.unknown()).openapi({ description: 'One row: column name → value (number, string, boolean or null).' });
+
+export const trainingInputSchema = z
+  .object({
+    target: z.string().min(1).max(500).openapi({ description: 'Column to predict.' }),
+    engine: z.string().min(1).optional().openapi({ description: 'Engine id from GET /v1/engines; required when creating a model.' }),
+    name: z.string().trim().min(1).max(200).optional(),
+    task: z.enum(['classification', 'regression']).optional().openapi({ description: 'Inferred from the target when omitted.' }),
+    explain: booleanish.default(false).openapi({ description: 'Compute version.top_factors (roughly triples training time).' }),
+    auto_update: booleanish.default(false).openapi({ description: 'Each POST /outcomes triggers an integration (a refresh).' }),
+    data: z.array(rowSchema).optional().openapi({ description: 'Rows; or send a CSV/JSON file in the multipart field `file`.' }),
+  })
+  .strict()
+  .openapi('TrainingInput');
+
+export const versionSchema = z
+  .object({
+    id: z.string().openapi({ example: 'ver_5mX0aQ9wT2bL7rK1cJ8dPz' }),
+    number: z.number().int(),
+    engine: z.object({ id: z.string(), version: z.string() }),
+    format_version: z.number().int(),
+    trigger: z.enum(['train', 'refresh']),
+    serving: z.boolean(),
+    context_rows: z.number().int(),
+    outcomes_folded: z.number().int(),
+    validation: z.object({ metric: z.string(), score: z.number(), higher_is_better: z.boolean(), baseline_score: z.number() }).passthrough(),
+    top_factors: z.array(z.object({ feature: z.string(), importance: z.number() })).optional().openapi({ description: 'Only when the model was trained with explain: true (permutation importance on held-out rows).' }),
+    created_at: isoDateTime,
+  })
+  .openapi('ModelVersion');
+
+export const modelSchema = z
+  .object({
+    id: z.string().openapi({ example: 'mdl_7Qm2Lx0aZ9pW3kT8rB1cVd' }),
+    name: z.string(),
+    target: z.string(),
+    task: z.enum(['binary', 'multiclass', 'regression']),
+    engine: z.string(),
+    status: z.enum(['training', 'serving', 'archived']),
+    feature_columns: z.array(z.string()),
+    explain: z.boolean(),
+    auto_update: z.boolean(),
+    version: versionSchema.nullable(),
+    versions_count: z.number().int(),
+    workspace_id: z.string(),
+    created_at: isoDateTime,
+    updated_at: isoDateTime,
+    archived_at: isoDateTime.nullable(),
+  })
+  .openapi('Model');
+
+export const modelListSchema = z.object({ data: z.array(modelSchema), pagination: paginationSchema }).openapi('ModelList');
+export const versionListSchema = z.object({ data: z.array(versionSchema) }).openapi('ModelVersionList');
+
+export const modelListQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+  status: z.enum(['archived']).optional().openapi({ description: 'archived lists archived models; default: serving (and training) models.' }),
+});
+
+export const modelIdParamsSchema = z.object({ id: z.string().min(1).max(64) });
+
+export const patchModelSchema = z
+  .object({
+    name: z.string().trim().min(1).max(200).optional(),
+    target: z.string().optional().openapi({ description: 'Frozen once trained: a different value answers 409.' }),
+    task: z.string().optional().openapi({ description: 'Frozen once trained: a different value answers 409.' }),
+  })
+  .strict()
+  .openapi('PatchModel');
+
+export const predictInputSchema = z
+  .object({
+    rows: z.array(rowSchema).optional().openapi({ description: 'Rows to score; or a CSV/JSON file in the multipart field `file`.' }),
+    data: z.array(rowSchema).optional().openapi({ description: 'Alias of rows.' }),
+  })
+  .strict()
+  .openapi('PredictInput');
+
+export const predictionRowSchema = z
+  .object({ request_id: z.string(), prediction: z.union([z.string(), z.number(), z.boolean()]) })
+  .catchall(z.number())
+  .openapi('PredictionRow', { description: 'prediction, plus one proba_<class> per class for classification, and the request_id to report its outcome.' });
+
+export const predictResultSchema = z
+  .object({
+    model_id: z.string(),
+    version: z.object({ id: z.string(), number: z.number().int() }),
+    predictions: z.array(predictionRowSchema),
+    credits_charged: z.number().int(),
+    credits_remaining: z.number().int(),
+  })
+  .openapi('PredictResult');
+
+export const predictionHistoryQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+export const predictionHistorySchema = z
+  .object({
+    data: z.array(
+      z.object({
+        request_id: z.string(),
+        version_number: z.number().int(),
+        features: rowSchema,
+        output: z.record(z.string(), z.unknown()),
+        outcome: z.unknown().optional(),
+        created_at: isoDateTime,
+      }),
+    ),
+  })
+  .openapi('PredictionHistory');
+
+export const outcomesInputSchema = z
+  .object({
+    outcomes: z
+      .array(
+        z
+          .object({
+            actual: z.union([z.string(), z.number(), z.boolean()]).openapi({ description: 'The value actually observed.' }),
+            request_id: z.string().min(1).optional().openapi({ description: 'request_id of the prediction (its features are looked up).' }),
+            features: rowSchema.optional().openapi({ description: 'The full feature set of the row.' }),
+          })
+          .strict()
+          .refine((o) => o.request_id !== undefined || o.features !== undefined, { message: 'each outcome needs request_id or features' }),
+      )
+      .min(1)
+      .max(10_000),
+  })
+  .strict()
+  .openapi('OutcomesInput');
+
+export const outcomesResultSchema = z
+  .object({ accepted: z.number().int(), pending: z.number().int(), outcome_ids: z.array(z.string()), integration_started: z.boolean() })
+  .openapi('OutcomesResult');
+
+export const refreshResultSchema = z
+  .object({ model_id: z.string(), version: versionSchema, outcomes_folded: z.number().int() })
+  .openapi('RefreshResult');
+
+export const performanceQuerySchema = z.object({ days: z.coerce.number().int().min(1).max(365).default(30) });

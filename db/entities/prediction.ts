@@ -1,0 +1,30 @@
+import { EntitySchema } from '@mikro-orm/core';
+
+/** One scored row, kept for the prediction history and to match reported outcomes by `id` (request_id). */
+export interface Prediction {
+  id: string;
+  modelId: string;
+  workspaceId: string;
+  versionNumber: number;
+  /** The HTTP request that scored this row. */
+  httpRequestId: string;
+  features: Record<string, unknown>;
+  output: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export const PredictionSchema = new EntitySchema<Prediction>({
+  name: 'Prediction',
+  tableName: 'predictions',
+  indexes: [{ properties: ['modelId', 'createdAt'] }],
+  properties: {
+    id: { type: 'string', primary: true, length: 40 },
+    modelId: { type: 'string', length: 40 },
+    workspaceId: { type: 'string', length: 40 },
+    versionNumber: { type: 'integer' },
+    httpRequestId: { type: 'string', length: 40 },
+    features: { type: 'json' },
+    output: { type: 'json' },
+    createdAt: { type: 'datetime', defaultRaw: 'now()' },
+  },
+});

@@ -1,0 +1,78 @@
+import Papa from 'papaparse';
+import { AppError } from './errors';
+
+export type Row = Record<string, unknown>;
+
+const DELIMITERS = [',', ';', '\t', '|'];
+
+const unreadable = (detail: string): AppError => new AppError('CSV_UNREADABLE', 400, detail);
+
+/**
+ * Parses CSV text: separator detected among comma, semicolon, tab and pipe; numeric text typed;
+ * empty cells null (papaparse). Anything that is not a well-formed table answers 400 CSV_UNREADABLE.
+ */
+export function parseCsv(text: string): Row[] {
+  if (text.includes('\u0000')) throw unreadable('The file is not text: it contains NUL bytes.');
+  const body = text.replace(/^\uFEFF/, '');
+  if (body.trim() === '') throw unreadable('The CSV file is empty.');
+  const parsed = Papa.parse<Row>(body, {
+    header: true,
+    dynamicTyping: true,
+    skipEmptyLines: 'greedy',
+    delimitersToGuess: DELIMITERS,
+  });
+  const fatal = parsed.errors.find((e) => e.type === 'Quotes' || e.type === 'FieldMismatch');
+  if (fatal) {
+    const where = fatal.row !== undefined ? ` (data row ${fatal.row + 1})` : '';
+    throw unreadable(`The CSV could not be parsed${where}: ${fatal.message}.`);
+  }
+  const fields = parsed.meta.fields ?? [];
+  if (fields.length === 0 || fields.some((f) => f.trim() === '')) throw unreadable('The CSV header row has an empty column name.');
+  if (new Set(fields).size !== fields.length) throw unreadable('The CSV header row repeats a column name.');
+  if (parsed.data.length === 0) throw unreadable('The CSV has a header row but no data rows.');
+  return parsed.data;
+}
+
+/** A JSON file: an array of row objects, or an object holding one under `data` or `rows`. */
+export function parseJsonRows(text: string): Row[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch {
+    throw new AppError('INVALID_JSON', 400, 'The uploaded JSON file is not valid JSON.');
+  }
+  const rows = Array.isArray(value) ? value : (value as { data?: unknown; rows?: unknown } | null)?.data ?? (value as { rows?: unknown } | null)?.rows;
+  if (!Array.isArray(rows)) throw new AppError('VALIDATION_ERROR', 400, 'The JSON file must hold an array of row objects (or {"data": [...]}).');
+  return checkRows(rows, 'file');
+}
+
+/** Rows must be plain objects of scalars (null, number, string, boolean). */
+export function checkRows(rows: unknown[], where: string): Row[] {
+  rows.forEach((row, i) => {
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+      throw new AppError('VALIDATION_ERROR', 400, `Invalid ${where}[${i}]: each row must be an object of column values.`);
+    }
+    for (const [column, value] of Object.entries(row)) {
+      if (value !== null && typeof value === 'object') {
+        throw new AppError('VALIDATION_ERROR', 400, `Invalid ${where}[${i}].${column}: values must be numbers, strings, booleans or null.`);
+      }
+    }
+  });
+  return rows as Row[];
+}
+
+/** Decides CSV or JSON from the file name, the declared type, then the content. */
+export function parseUploadedFile(file: { name: string | null; mimetype: string | null; content: Buffer }): Row[] {
+  const text = file.content.toString('utf8');
+  const name = (file.name ?? '').toLowerCase();
+  const mimetype = (file.mimetype ?? '').toLowerCase();
+  const looksJson = name.endsWith('.json') || mimetype.includes('json') || (!name.endsWith('.csv') && /^\s*[[{]/.test(text));
+  return looksJson ? parseJsonRows(text) : parseCsv(text);
+}
+
+/** Column names in first-seen order across rows. */
+export function columnsOf(rows: Row[]): string[] {
+  const seen = new Set<string>();
+  for (const row of rows) for (const key of Object.keys(row)) seen.add(key);
+  return [...seen];
+}

@@ -1,0 +1,75 @@
+import os from 'node:os';
+import path from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { DataReport, Prediction, TrialReport } from '../engines/tabular';
+import type { Row } from './datasets';
+import type { Outcome, TrainOutput } from './engine-worker';
+
+/** An engine refusal that crossed the thread boundary (errors are cloned, not their classes). */
+export class EngineDataError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function unwrap<T>(outcome: Outcome<T>): T {
+  if (!outcome.ok) throw new EngineDataError(outcome.code, outcome.message);
+  return outcome.value;
+}
+
+/**
+ * The worker-thread pool that runs engine code. From sources (development, tests) each thread loads
+ * the TypeScript worker through tsx (engine-worker-entry.cjs); compiled output needs nothing.
+ */
+export class EnginePool {
+  private readonly pool: Piscina;
+
+  constructor(threads = Math.max(1, os.availableParallelism()), minThreads = 1) {
+    const fromSource = __filename.endsWith('.ts');
+    this.pool = new Piscina({
+      filename: path.resolve(__dirname, fromSource ? 'engine-worker-entry.cjs' : 'engine-worker.js'),
+      execArgv: [],
+      minThreads: Math.min(minThreads, threads),
+      maxThreads: threads,
+      idleTimeout: 60_000,
+    });
+  }
+
+  async train(
+    task: { rows: Row[]; target: string; task?: 'classification' | 'regression'; explain: boolean; seed: number },
+    options: { onProgress?: (p: { done: number; total: number }) => void; signal?: AbortSignal } = {},
+  ): Promise<TrainOutput> {
+    const channel = new MessageChannel();
+    channel.port1.on('message', (p: { done: number; total: number }) => options.onProgress?.(p));
+    try {
+      return unwrap(
+        (await this.pool.run(
+          { ...task, progressPort: channel.port2 },
+          { name: 'train', transferList: [channel.port2], signal: options.signal },
+        )) as Outcome<TrainOutput>,
+      );
+    } finally {
+      channel.port1.close();
+    }
+  }
+
+  async predict(versionId: string, artefact: string, rows: Row[]): Promise<Prediction[]> {
+    return (await this.pool.run({ versionId, artefact, rows }, { name: 'predict' })) as Prediction[];
+  }
+
+  async analyse(rows: Row[], target: string, task?: 'classification' | 'regression'): Promise<DataReport> {
+    return unwrap((await this.pool.run({ rows, target, task }, { name: 'analyse' })) as Outcome<DataReport>);
+  }
+
+  async trial(rows: Row[], target: string, seed: number, task?: 'classification' | 'regression'): Promise<TrialReport> {
+    return unwrap((await this.pool.run({ rows, target, task, seed }, { name: 'trial' })) as Outcome<TrialReport>);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+}

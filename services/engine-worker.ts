@@ -1,0 +1,106 @@
+/**
+ * Runs in a worker thread of the engine pool: the only place engine code executes in the service
+ * processes, so the event loop of the API and of the Temporal worker never blocks on a fit or a score.
+ */
+import type { MessagePort } from 'node:worker_threads';
+import {
+  analyseDataset,
+  featureColumns,
+  loadModel,
+  predictRows,
+  serialiseModel,
+  trainTabular,
+  trialRun,
+  type DataReport,
+  type Prediction,
+  type TabularModel,
+  type TrialReport,
+} from '../engines/tabular';
+import { TabularDataError } from '../engines/tabular';
+import type { Row } from './datasets';
+
+/** Errors lose their class and fields across threads, so data refusals travel as values. */
+export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
+
+function guarded<T>(run: () => T): Outcome<T> {
+  try {
+    return { ok: true, value: run() };
+  } catch (err) {
+    if (err instanceof TabularDataError) return { ok: false, code: err.code, message: err.message };
+    throw err;
+  }
+}
+
+export interface TrainTask {
+  rows: Row[];
+  target: string;
+  task?: 'classification' | 'regression';
+  explain: boolean;
+  seed: number;
+  progressPort?: MessagePort;
+}
+
+export interface TrainOutput {
+  artefact: string;
+  report: DataReport;
+  validation: { metric: string; score: number; higher_is_better: boolean; baseline_score: number };
+  topFactors: Array<{ feature: string; importance: number }> | null;
+  featureColumns: string[];
+}
+
+export function train(task: TrainTask): Outcome<TrainOutput> {
+  return guarded(() => trainNow(task));
+}
+
+function trainNow(task: TrainTask): TrainOutput {
+  let lastPost = 0;
+  const trained = trainTabular(task.rows, {
+    target: task.target,
+    task: task.task,
+    explain: task.explain,
+    seed: task.seed,
+    onProgress: (p) => {
+      const now = Date.now();
+      if (task.progressPort && (now - lastPost > 500 || p.done === p.total)) {
+        lastPost = now;
+        task.progressPort.postMessage(p);
+      }
+    },
+  });
+  task.progressPort?.close();
+  return {
+    artefact: serialiseModel(trained.model),
+    report: trained.report,
+    validation: trained.validation,
+    topFactors: trained.topFactors ?? null,
+    featureColumns: featureColumns(trained.model),
+  };
+}
+
+const MODEL_CACHE_SIZE = 32;
+const modelCache = new Map<string, TabularModel>();
+
+function cachedModel(versionId: string, artefact: string): TabularModel {
+  const hit = modelCache.get(versionId);
+  if (hit) {
+    modelCache.delete(versionId);
+    modelCache.set(versionId, hit);
+    return hit;
+  }
+  const model = loadModel(artefact);
+  modelCache.set(versionId, model);
+  if (modelCache.size > MODEL_CACHE_SIZE) modelCache.delete(modelCache.keys().next().value as string);
+  return model;
+}
+
+export function predict(task: { versionId: string; artefact: string; rows: Row[] }): Prediction[] {
+  return predictRows(cachedModel(task.versionId, task.artefact), task.rows);
+}
+
+export function analyse(task: { rows: Row[]; target: string; task?: 'classification' | 'regression' }): Outcome<DataReport> {
+  return guarded(() => analyseDataset(task.rows, { target: task.target, task: task.task }));
+}
+
+export function trial(task: { rows: Row[]; target: string; task?: 'classification' | 'regression'; seed: number }): Outcome<TrialReport> {
+  return guarded(() => trialRun(task.rows, { target: task.target, task: task.task, seed: task.seed }));
+}

@@ -1,0 +1,157 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { MAX_PREDICT_ROWS_PER_CALL } from '../config/plans';
+import { ModelVersionSchema, PredictionSchema, type Model, type ModelVersion } from '../db/entities';
+import { findEngine } from '../engines/catalogue';
+import { gunzipText } from './compression';
+import { reserveCredits, refundCredits, type Charge } from './credits';
+import type { Row } from './datasets';
+import type { EnginePool } from './engine-pool';
+import { AppError } from './errors';
+import { newId } from './ids';
+import { isServable } from './models';
+
+interface ColumnInfo {
+  name: string;
+  type: string;
+}
+
+/**
+ * Column names must equal the training columns minus the target (COLUMN_MISMATCH names the missing
+ * and unexpected ones); values must fit the column's type (SCHEMA_MISMATCH names the column).
+ */
+export function checkPredictionRows(model: Model, version: ModelVersion, rows: Row[]): void {
+  const expected = new Set(model.featureColumns);
+  rows.forEach((row, i) => {
+    const keys = Object.keys(row);
+    const missing = model.featureColumns.filter((c) => !(c in row));
+    const unexpected = keys.filter((k) => !expected.has(k));
+    if (missing.length > 0 || unexpected.length > 0) {
+      const parts = [
+        missing.length > 0 ? `missing ${missing.map((c) => `"${c}"`).join(', ')}` : null,
+        unexpected.length > 0 ? `unexpected ${unexpected.map((c) => `"${c}"`).join(', ')}` : null,
+      ].filter(Boolean);
+      throw new AppError('COLUMN_MISMATCH', 400, `Row ${i}: the columns must be the training columns minus the target; ${parts.join('; ')}.`, {
+        expected_columns: model.featureColumns,
+        missing_columns: missing,
+        unexpected_columns: unexpected,
+        row: i,
+      });
+    }
+  });
+  const columns = ((version.report as { columns?: ColumnInfo[] }).columns ?? []).filter((c) => c.name !== model.target);
+  for (const column of columns) {
+    if (column.type !== 'numeric') continue;
+    rows.forEach((row, i) => {
+      const value = row[column.name];
+      if (value === null || value === undefined || value === '' || typeof value === 'number') return;
+      if (typeof value === 'string' && Number.isFinite(Number(value))) return;
+      throw new AppError('SCHEMA_MISMATCH', 400, `Row ${i}: column "${column.name}" was numeric in training but received ${JSON.stringify(value)}.`, {
+        column: column.name,
+        expected_type: 'numeric',
+        row: i,
+      });
+    });
+  }
+}
+
+const ARTEFACT_CACHE_SIZE = 64;
+const artefactCache = new Map<string, string>();
+
+async function artefactOf(em: EntityManager, version: ModelVersion): Promise<string> {
+  const hit = artefactCache.get(version.id);
+  if (hit) return hit;
+  const loaded = await em.findOneOrFail(ModelVersionSchema, { id: version.id }, { populate: ['artefact'] });
+  if (!loaded.artefact) throw new AppError('ENGINE_MISMATCH', 409, 'This model version has no artefact left to serve.');
+  const text = gunzipText(loaded.artefact);
+  artefactCache.set(version.id, text);
+  if (artefactCache.size > ARTEFACT_CACHE_SIZE) artefactCache.delete(artefactCache.keys().next().value as string);
+  return text;
+}
+
+export interface PredictResult {
+  body: {
+    model_id: string;
+    version: { id: string; number: number };
+    predictions: Array<Record<string, unknown>>;
+    credits_charged: number;
+    credits_remaining: number;
+  };
+  charged: number;
+  remaining: number;
+}
+
+/**
+ * Scores rows: checks the model and the columns, reserves the credits before any computation, scores
+ * in the engine pool, stores one prediction per row (its id is the request_id for outcomes), and
+ * refunds the reservation if anything after it fails.
+ */
+export async function predict(
+  em: EntityManager,
+  pool: EnginePool,
+  input: { model: Model; rows: Row[]; accountId: string; workspaceId: string; httpRequestId: string },
+): Promise<PredictResult> {
+  const { model, rows } = input;
+  if (model.status === 'archived') throw new AppError('MODEL_ARCHIVED', 409, 'The model is archived; restore it to predict.');
+  if (model.status !== 'serving' || model.currentVersion === null) {
+    throw new AppError('MODEL_NOT_TRAINED', 409, 'The model is not trained yet.');
+  }
+  if (rows.length === 0) throw new AppError('VALIDATION_ERROR', 400, 'Send at least one row to score.');
+  if (rows.length > MAX_PREDICT_ROWS_PER_CALL) {
+    throw new AppError('TOO_MANY_ROWS', 413, `One call scores at most ${MAX_PREDICT_ROWS_PER_CALL} rows; got ${rows.length}.`);
+  }
+  const version = await em.findOneOrFail(ModelVersionSchema, { model: model.id, number: model.currentVersion });
+  if (!isServable(version)) {
+    throw new AppError(
+      'ENGINE_MISMATCH',
+      409,
+      `Version ${version.number} was trained by engine ${version.engineId} ${version.engineVersion}, which this deployment no longer serves; refresh the model to train it on the current engine.`,
+    );
+  }
+  checkPredictionRows(model, version, rows);
+  const price = findEngine(version.engineId)?.creditPricePerRow ?? 1;
+  const cost = price * rows.length;
+  const charge: Charge = await reserveCredits(em.fork(), {
+    accountId: input.accountId,
+    workspaceId: input.workspaceId,
+    amount: cost,
+    operation: 'models.predict',
+    reference: input.httpRequestId,
+  });
+  try {
+    const artefact = await artefactOf(em, version);
+    const scored = await pool.predict(version.id, artefact, rows);
+    const now = new Date();
+    const predictions = scored.map((p) => {
+      const out: Record<string, unknown> = { request_id: newId('request'), prediction: p.prediction };
+      for (const [label, probability] of Object.entries(p.probabilities ?? {})) out[`proba_${label}`] = probability;
+      return out;
+    });
+    await em.insertMany(
+      PredictionSchema,
+      predictions.map((p, i) => ({
+        id: p.request_id as string,
+        modelId: model.id,
+        workspaceId: input.workspaceId,
+        versionNumber: version.number,
+        httpRequestId: input.httpRequestId,
+        features: rows[i] ?? {},
+        output: p,
+        createdAt: now,
+      })),
+    );
+    return {
+      body: {
+        model_id: model.id,
+        version: { id: version.id, number: version.number },
+        predictions,
+        credits_charged: cost,
+        credits_remaining: charge.remaining,
+      },
+      charged: cost,
+      remaining: charge.remaining,
+    };
+  } catch (err) {
+    await refundCredits(em.fork(), charge, 'models.predict');
+    throw err;
+  }
+}

@@ -1,0 +1,99 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ContextChunkSchema, ModelSchema, OutcomeSchema, type Outcome } from '../db/entities';
+import { ENGINE_CATALOGUE } from '../engines/catalogue';
+import { TABULAR_ENGINE } from '../engines/tabular';
+import { gzipJson, gzipText } from './compression';
+import type { Row } from './datasets';
+import type { EnginePool } from './engine-pool';
+import { newId } from './ids';
+import { loadContext, storeVersion } from './models';
+
+/** Fixed so that the same data and settings always give the same artefact. */
+export const TRAINING_SEED = 42;
+
+export interface FitRequest {
+  modelId: string;
+  number: number;
+  trigger: 'train' | 'refresh';
+  outcomesFolded: number;
+}
+
+/**
+ * Fits version `number` of a model from its context and stores it (idempotent: an existing version is
+ * returned as is). The fit runs in the engine pool; progress is reported through `onProgress`.
+ */
+export async function fitAndStoreVersion(
+  em: EntityManager,
+  pool: EnginePool,
+  request: FitRequest,
+  options: { onProgress?: (p: { done: number; total: number }) => void; signal?: AbortSignal } = {},
+): Promise<{ versionId: string; number: number }> {
+  const model = await em.findOneOrFail(ModelSchema, { id: request.modelId });
+  const done = await em.getConnection().execute<Array<{ id: string }>>('select id from model_versions where model_id = ? and number = ?', [
+    request.modelId,
+    request.number,
+  ]);
+  if (done[0]) return { versionId: done[0].id, number: request.number };
+
+  const rows = await loadContext(em, request.modelId, request.number);
+  const engine = ENGINE_CATALOGUE.find((e) => e.id === TABULAR_ENGINE.id);
+  const trained = await pool.train(
+    {
+      rows,
+      target: model.target,
+      task: model.task === 'regression' ? 'regression' : 'classification',
+      explain: model.explain,
+      seed: TRAINING_SEED,
+    },
+    options,
+  );
+  const version = await storeVersion(em.fork(), request.modelId, request.number, {
+    artefact: gzipText(trained.artefact),
+    engineId: engine?.id ?? TABULAR_ENGINE.id,
+    engineVersion: engine?.version ?? TABULAR_ENGINE.version,
+    formatVersion: TABULAR_ENGINE.artefactFormatVersion,
+    report: trained.report as unknown as Record<string, unknown>,
+    validation: trained.validation,
+    topFactors: trained.topFactors,
+    featureColumns: trained.featureColumns,
+    contextRows: rows.length,
+    outcomesFolded: request.outcomesFolded,
+    trigger: request.trigger,
+  });
+  return { versionId: version.id, number: version.number };
+}
+
+export const outcomeToRow = (outcome: Pick<Outcome, 'features' | 'actual'>, target: string): Row => ({
+  ...outcome.features,
+  [target]: outcome.actual as Row[string],
+});
+
+/**
+ * Folds every pending outcome into the context as the chunk of the next version, and marks them
+ * folded, in one transaction. Idempotent: when the next version's chunk already exists (a retried
+ * activity), it is reused.
+ */
+export async function foldPendingOutcomes(em: EntityManager, modelId: string): Promise<{ number: number; folded: number }> {
+  return em.transactional(async (tx) => {
+    const model = await tx.findOneOrFail(ModelSchema, { id: modelId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    const number = (model.currentVersion ?? 0) + 1;
+    const existing = await tx.findOne(ContextChunkSchema, { model: modelId, versionNumber: number });
+    if (existing) return { number, folded: existing.rowCount };
+    const pending = await tx.find(OutcomeSchema, { modelId, status: 'pending' }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    tx.create(ContextChunkSchema, {
+      id: newId('event'),
+      model,
+      versionNumber: number,
+      rowCount: pending.length,
+      data: gzipJson(pending.map((o) => outcomeToRow(o, model.target))),
+      createdAt: new Date(),
+    });
+    for (const outcome of pending) {
+      outcome.status = 'folded';
+      outcome.foldedInVersion = number;
+    }
+    await tx.flush();
+    return { number, folded: pending.length };
+  });
+}

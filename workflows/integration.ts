@@ -1,0 +1,40 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { condition, defineSignal, executeChild, setHandler, sleep } from '@temporalio/workflow';
+import { refreshModel, type TrainModelInput } from './train-model';
+
+export const outcomesReceived = defineSignal<[{ count: number }]>('outcomesReceived');
+
+/** Quiet time after the last outcomes batch before refreshing, so bursts make one version. */
+const QUIET_MS = 5_000;
+const RETRY_WHEN_BUSY_MS = 30_000;
+
+/**
+ * `integrate/<mdl>` (signal-with-start from POST /outcomes when auto_update is on): gathers outcome
+ * batches, then runs `refresh/<mdl>` as a child. A refresh already running (started by a caller) is
+ * waited out and tried again; batches arriving meanwhile make another refresh.
+ */
+export async function integration(input: TrainModelInput): Promise<{ refreshes: number }> {
+  let pendingBatches = 0;
+  setHandler(outcomesReceived, () => {
+    pendingBatches += 1;
+  });
+  let refreshes = 0;
+  while (pendingBatches > 0 || (await condition(() => pendingBatches > 0, '1 minute'))) {
+    // Debounce: wait until no batch arrived for QUIET_MS.
+    let seen = -1;
+    while (seen !== pendingBatches) {
+      seen = pendingBatches;
+      await sleep(QUIET_MS);
+    }
+    pendingBatches = 0;
+    try {
+      await executeChild(refreshModel, { workflowId: `refresh/${input.modelId}`, args: [input] });
+      refreshes += 1;
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      pendingBatches += 1;
+      await sleep(RETRY_WHEN_BUSY_MS);
+    }
+  }
+  return { refreshes };
+}
