@@ -1,0 +1,132 @@
+import { ModelSchema } from '../../db/entities';
+import { churnRows, toCsv } from '../support/datasets';
+import { expectError, startHarness, type Harness } from '../support/harness';
+
+function prng(seed: number) {
+  let a = seed;
+  return () => {
+    a = (a * 1103515245 + 12345) % 2147483648;
+    return a / 2147483648;
+  };
+}
+
+describe('dataset validation', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.stop());
+
+  const validate = (key: string, body: Record<string, unknown>) => h.http.post('/v1/datasets/validate').set('X-API-Key', key).send(body);
+
+  it('returns the training report, a trial against the lazy answer, a usable verdict and a hint; creates nothing; costs nothing', async () => {
+    const { apiKey, account } = await h.provision('free');
+    const res = await validate(apiKey, { target: 'churned', data: churnRows(200) });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(expect.objectContaining({ valid: true, target: 'churned', errors: [], hint: expect.any(String) }));
+    expect(res.body.report).toEqual(expect.objectContaining({ task: 'binary', rows_used: 200 }));
+    expect(res.body.trial.verdict.level).toBe('usable');
+    expect(res.body.trial.metrics).toEqual(expect.objectContaining({ score: expect.any(Number), baseline_score: expect.any(Number) }));
+    expect(res.headers['x-service-predictions-remaining']).toBeUndefined();
+    expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
+  });
+
+  it('says weak and names the column when one column gives the answer away', async () => {
+    const { apiKey } = await h.provision('free');
+    const rand = prng(3);
+    const data = Array.from({ length: 300 }, () => {
+      const outcome = rand() < 0.5 ? 'paid' : 'defaulted';
+      return { income: Math.round(rand() * 1000), age: Math.round(20 + rand() * 50), collections_calls: outcome === 'defaulted' ? 3 + Math.round(rand() * 5) : 0, outcome };
+    });
+    const res = await validate(apiKey, { target: 'outcome', data });
+    expect(res.status).toBe(200);
+    expect(res.body.trial.verdict).toEqual(expect.objectContaining({ level: 'weak', column: 'collections_calls' }));
+  });
+
+  it('says no_signal when the columns carry nothing for the target', async () => {
+    const { apiKey } = await h.provision('free');
+    const rand = prng(5);
+    const data = Array.from({ length: 400 }, () => ({ a: rand(), b: rand(), c: rand() < 0.5 ? 'x' : 'y', target: rand() < 0.5 ? 'left' : 'right' }));
+    const res = await validate(apiKey, { target: 'target', data });
+    expect(res.body.trial.verdict.level).toBe('no_signal');
+  });
+
+  it('reports a refused dataset without a trial verdict', async () => {
+    const { apiKey } = await h.provision('free');
+    const res = await validate(apiKey, { target: 'churned', data: churnRows(5) });
+    expect(res.status).toBe(200);
+    expect(res.body.valid).toBe(false);
+    expect(res.body.errors[0].code).toBe('TOO_FEW_ROWS');
+    expect(res.body.trial).toEqual({});
+  });
+
+  it('answers 400 when the data or the target is missing, or the CSV is unreadable', async () => {
+    const { apiKey } = await h.provision('free');
+    expectError(await validate(apiKey, { target: 'churned' }), 400, 'VALIDATION_ERROR');
+    expectError(await validate(apiKey, { data: churnRows(20) }), 400, 'VALIDATION_ERROR');
+    expectError(await validate(apiKey, { target: 'missing_column', data: churnRows(20) }), 400, 'VALIDATION_ERROR');
+    const unreadable = await h.http
+      .post('/v1/datasets/validate')
+      .set('X-API-Key', apiKey)
+      .field('target', 'churned')
+      .attach('file', Buffer.from('a,b\n1,2,3,4\n"x'), { filename: 'x.csv', contentType: 'text/csv' });
+    expectError(unreadable, 400, 'CSV_UNREADABLE');
+    const csv = await h.http
+      .post('/v1/datasets/validate')
+      .set('X-API-Key', apiKey)
+      .field('target', 'churned')
+      .attach('file', Buffer.from(toCsv(churnRows(100), '|')), { filename: 'ok.csv', contentType: 'text/csv' });
+    expect(csv.status).toBe(200);
+    expect(csv.body.report.rows_used).toBe(100);
+  });
+});
+
+describe('request log and usage', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.stop());
+
+  it('logs every call of the workspace with status, error code, credits and duration; filters errors; sums usage by day and operation', async () => {
+    const { apiKey } = await h.provision('build');
+    const trained = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(60) });
+    const predicted = await h.http
+      .post(`/v1/models/${trained.body.id}/predict`)
+      .set('X-API-Key', apiKey)
+      .send({ rows: [{ x1: 1, x2: 2, colour: 'red' }, { x1: 3, x2: 4, colour: 'blue' }] });
+    const failed = await h.http.post(`/v1/models/${trained.body.id}/predict`).set('X-API-Key', apiKey).send({ rows: [{ nope: 1 }] });
+    expect(failed.status).toBe(400);
+
+    const log = await h.http.get('/v1/requests').set('X-API-Key', apiKey);
+    expect(log.status).toBe(200);
+    const ids = log.body.data.map((e: { request_id: string }) => e.request_id);
+    expect(ids.slice(0, 3)).toEqual([failed.headers['x-request-id'], predicted.headers['x-request-id'], trained.headers['x-request-id']]);
+    expect(log.body.data[1]).toEqual(
+      expect.objectContaining({ method: 'POST', operation: 'models.predict', status: 200, credits: 2, error_code: null, duration_ms: expect.any(Number) }),
+    );
+    expect(log.body.data[0]).toEqual(expect.objectContaining({ status: 400, error_code: 'COLUMN_MISMATCH', credits: 0 }));
+
+    const errors = await h.http.get('/v1/requests?status=error').set('X-API-Key', apiKey);
+    expect(errors.body.data.map((e: { request_id: string }) => e.request_id)).toEqual([failed.headers['x-request-id']]);
+    expect((await h.http.get('/v1/requests?limit=1').set('X-API-Key', apiKey)).body.data).toHaveLength(1);
+    expectError(await h.http.get('/v1/requests?limit=501').set('X-API-Key', apiKey), 400, 'VALIDATION_ERROR');
+    expectError(await h.http.get('/v1/requests?from=2026-01-01&to=2026-03-01').set('X-API-Key', apiKey), 400, 'VALIDATION_ERROR');
+
+    const usage = await h.http.get('/v1/usage').set('X-API-Key', apiKey);
+    expect(usage.status).toBe(200);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(usage.body.by_day).toEqual(expect.arrayContaining([{ day: today, operation: 'models.predict', credits: 2, calls: 2 }]));
+    expect(usage.body.total_credits).toBe(2);
+    const other = await h.provision('build');
+    expectError(await h.http.get(`/v1/usage?workspace_id=${other.workspace.id}`).set('X-API-Key', apiKey), 404, 'NOT_FOUND');
+  });
+
+  it('does not log another workspace’s calls', async () => {
+    const a = await h.provision('build');
+    const b = await h.provision('build');
+    await h.http.get('/v1/models').set('X-API-Key', b.apiKey);
+    const log = await h.http.get('/v1/requests').set('X-API-Key', a.apiKey);
+    expect(log.body.data).toEqual([]);
+  });
+});

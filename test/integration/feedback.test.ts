@@ -1,0 +1,145 @@
+import { ModelVersionSchema, OutcomeSchema } from '../../db/entities';
+import { churnRows, withoutTarget } from '../support/datasets';
+import { expectError, startHarness, type Harness } from '../support/harness';
+
+describe('feedback loop: outcomes, refresh, performance', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.stop());
+
+  async function trainedModel(extra: Record<string, unknown> = {}) {
+    const account = await h.provision('build');
+    const res = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(100), ...extra });
+    expect(res.status).toBe(201);
+    return { ...account, modelId: res.body.id as string };
+  }
+
+  it('matches outcomes by request_id and by features; a refresh makes version 2 serve while version 1 stays listed', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: withoutTarget(churnRows(2, 5), 'churned') });
+    const [p0] = scored.body.predictions;
+
+    const noPending = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey);
+    expectError(noPending, 409, 'NO_PENDING_OUTCOMES');
+
+    const extra = withoutTarget(churnRows(1, 6), 'churned')[0];
+    const recorded = await h.http
+      .post(`/v1/models/${modelId}/outcomes`)
+      .set('X-API-Key', apiKey)
+      .send({ outcomes: [{ request_id: p0.request_id, actual: 'yes' }, { features: extra, actual: 'no' }] });
+    expect(recorded.status).toBe(201);
+    expect(recorded.body).toEqual(expect.objectContaining({ accepted: 2, pending: 2, integration_started: false }));
+    const stored = await h.orm.em.fork().find(OutcomeSchema, { modelId }, { orderBy: { createdAt: 'asc' } });
+    expect(stored.find((o) => o.predictionId === p0.request_id)?.features).toEqual(withoutTarget(churnRows(2, 5), 'churned')[0]);
+
+    const refreshed = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey);
+    expect(refreshed.status).toBe(201);
+    expect(refreshed.body.version).toEqual(expect.objectContaining({ number: 2, serving: true, trigger: 'refresh', context_rows: 102, outcomes_folded: 2 }));
+    expect(refreshed.body.version.id).toMatch(/^ver_/);
+
+    const versions = await h.http.get(`/v1/models/${modelId}/versions`).set('X-API-Key', apiKey);
+    expect(versions.body.data.map((v: { number: number; serving: boolean }) => [v.number, v.serving])).toEqual([
+      [2, true],
+      [1, false],
+    ]);
+    const next = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [extra] });
+    expect(next.body.version.number).toBe(2);
+    expect((await h.orm.em.fork().find(OutcomeSchema, { modelId })).map((o) => [o.status, o.foldedInVersion])).toEqual([
+      ['folded', 2],
+      ['folded', 2],
+    ]);
+    expectError(await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey), 409, 'NO_PENDING_OUTCOMES');
+  });
+
+  it('refuses an invalid outcome batch whole: neither request_id nor features, unknown request_id, wrong columns', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const features = withoutTarget(churnRows(1), 'churned')[0];
+    expectError(await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ actual: 'yes' }] }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'no' }, { request_id: 'req_unknown', actual: 'yes' }] }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features: { x1: 1 }, actual: 'no' }] }), 400, 'COLUMN_MISMATCH');
+    expectError(await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [] }), 400, 'VALIDATION_ERROR');
+    expect(await h.orm.em.fork().count(OutcomeSchema, { modelId })).toBe(0);
+    expectError(await h.http.post('/v1/models/mdl_nope/outcomes').set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'no' }] }), 404, 'NOT_FOUND');
+  });
+
+  it('answers 409 UPDATE_IN_PROGRESS while a refresh of the model runs, and creates no version', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const features = withoutTarget(churnRows(1), 'churned')[0];
+    await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'no' }] });
+    // An update that is running (on a queue no worker polls, so it stays running for the test).
+    const running = await h.client.workflow.start('refreshModel', {
+      taskQueue: 'nobody-polls-this-queue',
+      workflowId: `refresh/${modelId}`,
+      args: [{ modelId, heartbeatTimeoutMs: 30_000 }],
+    });
+    try {
+      expectError(await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey), 409, 'UPDATE_IN_PROGRESS');
+      expect(await h.orm.em.fork().count(ModelVersionSchema, { model: modelId })).toBe(1);
+    } finally {
+      await running.terminate('test cleanup');
+    }
+    expect((await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey)).status).toBe(201);
+  });
+
+  it('with auto_update on, an outcomes batch triggers the integration workflow, which refreshes the model', async () => {
+    const { apiKey, modelId } = await trainedModel({ auto_update: true });
+    const features = withoutTarget(churnRows(1, 3), 'churned')[0];
+    const recorded = await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'yes' }] });
+    expect(recorded.body.integration_started).toBe(true);
+    const integration = h.client.workflow.getHandle(`integrate/${modelId}`);
+    expect((await integration.describe()).type).toBe('integration');
+    const deadline = Date.now() + 60_000;
+    let versions = 1;
+    while (versions < 2 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      versions = await h.orm.em.fork().count(ModelVersionSchema, { model: modelId });
+    }
+    expect(versions).toBe(2);
+    const model = await h.http.get(`/v1/models/${modelId}`).set('X-API-Key', apiKey);
+    expect(model.body.version.number).toBe(2);
+    await integration.terminate('test cleanup').catch(() => undefined);
+  });
+
+  it('after an engine change, a refresh produces a version on the current engine that serves again', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    await h.orm.em.fork().nativeUpdate(ModelVersionSchema, { model: modelId }, { engineVersion: '0.0.1-retired' });
+    const rows = withoutTarget(churnRows(1, 4), 'churned');
+    expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows }), 409, 'ENGINE_MISMATCH');
+    await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features: rows[0], actual: 'no' }] });
+    const refreshed = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey);
+    expect(refreshed.status).toBe(201);
+    expect(refreshed.body.version.engine.version).toBe('1.0.0');
+    expect((await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows })).status).toBe(200);
+  });
+
+  it('reports performance: observed null until an outcome matches a prediction, then a score and a verdict', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const data = churnRows(40, 11);
+    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: withoutTarget(data, 'churned') });
+    const before = await h.http.get(`/v1/models/${modelId}/performance`).set('X-API-Key', apiKey);
+    expect(before.status).toBe(200);
+    expect(before.body).toEqual(expect.objectContaining({ days: 30, predictions: 40, observed: null, verdict: null }));
+    expect(before.body.expected).toEqual(expect.objectContaining({ version: 1, metric: 'roc_auc' }));
+
+    const outcomes = scored.body.predictions.map((p: { request_id: string }, i: number) => ({ request_id: p.request_id, actual: data[i]!.churned }));
+    await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes });
+    const after = await h.http.get(`/v1/models/${modelId}/performance?days=7`).set('X-API-Key', apiKey);
+    expect(after.body.observed).toEqual({ matched: 40, metric: 'roc_auc', score: expect.any(Number) });
+    expect(after.body.observed.score).toBeGreaterThan(0.8);
+    expect(after.body.verdict).toBe('holding');
+
+    // Outcomes that contradict the predictions make the verdict drop.
+    const flipped = scored.body.predictions.map((p: { request_id: string; prediction: string }) => ({ request_id: p.request_id, actual: p.prediction === 'yes' ? 'no' : 'yes' }));
+    await h.orm.em.fork().nativeDelete(OutcomeSchema, { modelId });
+    await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: flipped });
+    const dropped = await h.http.get(`/v1/models/${modelId}/performance`).set('X-API-Key', apiKey);
+    expect(dropped.body.verdict).toBe('dropped');
+    expectError(await h.http.get(`/v1/models/${modelId}/performance?days=366`).set('X-API-Key', apiKey), 400, 'VALIDATION_ERROR');
+  });
+});

@@ -1,0 +1,182 @@
+import { ContextChunkSchema, ModelSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
+import { churnRows, toCsv, withoutTarget } from '../support/datasets';
+import { expectError, startHarness, type Harness } from '../support/harness';
+
+const ENGINE = 'tabular-gbdt';
+
+describe('models: training, resource and state transitions', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.stop());
+
+  const train = (key: string, body: Record<string, unknown>) => h.http.post('/v1/models').set('X-API-Key', key).send(body);
+
+  it('trains from JSON rows and answers 201 with the serving model and its version 1', async () => {
+    const { apiKey, workspace } = await h.provision('build');
+    const res = await train(apiKey, { target: 'churned', engine: ENGINE, name: 'Churn', data: churnRows(120) });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual(
+      expect.objectContaining({
+        name: 'Churn',
+        target: 'churned',
+        task: 'binary',
+        engine: ENGINE,
+        status: 'serving',
+        feature_columns: ['x1', 'x2', 'colour'],
+        workspace_id: workspace.id,
+        versions_count: 1,
+      }),
+    );
+    expect(res.body.id).toMatch(/^mdl_/);
+    expect(res.body.version).toEqual(expect.objectContaining({ number: 1, serving: true, trigger: 'train', context_rows: 120 }));
+    expect(res.body.version.id).toMatch(/^ver_/);
+    expect(res.body.version).not.toHaveProperty('top_factors');
+    const described = await h.client.workflow.getHandle(`train/${res.body.id}`).describe();
+    expect(described.status.name).toBe('COMPLETED');
+  });
+
+  it('gives top_factors only when trained with explain: true', async () => {
+    const { apiKey } = await h.provision('build');
+    const res = await train(apiKey, { target: 'churned', engine: ENGINE, explain: true, data: churnRows(120) });
+    expect(res.status).toBe(201);
+    expect(res.body.version.top_factors.length).toBeGreaterThan(0);
+    expect(res.body.version.top_factors[0]).toEqual({ feature: expect.any(String), importance: expect.any(Number) });
+  });
+
+  it('trains from a multipart CSV file with a semicolon separator and empty cells', async () => {
+    const { apiKey } = await h.provision('build');
+    const rows = churnRows(80, 2).map((r, i) => (i % 10 === 0 ? { ...r, x2: null } : r));
+    const res = await h.http
+      .post('/v1/models')
+      .set('X-API-Key', apiKey)
+      .field('target', 'churned')
+      .field('engine', ENGINE)
+      .field('explain', 'false')
+      .attach('file', Buffer.from(toCsv(rows, ';')), { filename: 'churn.csv', contentType: 'text/csv' });
+    expect(res.status).toBe(201);
+    expect(res.body.feature_columns).toEqual(['x1', 'x2', 'colour']);
+    expect(res.body.version.context_rows).toBe(80);
+  });
+
+  it.each([
+    ['no engine', { target: 'churned', data: churnRows(20) }, 400, 'VALIDATION_ERROR'],
+    ['an unknown engine', { target: 'churned', engine: 'nope', data: churnRows(20) }, 400, 'VALIDATION_ERROR'],
+    ['the forecast engine', { target: 'churned', engine: 'forecast-auto', data: churnRows(20) }, 400, 'VALIDATION_ERROR'],
+    ['no rows', { target: 'churned', engine: ENGINE }, 400, 'VALIDATION_ERROR'],
+    ['a target column absent from the rows', { target: 'nope', engine: ENGINE, data: churnRows(20) }, 400, 'VALIDATION_ERROR'],
+    ['nine rows', { target: 'churned', engine: ENGINE, data: churnRows(9) }, 422, 'DATA_VALIDATION_FAILED'],
+    ['a single target value', { target: 'churned', engine: ENGINE, data: churnRows(30).map((r) => ({ ...r, churned: 'yes' })) }, 422, 'DATA_VALIDATION_FAILED'],
+  ])('refuses %s and leaves no model behind', async (_label, body, status, code) => {
+    const { apiKey, account } = await h.provision('build');
+    const res = await train(apiKey, body);
+    expectError(res, status, code);
+    if (code === 'DATA_VALIDATION_FAILED') expect(res.body.report.errors[0].code).toEqual(expect.any(String));
+    expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
+  });
+
+  it('answers an unreadable CSV with 400 CSV_UNREADABLE and creates nothing', async () => {
+    const { apiKey, account } = await h.provision('build');
+    const res = await h.http
+      .post('/v1/models')
+      .set('X-API-Key', apiKey)
+      .field('target', 'churned')
+      .field('engine', ENGINE)
+      .attach('file', Buffer.from('x1,churned\n"1,yes\n2,no\n'), { filename: 'bad.csv', contentType: 'text/csv' });
+    expectError(res, 400, 'CSV_UNREADABLE');
+    expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
+  });
+
+  it('answers more training rows than the plan allows with 413 TOO_MANY_ROWS', async () => {
+    const { apiKey, account } = await h.provision('free');
+    const res = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(10_001) });
+    expectError(res, 413, 'TOO_MANY_ROWS');
+    expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
+  });
+
+  it('walks the model state table: quota, archive, restore, delete', async () => {
+    const { apiKey, adminKey, account } = await h.provision('free');
+    const first = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
+    expect(first.status).toBe(201);
+    const id = first.body.id as string;
+
+    // free plan: one model per account
+    expectError(await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) }), 402, 'QUOTA_MODELS_EXCEEDED');
+
+    // serving → archived: 204, no longer listed by default, listed with status=archived, predict 409
+    const archived = await h.http.post(`/v1/models/${id}/archive`).set('X-API-Key', apiKey);
+    expect(archived.status).toBe(204);
+    expect((await h.http.get('/v1/models').set('X-API-Key', apiKey)).body.data).toEqual([]);
+    const archivedList = await h.http.get('/v1/models?status=archived').set('X-API-Key', apiKey);
+    expect(archivedList.body.data.map((m: { id: string }) => m.id)).toEqual([id]);
+    const rows = withoutTarget(churnRows(2), 'churned');
+    expectError(await h.http.post(`/v1/models/${id}/predict`).set('X-API-Key', apiKey).send({ rows }), 409, 'MODEL_ARCHIVED');
+
+    // archived frees the slot: a second model trains
+    const second = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
+    expect(second.status).toBe(201);
+
+    // archived → restore with the plan full: 402, stays archived
+    expectError(await h.http.post(`/v1/models/${id}/restore`).set('X-API-Key', apiKey), 402, 'QUOTA_MODELS_EXCEEDED');
+    expect((await h.orm.em.fork().findOneOrFail(ModelSchema, { id })).status).toBe('archived');
+
+    // free the slot, restore: 200 serving, predicts again
+    expect((await h.http.delete(`/v1/models/${second.body.id}`).set('X-API-Key', apiKey)).status).toBe(204);
+    const restored = await h.http.post(`/v1/models/${id}/restore`).set('X-API-Key', apiKey);
+    expect(restored.status).toBe(200);
+    expect(restored.body.status).toBe('serving');
+    expect((await h.http.post(`/v1/models/${id}/predict`).set('X-API-Key', apiKey).send({ rows })).status).toBe(200);
+
+    // outcomes pending, then delete: 204, purged, 404 afterwards, restore 409 MODEL_DELETED
+    const outcome = await h.http.post(`/v1/models/${id}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features: rows[0], actual: 'yes' }] });
+    expect(outcome.status).toBe(201);
+    expect((await h.http.delete(`/v1/models/${id}`).set('X-API-Key', apiKey)).status).toBe(204);
+    expectError(await h.http.get(`/v1/models/${id}`).set('X-API-Key', apiKey), 404, 'NOT_FOUND');
+    expectError(await h.http.post(`/v1/models/${id}/restore`).set('X-API-Key', apiKey), 409, 'MODEL_DELETED');
+    expectError(await h.http.post(`/v1/models/${id}/predict`).set('X-API-Key', apiKey).send({ rows }), 404, 'NOT_FOUND');
+    const em = h.orm.em.fork();
+    const versions = await em.find(ModelVersionSchema, { model: id }, { populate: ['artefact'] });
+    expect(versions.every((v) => v.artefact === null)).toBe(true);
+    expect(await em.count(ContextChunkSchema, { model: id })).toBe(0);
+    expect(await em.count(OutcomeSchema, { modelId: id, status: 'pending' })).toBe(0);
+    expect((await h.http.get('/v1/models?status=archived').set('X-API-Key', apiKey)).body.data).toEqual([]);
+
+    // an admin key manages models too, but cannot predict
+    expect((await h.http.get('/v1/models').set('X-API-Key', adminKey)).status).toBe(200);
+    expect(account.plan).toBe('free');
+  });
+
+  it('renames a model and refuses to change its frozen target or task', async () => {
+    const { apiKey } = await h.provision('build');
+    const created = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
+    const renamed = await h.http.patch(`/v1/models/${created.body.id}`).set('X-API-Key', apiKey).send({ name: 'Renamed' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.name).toBe('Renamed');
+    expectError(await h.http.patch(`/v1/models/${created.body.id}`).set('X-API-Key', apiKey).send({ target: 'x1' }), 409, 'MODEL_FIELD_FROZEN');
+    expectError(await h.http.patch(`/v1/models/${created.body.id}`).set('X-API-Key', apiKey).send({ task: 'regression' }), 409, 'MODEL_FIELD_FROZEN');
+    const after = await h.http.get(`/v1/models/${created.body.id}`).set('X-API-Key', apiKey);
+    expect(after.body).toEqual(expect.objectContaining({ name: 'Renamed', target: 'churned', task: 'binary' }));
+  });
+
+  it('hides another workspace’s model (404) and paginates the listing', async () => {
+    const a = await h.provision('build');
+    const b = await h.provision('build');
+    const theirs = await train(b.apiKey, { target: 'churned', engine: ENGINE, data: churnRows(40) });
+    expectError(await h.http.get(`/v1/models/${theirs.body.id}`).set('X-API-Key', a.apiKey), 404, 'NOT_FOUND');
+    expectError(await h.http.delete(`/v1/models/${theirs.body.id}`).set('X-API-Key', a.apiKey), 404, 'NOT_FOUND');
+    const mine = [];
+    for (let i = 0; i < 3; i += 1) mine.push((await train(a.apiKey, { target: 'churned', engine: ENGINE, name: `m${i}`, data: churnRows(40, i) })).body.id);
+    const page = await h.http.get('/v1/models?limit=2&offset=1').set('X-API-Key', a.apiKey);
+    expect(page.body.pagination).toEqual({ total: 3, limit: 2, offset: 1, has_more: false });
+    expect(page.body.data.map((m: { id: string }) => m.id)).toEqual([mine[1], mine[0]]);
+    expectError(await h.http.get('/v1/models?limit=500').set('X-API-Key', a.apiKey), 400, 'VALIDATION_ERROR');
+  });
+
+  it('answers usage routes with a usage key and refuses it on administration routes', async () => {
+    const { apiKey } = await h.provision('build');
+    expect((await h.http.get('/v1/models').set('Authorization', `Bearer ${apiKey}`)).status).toBe(200);
+    expect((await h.http.get('/v1/usage').set('X-API-Key', apiKey)).status).toBe(200);
+    expectError(await h.http.get('/v1/api-keys').set('X-API-Key', apiKey), 403, 'ADMIN_KEY_REQUIRED');
+  });
+});

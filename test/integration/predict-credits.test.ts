@@ -1,0 +1,186 @@
+import { AccountSchema, CreditLedgerSchema, ModelVersionSchema, PredictionSchema } from '../../db/entities';
+import { churnRows, toCsv, withoutTarget } from '../support/datasets';
+import { expectError, startHarness, type Harness } from '../support/harness';
+
+const REMAINING = 'x-service-predictions-remaining';
+
+describe('prediction, credits and idempotency', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.stop());
+
+  async function trainedModel(plan: 'free' | 'build' = 'build') {
+    const account = await h.provision(plan);
+    const res = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(150) });
+    expect(res.status).toBe(201);
+    return { ...account, modelId: res.body.id as string };
+  }
+
+  async function setCredits(accountId: string, allowance: number, balance: number) {
+    await h.orm.em.fork().nativeUpdate(AccountSchema, { id: accountId }, { allowanceRemaining: allowance, purchasedBalance: balance });
+  }
+
+  const rows = (n: number, seed = 7) => withoutTarget(churnRows(n, seed), 'churned');
+
+  it('scores rows: prediction and one proba_<class> per class summing to 1, a request_id each, stored; charges price × rows', async () => {
+    const { apiKey, modelId, account } = await trainedModel('free');
+    const res = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(3) });
+    expect(res.status).toBe(200);
+    expect(res.headers[REMAINING]).toBe('997');
+    expect(res.body).toEqual(expect.objectContaining({ model_id: modelId, credits_charged: 3, credits_remaining: 997 }));
+    expect(res.body.version.number).toBe(1);
+    for (const p of res.body.predictions) {
+      expect(['yes', 'no']).toContain(p.prediction);
+      expect(p.request_id).toMatch(/^req_/);
+      expect(p.proba_yes + p.proba_no).toBeCloseTo(1, 10);
+    }
+    expect(await h.orm.em.fork().count(PredictionSchema, { id: { $in: res.body.predictions.map((p: { request_id: string }) => p.request_id) } })).toBe(3);
+    const ledger = await h.orm.em.fork().find(CreditLedgerSchema, { accountId: account.id, kind: 'charge' });
+    expect(ledger.map((l) => [l.allowanceDelta, l.balanceDelta, l.operation])).toEqual([[-3, 0, 'models.predict']]);
+  });
+
+  it('scores a multipart CSV file the same as JSON rows', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const json = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(5) });
+    const csv = await h.http
+      .post(`/v1/models/${modelId}/predict`)
+      .set('X-API-Key', apiKey)
+      .attach('file', Buffer.from(toCsv(rows(5), '\t')), { filename: 'rows.csv', contentType: 'text/csv' });
+    expect(csv.status).toBe(200);
+    const strip = (ps: Array<Record<string, unknown>>) => ps.map(({ request_id: _id, ...rest }) => rest);
+    expect(strip(csv.body.predictions)).toEqual(strip(json.body.predictions));
+  });
+
+  it('draws the monthly allowance first, then the purchased balance, with exact header values and ledger rows', async () => {
+    const { apiKey, modelId, account } = await trainedModel();
+    await setCredits(account.id, 3, 5);
+    const first = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(4) });
+    expect(first.status).toBe(200);
+    expect(first.headers[REMAINING]).toBe('4');
+    const refused = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(5) });
+    expectError(refused, 402, 'CREDITS_EXHAUSTED');
+    expect(refused.body).toEqual(expect.objectContaining({ balance: 4, required: 5 }));
+    const second = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(4) });
+    expect(second.headers[REMAINING]).toBe('0');
+    const after = await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id });
+    expect([after.allowanceRemaining, after.purchasedBalance]).toEqual([0, 0]);
+    const charges = await h.orm.em.fork().find(CreditLedgerSchema, { accountId: account.id, kind: 'charge' }, { orderBy: { createdAt: 'asc' } });
+    expect(charges.map((c) => [c.allowanceDelta, c.balanceDelta, c.allowanceAfter, c.balanceAfter])).toEqual([
+      [-3, -1, 0, 4],
+      [0, -4, 0, 0],
+    ]);
+  });
+
+  it('refuses with 402 before any computation and charges nothing', async () => {
+    const { apiKey, modelId, account } = await trainedModel();
+    await setCredits(account.id, 1, 0);
+    const before = await h.orm.em.fork().count(PredictionSchema, { modelId });
+    expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(2) }), 402, 'CREDITS_EXHAUSTED');
+    expect(await h.orm.em.fork().count(PredictionSchema, { modelId })).toBe(before);
+    expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(0);
+  });
+
+  it('never overdraws: 50 concurrent one-row predictions on a balance that covers 20', async () => {
+    const { apiKey, modelId, account } = await trainedModel();
+    await setCredits(account.id, 12, 8);
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(1, 100 + i) })),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(20);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(30);
+    const remaining = results.filter((r) => r.status === 200).map((r) => Number(r.headers[REMAINING])).sort((a, b) => a - b);
+    expect(remaining).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    const after = await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id });
+    expect([after.allowanceRemaining, after.purchasedBalance]).toEqual([0, 0]);
+    expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(20);
+  });
+
+  it('refuses an admin key with ADMIN_KEY_CANNOT_PREDICT', async () => {
+    const { adminKey, modelId } = await trainedModel();
+    expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', adminKey).send({ rows: rows(1) }), 403, 'ADMIN_KEY_CANNOT_PREDICT');
+  });
+
+  it('names missing and unexpected columns (COLUMN_MISMATCH) and wrongly typed values (SCHEMA_MISMATCH), charging nothing', async () => {
+    const { apiKey, modelId, account } = await trainedModel();
+    const bad = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [{ x1: 1, colour: 'red', extra: 3 }] });
+    expectError(bad, 400, 'COLUMN_MISMATCH');
+    expect(bad.body).toEqual(expect.objectContaining({ missing_columns: ['x2'], unexpected_columns: ['extra'] }));
+    const withTarget = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: churnRows(1) });
+    expectError(withTarget, 400, 'COLUMN_MISMATCH');
+    expect(withTarget.body.unexpected_columns).toEqual(['churned']);
+    const typed = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [{ x1: 'lots', x2: 1, colour: 'red' }] });
+    expectError(typed, 400, 'SCHEMA_MISMATCH');
+    expect(typed.body.column).toBe('x1');
+    expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(0);
+  });
+
+  it('answers 409 ENGINE_MISMATCH for a version whose engine this build no longer serves', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    await h.orm.em.fork().nativeUpdate(ModelVersionSchema, { model: modelId }, { engineVersion: '0.0.1-retired' });
+    expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(1) }), 409, 'ENGINE_MISMATCH');
+  });
+
+  it('lists the prediction history newest first, limited', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const first = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(2) });
+    const second = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(1, 9) });
+    const history = await h.http.get(`/v1/models/${modelId}/predictions?limit=2`).set('X-API-Key', apiKey);
+    expect(history.status).toBe(200);
+    expect(history.body.data).toHaveLength(2);
+    expect(history.body.data[0].request_id).toBe(second.body.predictions[0].request_id);
+    expect(first.body.predictions.map((p: { request_id: string }) => p.request_id)).toContain(history.body.data[1].request_id);
+    expect(history.body.data[0].features).toEqual(rows(1, 9)[0]);
+  });
+
+  describe('Idempotency-Key', () => {
+    it('replays the same call: same status, body and remaining header, charged once', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      const send = () => h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'pred-1').send({ rows: rows(3) });
+      const first = await send();
+      await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(1) }); // moves the balance
+      const replay = await send();
+      expect(replay.status).toBe(first.status);
+      expect(replay.body).toEqual(first.body);
+      expect(replay.headers[REMAINING]).toBe(first.headers[REMAINING]);
+      expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(2);
+    });
+
+    it('answers the same key with other content with 422 IDEMPOTENCY_KEY_REUSED', async () => {
+      const { apiKey, modelId } = await trainedModel();
+      await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'k').send({ rows: rows(1) });
+      const other = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'k').send({ rows: rows(2) });
+      expectError(other, 422, 'IDEMPOTENCY_KEY_REUSED');
+    });
+
+    it('answers 409 REQUEST_IN_PROGRESS while the first call with the key runs', async () => {
+      const { apiKey, modelId, workspace } = await trainedModel();
+      const body = { rows: rows(1) };
+      const { requestFingerprint } = await import('../../services/idempotency');
+      const knex = h.orm.em.fork().getKnex();
+      await knex('idempotency_records').insert({
+        workspace_id: workspace.id,
+        key: 'running',
+        request_hash: requestFingerprint({ method: 'POST', path: `/v1/models/${modelId}/predict`, body }),
+        state: 'in_progress',
+        expires_at: new Date(Date.now() + 3_600_000),
+      });
+      expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'running').send(body), 409, 'REQUEST_IN_PROGRESS');
+    });
+
+    it('keeps keys per workspace and creates one model for a replayed training call', async () => {
+      const a = await h.provision('build');
+      const b = await h.provision('build');
+      const body = { target: 'churned', engine: 'tabular-gbdt', data: churnRows(50) };
+      const first = await h.http.post('/v1/models').set('X-API-Key', a.apiKey).set('Idempotency-Key', 'same').send(body);
+      const replay = await h.http.post('/v1/models').set('X-API-Key', a.apiKey).set('Idempotency-Key', 'same').send(body);
+      const otherWorkspace = await h.http.post('/v1/models').set('X-API-Key', b.apiKey).set('Idempotency-Key', 'same').send(body);
+      expect([first.status, replay.status, otherWorkspace.status]).toEqual([201, 201, 201]);
+      expect(replay.body.id).toBe(first.body.id);
+      expect(otherWorkspace.body.id).not.toBe(first.body.id);
+      expect((await h.http.get('/v1/models').set('X-API-Key', a.apiKey)).body.pagination.total).toBe(1);
+    });
+  });
+});
