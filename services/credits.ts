@@ -52,22 +52,71 @@ export async function creditsRemaining(em: EntityManager, accountId: string): Pr
   return em.transactional(async (tx) => remainingOf(await lockAccount(tx, accountId, new Date())));
 }
 
+interface ChargeRow {
+  allowance_delta: number;
+  balance_delta: number;
+  allowance_after: number;
+  balance_after: number;
+}
+
 /**
- * Reserves `amount` credits before any computation: the allowance first, then the purchased balance.
- * The account row is locked for the transaction, so concurrent requests are serialised and can never
- * overdraw; without enough credits nothing is written and 402 CREDITS_EXHAUSTED carries the balance and
- * the required amount.
+ * The whole reservation in one statement: lock the account row if it can pay, draw the allowance
+ * first and the purchased balance after, and append the ledger row. Concurrent statements queue on
+ * the row lock and re-check the balance they find, so they can never overdraw.
+ */
+const CHARGE_SQL = `
+with old as (
+  select id, allowance_remaining as a0, purchased_balance as b0
+    from accounts
+   where id = ? and allowance_period = ? and allowance_remaining + purchased_balance >= ?
+   for update
+), upd as (
+  update accounts a
+     set allowance_remaining = old.a0 - least(old.a0, ?),
+         purchased_balance = old.b0 - (? - least(old.a0, ?))
+    from old
+   where a.id = old.id
+  returning a.id, old.a0, old.b0, a.allowance_remaining as a1, a.purchased_balance as b1
+)
+insert into credit_ledger (id, account_id, workspace_id, kind, operation, allowance_delta, balance_delta, allowance_after, balance_after, reference, created_at)
+select ?, upd.id, ?, 'charge', ?, upd.a1 - upd.a0, upd.b1 - upd.b0, upd.a1, upd.b1, ?, now() from upd
+returning allowance_delta, balance_delta, allowance_after, balance_after`;
+
+/**
+ * Reserves `amount` credits before any computation. Without enough credits nothing is written and
+ * 402 CREDITS_EXHAUSTED carries the balance and the required amount.
  */
 export async function reserveCredits(
   em: EntityManager,
   input: { accountId: string; workspaceId: string; amount: number; operation: string; reference: string },
 ): Promise<Charge> {
   if (!Number.isInteger(input.amount) || input.amount < 0) throw new Error(`invalid credit amount ${input.amount}`);
-  return em.transactional(async (tx) => {
-    const now = new Date();
-    const account = await lockAccount(tx, input.accountId, now);
-    const available = remainingOf(account);
-    if (available < input.amount) {
+  const ledgerId = newId('event');
+  const attempt = async (): Promise<ChargeRow | undefined> => {
+    const rows = await em
+      .getConnection()
+      .execute<ChargeRow[]>(CHARGE_SQL, [
+        input.accountId,
+        currentPeriod(new Date()),
+        input.amount,
+        input.amount,
+        input.amount,
+        input.amount,
+        ledgerId,
+        input.workspaceId,
+        input.operation,
+        input.reference,
+      ]);
+    return rows[0];
+  };
+  let charged = await attempt();
+  if (!charged) {
+    // Either a new month has not been opened yet, or the credits do not suffice.
+    const remaining = await creditsRemaining(em, input.accountId);
+    if (remaining >= input.amount) charged = await attempt();
+    if (!charged) {
+      const account = await em.fork().findOneOrFail(AccountSchema, { id: input.accountId });
+      const available = remainingOf(account);
       throw new AppError(
         'CREDITS_EXHAUSTED',
         402,
@@ -75,27 +124,14 @@ export async function reserveCredits(
         { balance: available, required: input.amount, allowance_remaining: account.allowanceRemaining, purchased_balance: account.purchasedBalance },
       );
     }
-    const fromAllowance = Math.min(account.allowanceRemaining, input.amount);
-    const fromBalance = input.amount - fromAllowance;
-    account.allowanceRemaining -= fromAllowance;
-    account.purchasedBalance -= fromBalance;
-    const ledgerId = newId('event');
-    tx.create(CreditLedgerSchema, {
-      id: ledgerId,
-      accountId: input.accountId,
-      workspaceId: input.workspaceId,
-      kind: 'charge',
-      operation: input.operation,
-      allowanceDelta: -fromAllowance,
-      balanceDelta: -fromBalance,
-      allowanceAfter: account.allowanceRemaining,
-      balanceAfter: account.purchasedBalance,
-      reference: input.reference,
-      createdAt: now,
-    });
-    await tx.flush();
-    return { ledgerId, accountId: input.accountId, fromAllowance, fromBalance, remaining: remainingOf(account) };
-  });
+  }
+  return {
+    ledgerId,
+    accountId: input.accountId,
+    fromAllowance: -charged.allowance_delta,
+    fromBalance: -charged.balance_delta,
+    remaining: charged.allowance_after + charged.balance_after,
+  };
 }
 
 /**

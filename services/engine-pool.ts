@@ -57,8 +57,14 @@ export class EnginePool {
     }
   }
 
-  async predict(versionId: string, artefact: string, rows: Row[]): Promise<Prediction[]> {
-    return (await this.pool.run({ versionId, artefact, rows }, { name: 'predict' })) as Prediction[];
+  /**
+   * Scores rows with a version. The artefact (often megabytes) crosses to a thread only when that
+   * thread has not cached the version yet.
+   */
+  async predict(versionId: string, artefact: () => Promise<string>, rows: Row[]): Promise<Prediction[]> {
+    const first = (await this.pool.run({ versionId, rows }, { name: 'predict' })) as Prediction[] | { miss: true };
+    if (Array.isArray(first)) return first;
+    return (await this.pool.run({ versionId, artefact: await artefact(), rows }, { name: 'predict' })) as Prediction[];
   }
 
   async analyse(rows: Row[], target: string, task?: 'classification' | 'regression'): Promise<DataReport> {

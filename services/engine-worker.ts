@@ -80,21 +80,24 @@ function trainNow(task: TrainTask): TrainOutput {
 const MODEL_CACHE_SIZE = 32;
 const modelCache = new Map<string, TabularModel>();
 
-function cachedModel(versionId: string, artefact: string): TabularModel {
+function cachedModel(versionId: string, artefact: string | undefined): TabularModel | null {
   const hit = modelCache.get(versionId);
   if (hit) {
     modelCache.delete(versionId);
     modelCache.set(versionId, hit);
     return hit;
   }
+  if (artefact === undefined) return null;
   const model = loadModel(artefact);
   modelCache.set(versionId, model);
   if (modelCache.size > MODEL_CACHE_SIZE) modelCache.delete(modelCache.keys().next().value as string);
   return model;
 }
 
-export function predict(task: { versionId: string; artefact: string; rows: Row[] }): Prediction[] {
-  return predictRows(cachedModel(task.versionId, task.artefact), task.rows);
+/** Scores with a cached model; without the artefact and not cached, asks for it (`{ miss: true }`). */
+export function predict(task: { versionId: string; artefact?: string; rows: Row[] }): Prediction[] | { miss: true } {
+  const model = cachedModel(task.versionId, task.artefact);
+  return model ? predictRows(model, task.rows) : { miss: true };
 }
 
 export function analyse(task: { rows: Row[]; target: string; task?: 'classification' | 'regression' }): Outcome<DataReport> {

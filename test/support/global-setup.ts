@@ -1,11 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client } from 'pg';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { openOrm, migrate } from '../../db/orm';
 import { workflowsPath } from '../../services/temporal/worker';
-import { startEmbeddedPostgres } from '../../scripts/lib/embedded-postgres';
-import { freePort } from '../../scripts/lib/ports';
+import { createScratchDatabase } from '../../scripts/lib/scratch-database';
 import { startTemporalDevServer } from '../../scripts/lib/temporal-dev-server';
 import { TEST_ENV, testDataDir, toolsDir } from './env';
 
@@ -15,17 +12,6 @@ interface Teardown {
 
 declare global {
   var __integrationTeardown: Teardown | undefined;
-}
-
-async function reachable(url: string): Promise<boolean> {
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -38,28 +24,8 @@ export default async function globalSetup(): Promise<void> {
   globalThis.__integrationTeardown = teardown;
   fs.mkdirSync(testDataDir, { recursive: true });
 
-  let adminUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  if (!(await reachable(adminUrl))) {
-    const embedded = await startEmbeddedPostgres(path.join(testDataDir, 'pg'), await freePort());
-    teardown.steps.push(() => embedded.stop());
-    adminUrl = embedded.url;
-  }
-  const dbName = `svc_test_${process.pid}_${Date.now()}`;
-  const admin = new Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  await admin.end();
-  const testUrl = new URL(adminUrl);
-  testUrl.pathname = `/${dbName}`;
-  teardown.steps.push(async () => {
-    const client = new Client({ connectionString: adminUrl });
-    await client.connect();
-    await client.query(`drop database if exists ${dbName} with (force)`);
-    await client.end();
-  });
-  const orm = await openOrm(testUrl.toString(), 2);
-  await migrate(orm);
-  await orm.close();
+  const database = await createScratchDatabase('svc_test', testDataDir, process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL);
+  teardown.steps.push(() => database.drop());
 
   const server = await startTemporalDevServer({ toolsDir, logFile: path.join(testDataDir, 'temporal.log') });
   teardown.steps.push(() => server.stop());
@@ -69,7 +35,7 @@ export default async function globalSetup(): Promise<void> {
   fs.writeFileSync(bundlePath, code);
   teardown.steps.push(async () => fs.rmSync(bundlePath, { force: true }));
 
-  process.env[TEST_ENV.databaseUrl] = testUrl.toString();
+  process.env[TEST_ENV.databaseUrl] = database.url;
   process.env[TEST_ENV.temporalAddress] = server.address;
   process.env[TEST_ENV.workflowBundle] = bundlePath;
 }

@@ -1,0 +1,181 @@
+/**
+ * `npm run bench:api`: latency and throughput of the running service against the engine in-process.
+ *
+ * Starts a Temporal dev server, a scratch database and the service (`scripts/dev.ts`, a separate
+ * process, as in production), trains a model on a real dataset (../shared/data/tabular/adult.csv), then
+ * drives `POST /v1/models/{id}/predict` with autocannon (1-row and 1,000-row requests) and scores the
+ * same rows in-process with the engine. The overhead ratio is HTTP p50 latency / in-process time.
+ *
+ * Options: --duration SECONDS (per scenario, default 10), --json FILE.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { AccountSchema, ModelVersionSchema } from '../../db/entities';
+import { openOrm } from '../../db/orm';
+import { loadModel, predictRows } from '../../engines/tabular';
+import { provisionAccount } from '../../services/accounts';
+import { gunzipText } from '../../services/compression';
+import { parseCsv, type Row } from '../../services/datasets';
+import { freePort } from '../../scripts/lib/ports';
+import { createScratchDatabase } from '../../scripts/lib/scratch-database';
+import { startTemporalDevServer } from '../../scripts/lib/temporal-dev-server';
+
+const repoRoot = path.resolve(__dirname, '..', '..');
+const dataFile = path.resolve(repoRoot, '..', 'shared', 'data', 'tabular', 'adult.csv');
+
+interface Scenario {
+  name: string;
+  rowsPerRequest: number;
+  connections: number;
+}
+
+interface ScenarioResult {
+  scenario: string;
+  rows_per_request: number;
+  connections: number;
+  requests: number;
+  non_2xx: number;
+  p50_ms: number;
+  p99_ms: number;
+  requests_per_s: number;
+  rows_per_s: number;
+  in_process_ms: number;
+  in_process_rows_per_s: number;
+  overhead_ratio_p50: number;
+}
+
+function timeInProcess(run: () => void, minMs = 1500): number {
+  for (let i = 0; i < 5; i += 1) run();
+  let n = 0;
+  const start = performance.now();
+  while (performance.now() - start < minMs) {
+    run();
+    n += 1;
+  }
+  return (performance.now() - start) / n;
+}
+
+async function waitForHealth(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`the service did not become healthy at ${url}`);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, json: { type: 'string' } } });
+  const duration = Number(values.duration);
+  const cleanup: Array<() => Promise<void>> = [];
+  try {
+    const scratchDir = path.join(repoRoot, '.data', 'bench');
+    const database = await createScratchDatabase('svc_bench', scratchDir, process.env.DATABASE_URL);
+    cleanup.push(() => database.drop());
+    const temporal = await startTemporalDevServer({ toolsDir: path.join(repoRoot, '.tools') });
+    cleanup.push(() => temporal.stop());
+    const port = await freePort();
+    const service = spawn(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'scripts', 'dev.ts')], {
+      cwd: repoRoot,
+      env: { ...process.env, DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporal.address, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+      stdio: 'ignore',
+      detached: true,
+    });
+    cleanup.push(async () => {
+      try {
+        process.kill(-service.pid!, 'SIGTERM');
+      } catch {
+        // already stopped
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+    });
+    const url = `http://127.0.0.1:${port}`;
+    await waitForHealth(url, 120_000);
+
+    const orm = await openOrm(database.url, 2);
+    cleanup.push(() => orm.close());
+    const account = await provisionAccount(orm.em.fork(), { email: `bench-${Date.now()}@example.test`, plan: 'growth' });
+    await orm.em.fork().nativeUpdate(AccountSchema, { id: account.account.id }, { allowanceRemaining: 2_000_000_000 });
+
+    const rows = parseCsv(fs.readFileSync(dataFile, 'utf8'));
+    const features: Row[] = rows.map(({ target: _target, ...rest }) => rest);
+    const trainStart = performance.now();
+    const trained = await fetch(`${url}/v1/models`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': account.apiKey },
+      body: JSON.stringify({ target: 'target', engine: 'tabular-gbdt', name: 'adult', data: rows }),
+    });
+    const model = (await trained.json()) as { id: string; message?: string };
+    if (trained.status !== 201) throw new Error(`training failed: ${trained.status} ${JSON.stringify(model)}`);
+    const trainSeconds = (performance.now() - trainStart) / 1000;
+
+    const version = await orm.em.fork().findOneOrFail(ModelVersionSchema, { model: model.id, number: 1 }, { populate: ['artefact'] });
+    const engineModel = loadModel(gunzipText(version.artefact!));
+
+    const scenarios: Scenario[] = [
+      { name: 'predict 1 row', rowsPerRequest: 1, connections: 8 },
+      { name: 'predict 1,000 rows', rowsPerRequest: 1000, connections: 4 },
+    ];
+    const results: ScenarioResult[] = [];
+    for (const scenario of scenarios) {
+      const batch = features.slice(0, scenario.rowsPerRequest);
+      const body = JSON.stringify({ rows: batch });
+      const run = await autocannon({
+        url: `${url}/v1/models/${model.id}/predict`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': account.apiKey },
+        body,
+        connections: scenario.connections,
+        duration,
+      });
+      const inProcessMs = timeInProcess(() => predictRows(engineModel, batch));
+      results.push({
+        scenario: scenario.name,
+        rows_per_request: scenario.rowsPerRequest,
+        connections: scenario.connections,
+        requests: run.requests.total,
+        non_2xx: run.non2xx,
+        p50_ms: run.latency.p50,
+        p99_ms: run.latency.p99,
+        requests_per_s: run.requests.average,
+        rows_per_s: run.requests.average * scenario.rowsPerRequest,
+        in_process_ms: inProcessMs,
+        in_process_rows_per_s: (1000 / inProcessMs) * scenario.rowsPerRequest,
+        overhead_ratio_p50: run.latency.p50 / inProcessMs,
+      });
+    }
+
+    const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
+    console.log(`\nbench:api on ${machine}; model trained over HTTP on adult (${rows.length} rows) in ${trainSeconds.toFixed(1)} s; ${duration} s per scenario\n`);
+    console.log('| scenario | connections | requests | non-2xx | p50 ms | p99 ms | req/s | rows/s | in-process ms | in-process rows/s | p50 / in-process |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const r of results) {
+      console.log(
+        `| ${r.scenario} | ${r.connections} | ${r.requests} | ${r.non_2xx} | ${r.p50_ms.toFixed(1)} | ${r.p99_ms.toFixed(1)} | ${r.requests_per_s.toFixed(0)} | ${r.rows_per_s.toFixed(0)} | ${r.in_process_ms.toFixed(3)} | ${r.in_process_rows_per_s.toFixed(0)} | ${r.overhead_ratio_p50.toFixed(1)} |`,
+      );
+    }
+    if (values.json) fs.writeFileSync(values.json, JSON.stringify({ machine, train_seconds: trainSeconds, duration_s: duration, results }, null, 2));
+  } finally {
+    for (const step of cleanup.reverse()) {
+      try {
+        await step();
+      } catch (err) {
+        console.warn('cleanup failed', err);
+      }
+    }
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
