@@ -18,6 +18,7 @@ import { route, type AnyRoute } from './route';
 import { apiKeyRoutes } from './routes/api-keys';
 import { datasetRoutes } from './routes/datasets';
 import { engineRoutes } from './routes/engines';
+import { forecastRoutes } from './routes/forecast';
 import { healthRoutes } from './routes/health';
 import { modelRoutes } from './routes/models';
 import { requestLogRoutes } from './routes/requests';
@@ -31,10 +32,10 @@ export interface AppDeps {
   requestLog: RequestLogWriter;
 }
 
-function parseWith<T>(schema: ZodType<T> | undefined, value: unknown, where: string): T {
+function parseWith<T>(schema: ZodType<T> | undefined, value: unknown, where: string, code?: string): T {
   if (!schema) return undefined as T;
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw zodToAppError(parsed.error, where);
+  if (!parsed.success) throw zodToAppError(parsed.error, where, code);
   return parsed.data;
 }
 
@@ -77,7 +78,7 @@ function mount(router: Router, deps: AppDeps, def: AnyRoute): void {
       const run = async () => {
         const params = parseWith(def.params, ctx.params, 'params');
         const query = parseWith(def.query, ctx.query, 'query');
-        const body = parseWith(def.body, ctx.request.body ?? {}, 'body');
+        const body = parseWith(def.body, ctx.request.body ?? {}, 'body', def.validationCode);
         await def.handler(ctx, { body, query, params, auth, upload, requestId: ctx.state.requestId as string });
       };
       if (def.idempotent && auth) await withIdempotency(ctx, deps, auth.workspaceId, upload, run);
@@ -93,6 +94,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...apiKeyRoutes(deps),
     ...modelRoutes(deps),
     ...datasetRoutes(deps),
+    ...forecastRoutes(deps),
     ...requestLogRoutes(deps),
   ];
 }

@@ -38,6 +38,8 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   operation?: string;
   /** How the body is read: `json` (default when a body schema is given), `dataset` (JSON or multipart file, plan limits). */
   bodyKind?: BodyKind;
+  /** Error code of a body that fails its schema (default VALIDATION_ERROR). */
+  validationCode?: string;
   /** Accepts an Idempotency-Key header (replays the stored answer of a completed call). */
   idempotent?: boolean;
   body?: ZodType<B>;

@@ -4,7 +4,8 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { DataReport, Prediction, TrialReport } from '../engines/tabular';
 import type { Row } from './datasets';
-import type { Outcome, TrainOutput } from './engine-worker';
+import type { Backtest, SeriesForecast } from '../engines/forecast';
+import type { Outcome, SeriesRequest, SeriesSummary, TrainOutput } from './engine-worker';
 
 /** An engine refusal that crossed the thread boundary (errors are cloned, not their classes). */
 export class EngineDataError extends Error {
@@ -73,6 +74,18 @@ export class EnginePool {
 
   async trial(rows: Row[], target: string, seed: number, task?: 'classification' | 'regression'): Promise<TrialReport> {
     return unwrap((await this.pool.run({ rows, target, task, seed }, { name: 'trial' })) as Outcome<TrialReport>);
+  }
+
+  async inspectSeries(request: SeriesRequest): Promise<SeriesSummary> {
+    return unwrap((await this.pool.run(request, { name: 'inspectSeries' })) as Outcome<SeriesSummary>);
+  }
+
+  async forecast(request: SeriesRequest & { horizon: number; quantiles: number[] }): Promise<{ timestampColumn: string; forecasts: SeriesForecast[] }> {
+    return unwrap((await this.pool.run(request, { name: 'forecast' })) as Outcome<{ timestampColumn: string; forecasts: SeriesForecast[] }>);
+  }
+
+  async backtest(request: SeriesRequest & { horizon: number }): Promise<Backtest[]> {
+    return unwrap((await this.pool.run(request, { name: 'backtest' })) as Outcome<Backtest[]>);
   }
 
   async close(): Promise<void> {

@@ -17,6 +17,7 @@ import {
   type TrialReport,
 } from '../engines/tabular';
 import { TabularDataError } from '../engines/tabular';
+import { SeriesError, backtestSeries, forecastSeries, inferTimestampColumn, prepareSeries, type Backtest, type SeriesForecast } from '../engines/forecast';
 import type { Row } from './datasets';
 
 /** Errors lose their class and fields across threads, so data refusals travel as values. */
@@ -26,7 +27,7 @@ function guarded<T>(run: () => T): Outcome<T> {
   try {
     return { ok: true, value: run() };
   } catch (err) {
-    if (err instanceof TabularDataError) return { ok: false, code: err.code, message: err.message };
+    if (err instanceof TabularDataError || err instanceof SeriesError) return { ok: false, code: err.code, message: err.message };
     throw err;
   }
 }
@@ -106,4 +107,43 @@ export function analyse(task: { rows: Row[]; target: string; task?: 'classificat
 
 export function trial(task: { rows: Row[]; target: string; task?: 'classification' | 'regression'; seed: number }): Outcome<TrialReport> {
   return guarded(() => trialRun(task.rows, { target: task.target, task: task.task, seed: task.seed }));
+}
+
+export interface SeriesRequest {
+  rows: Row[];
+  target: string;
+  timestamp?: string;
+  itemId?: string;
+}
+
+export interface SeriesSummary {
+  timestampColumn: string;
+  series: Array<{ id: string | null; points: number }>;
+}
+
+function prepare(request: SeriesRequest) {
+  const timestamp = request.timestamp ?? inferTimestampColumn(request.rows, [request.target, ...(request.itemId ? [request.itemId] : [])]);
+  if (!timestamp) {
+    throw new SeriesError('MISSING_COLUMN', 'no timestamp column: name it in `timestamp` (none, or more than one, column parses as dates)');
+  }
+  return { timestamp, series: prepareSeries(request.rows, { target: request.target, timestamp, itemId: request.itemId }) };
+}
+
+/** Validates the series (length, calendar, duplicates, numeric target) without forecasting: what billing needs. */
+export function inspectSeries(request: SeriesRequest): Outcome<SeriesSummary> {
+  return guarded(() => {
+    const { timestamp, series } = prepare(request);
+    return { timestampColumn: timestamp, series: series.map((s) => ({ id: s.id, points: s.values.length })) };
+  });
+}
+
+export function forecast(request: SeriesRequest & { horizon: number; quantiles: number[] }): Outcome<{ timestampColumn: string; forecasts: SeriesForecast[] }> {
+  return guarded(() => {
+    const { timestamp, series } = prepare(request);
+    return { timestampColumn: timestamp, forecasts: series.map((s) => forecastSeries(s, { horizon: request.horizon, quantiles: request.quantiles })) };
+  });
+}
+
+export function backtest(request: SeriesRequest & { horizon: number }): Outcome<Backtest[]> {
+  return guarded(() => prepare(request).series.map((s) => backtestSeries(s, { horizon: request.horizon })));
 }

@@ -28,11 +28,11 @@ export function fromHttpError(err: HttpishError): AppError | null {
   return new AppError('BAD_REQUEST', status, 'The request could not be processed.');
 }
 
-export function zodToAppError(err: ZodError, where: string): AppError {
+export function zodToAppError(err: ZodError, where: string, code = 'VALIDATION_ERROR'): AppError {
   const errors = err.issues.map((issue) => ({ path: [where, ...issue.path.map(String)].join('.'), message: issue.message }));
   const first = errors[0];
   const detail = first ? `Invalid ${first.path}: ${first.message}.` : `Invalid ${where}.`;
-  return new AppError('VALIDATION_ERROR', 400, detail, { errors });
+  return new AppError(code, 400, detail, { errors });
 }
 
 /** Turns any thrown value into the envelope on ctx; unexpected ones are logged with the request id. */

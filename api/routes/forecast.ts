@@ -1,0 +1,104 @@
+import { AppError } from '../../services/errors';
+import { runBacktest, runForecast } from '../../services/forecasting';
+import type { AppDeps } from '../app';
+import { REMAINING_HEADER } from '../middleware/idempotency';
+import { route, type AnyRoute } from '../route';
+import { backtestResultSchema, DEFAULT_HORIZON, forecastInputSchema, type ForecastInput } from '../schemas/forecast';
+import { datasetRows, requireAuth, requireUsageKey } from './helpers';
+import { z } from '../zod';
+
+function horizonOf(body: ForecastInput, code: 'INVALID_INPUT' | 'VALIDATION_ERROR'): number {
+  if (body.horizon !== undefined && body.prediction_length !== undefined && body.horizon !== body.prediction_length) {
+    throw new AppError(code, 400, 'horizon and prediction_length are aliases; give one, or the same value.');
+  }
+  return body.horizon ?? body.prediction_length ?? DEFAULT_HORIZON;
+}
+
+function rowsOf(body: ForecastInput, upload: Parameters<typeof datasetRows>[1], code: 'INVALID_INPUT' | 'VALIDATION_ERROR') {
+  try {
+    return datasetRows(body.data, upload, 'data');
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'VALIDATION_ERROR' && code !== 'VALIDATION_ERROR') throw new AppError(code, 400, err.detail);
+    throw err;
+  }
+}
+
+export function forecastRoutes(deps: AppDeps): AnyRoute[] {
+  return [
+    route({
+      method: 'post',
+      path: '/v1/forecast',
+      summary: 'Forecast one or several series zero-shot (horizon × series credits); answers CSV',
+      tag: 'Prediction',
+      auth: 'key_or_session',
+      operation: 'forecast',
+      bodyKind: 'dataset',
+      idempotent: true,
+      validationCode: 'INVALID_INPUT',
+      body: forecastInputSchema,
+      responses: {
+        200: {
+          description:
+            'CSV, one row per series and future step: the timestamp column, the item_id column (when given), `<target>_prediction` (the point estimate), then one `quantile_<q>` column per requested quantile.',
+          contentType: 'text/csv',
+          schema: z.string().openapi({ example: 'date,sales_prediction,quantile_0.1,quantile_0.9\n2026-12-01,104.2,96.8,111.5\n' }),
+          headers: { [REMAINING_HEADER]: { description: 'Credits left (monthly allowance + purchased balance).', schema: { type: 'integer' } } },
+        },
+      },
+      errors: [
+        [400, 'INVALID_INPUT'],
+        [400, 'CSV_UNREADABLE'],
+        [402, 'CREDITS_EXHAUSTED'],
+        [403, 'ADMIN_KEY_CANNOT_PREDICT'],
+        [409, 'REQUEST_IN_PROGRESS'],
+        [413, 'DATASET_TOO_LARGE'],
+        [413, 'FILE_TOO_LARGE'],
+        [422, 'FORECAST_FAILED'],
+        [422, 'IDEMPOTENCY_KEY_REUSED'],
+      ],
+      async handler(ctx, { body, auth, upload, requestId }) {
+        const a = requireUsageKey(auth);
+        const horizon = horizonOf(body, 'INVALID_INPUT');
+        const quantiles = body.quantiles ?? [];
+        if (new Set(quantiles).size !== quantiles.length) throw new AppError('INVALID_INPUT', 400, 'Each quantile may be asked for once.');
+        const result = await runForecast(
+          deps.orm.em.fork(),
+          deps.enginePool,
+          { rows: rowsOf(body, upload, 'INVALID_INPUT'), target: body.target, horizon, timestamp: body.timestamp, itemId: body.item_id, quantiles, pointEstimate: body.point_estimate },
+          { accountId: a.accountId, workspaceId: a.workspaceId, httpRequestId: requestId },
+        );
+        ctx.state.creditsCharged = result.charged;
+        ctx.set(REMAINING_HEADER, String(result.remaining));
+        ctx.type = 'text/csv; charset=utf-8';
+        ctx.body = result.csv;
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/v1/forecast/backtest',
+      summary: 'Free: replay history windows and judge whether the series can be forecast; creates nothing',
+      tag: 'Prediction',
+      auth: 'key_or_session',
+      operation: 'forecast.backtest',
+      bodyKind: 'dataset',
+      body: forecastInputSchema,
+      responses: { 200: { description: 'Verdict and per-window scores, never forecast values.', schema: backtestResultSchema } },
+      errors: [
+        [400, 'VALIDATION_ERROR'],
+        [400, 'CSV_UNREADABLE'],
+        [413, 'DATASET_TOO_LARGE'],
+        [413, 'FILE_TOO_LARGE'],
+      ],
+      async handler(ctx, { body, auth, upload }) {
+        requireAuth(auth);
+        ctx.body = await runBacktest(deps.enginePool, {
+          rows: rowsOf(body, upload, 'VALIDATION_ERROR'),
+          target: body.target,
+          horizon: horizonOf(body, 'VALIDATION_ERROR'),
+          timestamp: body.timestamp,
+          itemId: body.item_id,
+        });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,57 @@
+import { z } from '../zod';
+
+export const DEFAULT_HORIZON = 12;
+export const MAX_QUANTILES = 99;
+
+/** Multipart fields arrive as text: numbers and lists are read from it. */
+const numberFromText = (schema: z.ZodNumber) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v), schema);
+
+const listFromText = z.preprocess((v) => {
+  if (typeof v !== 'string') return v;
+  const text = v.trim();
+  if (text.startsWith('[')) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return v;
+    }
+  }
+  return text === '' ? [] : text.split(',').map((part) => (Number.isFinite(Number(part)) ? Number(part) : part));
+}, z.array(z.number().gt(0, 'each quantile must be strictly between 0 and 1').lt(1, 'each quantile must be strictly between 0 and 1')).max(MAX_QUANTILES));
+
+const horizonField = numberFromText(z.number().int('horizon must be an integer').min(1, 'horizon must be at least 1').max(1000, 'horizon must be at most 1000'));
+
+export const forecastInputSchema = z
+  .object({
+    target: z.string().min(1).openapi({ description: 'Numeric value column.' }),
+    horizon: horizonField.optional().openapi({ description: `Future steps, an integer from 1 to 1000 (default ${DEFAULT_HORIZON}).`, type: 'integer' }),
+    prediction_length: horizonField.optional().openapi({ description: 'Alias of horizon.', type: 'integer' }),
+    data: z.array(z.record(z.string(), z.unknown())).optional().openapi({ description: 'One object per row; or a CSV/JSON file in the multipart field `file`.' }),
+    timestamp: z.string().min(1).optional().openapi({ description: 'Timestamp column; inferred when omitted (the one column that parses as dates).' }),
+    quantiles: listFromText.optional().openapi({ description: 'Quantile levels, each strictly between 0 and 1; one quantile_<q> column each.', type: 'array', items: { type: 'number' } }),
+    item_id: z.string().min(1).optional().openapi({ description: 'Column identifying several series; each is forecast from its own history only.' }),
+    point_estimate: z.enum(['mean', 'median']).default('mean').openapi({ description: 'Statistic served in <target>_prediction.' }),
+  })
+  .strict()
+  .openapi('ForecastInput');
+
+export type ForecastInput = z.infer<typeof forecastInputSchema>;
+
+export const backtestResultSchema = z
+  .object({
+    horizon: z.number().int(),
+    windows: z.number().int(),
+    baseline: z.string(),
+    mase: z.number(),
+    naive_mase: z.number(),
+    verdict: z.object({ level: z.enum(['usable', 'no_signal']), message: z.string() }),
+    by_window: z.array(
+      z.object({ window: z.number().int(), item_id: z.string().optional(), start: z.string(), end: z.string(), mase: z.number(), naive_mase: z.number() }),
+    ),
+    series: z
+      .array(z.object({ item_id: z.string().nullable(), windows: z.number().int(), mase: z.number(), naive_mase: z.number(), verdict: z.object({ level: z.enum(['usable', 'no_signal']), message: z.string() }) }))
+      .optional()
+      .openapi({ description: 'Per series, when item_id groups several.' }),
+  })
+  .openapi('BacktestResult', { description: 'Scores of replayed history windows (MASE against the naive baseline, seasonal when seasonal); never forecast values.' });

@@ -1,0 +1,125 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import Papa from 'papaparse';
+import type { Backtest, SeriesForecast } from '../engines/forecast';
+import { beatsBaseline } from '../engines/forecast/backtest';
+import { FORECAST_ENGINE } from '../engines/forecast';
+import { findEngine } from '../engines/catalogue';
+import { refundCredits, reserveCredits } from './credits';
+import type { Row } from './datasets';
+import { EngineDataError, type EnginePool } from './engine-pool';
+import { AppError } from './errors';
+
+export interface ForecastRequest {
+  rows: Row[];
+  target: string;
+  horizon: number;
+  timestamp?: string;
+  itemId?: string;
+  quantiles: number[];
+  pointEstimate: 'mean' | 'median';
+}
+
+/** Names the series and the reason; `code` is the contract's code for the route. */
+function seriesRefusal(err: EngineDataError, code: 'INVALID_INPUT' | 'VALIDATION_ERROR'): AppError {
+  return new AppError(code, 400, err.message, { reason: err.code });
+}
+
+export function forecastCsv(request: ForecastRequest, timestampColumn: string, forecasts: SeriesForecast[]): string {
+  const predictionColumn = `${request.target}_prediction`;
+  const quantileColumns = request.quantiles.map((q) => `quantile_${String(q)}`);
+  const fields = [timestampColumn, ...(request.itemId ? [request.itemId] : []), predictionColumn, ...quantileColumns];
+  const data: unknown[][] = [];
+  for (const f of forecasts) {
+    const point = request.pointEstimate === 'median' ? f.median : f.mean;
+    f.timestamps.forEach((ts, step) => {
+      data.push([
+        ts,
+        ...(request.itemId ? [f.id ?? ''] : []),
+        point[step],
+        ...request.quantiles.map((q) => f.quantiles[String(q)]?.[step]),
+      ]);
+    });
+  }
+  return Papa.unparse({ fields, data }, { newline: '\n' });
+}
+
+export interface ForecastResult {
+  csv: string;
+  charged: number;
+  remaining: number;
+}
+
+/**
+ * Validates every series, prices the call (horizon × series, whatever the history length), reserves
+ * the credits before any computation, forecasts in the engine pool, and refunds a failed computation.
+ */
+export async function runForecast(
+  em: EntityManager,
+  pool: EnginePool,
+  request: ForecastRequest,
+  billing: { accountId: string; workspaceId: string; httpRequestId: string },
+): Promise<ForecastResult> {
+  const seriesRequest = { rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId };
+  let summary;
+  try {
+    summary = await pool.inspectSeries(seriesRequest);
+  } catch (err) {
+    throw err instanceof EngineDataError ? seriesRefusal(err, 'INVALID_INPUT') : err;
+  }
+  const short = summary.series.find((s) => s.points < request.horizon);
+  if (short) {
+    throw new AppError(
+      'INVALID_INPUT',
+      400,
+      `${short.id === null ? 'The series' : `Series "${short.id}"`} has ${short.points} points, fewer than the horizon ${request.horizon}; send at least as many points as the horizon (preferably several times more).`,
+      { reason: 'SHORTER_THAN_HORIZON' },
+    );
+  }
+  const price = findEngine(FORECAST_ENGINE.id)?.creditPricePerRow ?? FORECAST_ENGINE.creditPricePerPoint;
+  const cost = request.horizon * summary.series.length * price;
+  const charge = await reserveCredits(em, { ...billing, amount: cost, operation: 'forecast', reference: billing.httpRequestId });
+  try {
+    const { timestampColumn, forecasts } = await pool.forecast({ ...seriesRequest, horizon: request.horizon, quantiles: request.quantiles });
+    const finite = forecasts.every((f) => f.mean.every(Number.isFinite) && f.median.every(Number.isFinite));
+    if (!finite) throw new Error('the engine produced a non-finite forecast');
+    return { csv: forecastCsv(request, timestampColumn, forecasts), charged: cost, remaining: charge.remaining };
+  } catch (err) {
+    await refundCredits(em, charge, 'forecast');
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new AppError('FORECAST_FAILED', 422, `The forecast could not be computed: ${detail}. Nothing was charged.`);
+  }
+}
+
+export async function runBacktest(pool: EnginePool, request: Omit<ForecastRequest, 'quantiles' | 'pointEstimate'>) {
+  let results: Backtest[];
+  try {
+    results = await pool.backtest({ rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId, horizon: request.horizon });
+  } catch (err) {
+    throw err instanceof EngineDataError ? seriesRefusal(err, 'VALIDATION_ERROR') : err;
+  }
+  const windows = results.flatMap((r) => r.by_window.map((w) => ({ ...w, ...(request.itemId ? { item_id: r.id ?? '' } : {}) })));
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const engine = windows.map((w) => w.mase);
+  const naive = windows.map((w) => w.naive_mase);
+  const single = results.length === 1 ? results[0] : undefined;
+  const usable = single ? single.verdict.level === 'usable' : beatsBaseline(engine, naive);
+  return {
+    horizon: request.horizon,
+    windows: windows.length,
+    baseline: single?.baseline ?? (results.every((r) => r.baseline === 'naive') ? 'naive' : 'seasonal_naive'),
+    mase: mean(engine),
+    naive_mase: mean(naive),
+    verdict: single
+      ? single.verdict
+      : {
+          level: usable ? ('usable' as const) : ('no_signal' as const),
+          message: usable
+            ? `Across ${results.length} series the engine's error is consistently below the naive baseline's on the same windows.`
+            : `Across ${results.length} series the engine does not beat the naive baseline on the same windows.`,
+        },
+    by_window: windows,
+    ...(request.itemId
+      ? { series: results.map((r) => ({ item_id: r.id, windows: r.windows, mase: r.mase, naive_mase: r.naive_mase, verdict: r.verdict })) }
+      : {}),
+  };
+}

@@ -1,0 +1,202 @@
+import Papa from 'papaparse';
+import { AccountSchema, CreditLedgerSchema } from '../../db/entities';
+import { expectError, startHarness, type Harness } from '../support/harness';
+
+const REMAINING = 'x-service-predictions-remaining';
+
+function day(i: number): string {
+  return new Date(Date.UTC(2026, 0, 1) + i * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** Weekly-seasonal daily series with a trend: something a forecaster should beat naive on. */
+function seasonalRows(n: number, opts: { item?: string; level?: number } = {}) {
+  const pattern = [10, 12, 15, 13, 20, 30, 25];
+  return Array.from({ length: n }, (_, i) => ({
+    date: day(i),
+    ...(opts.item ? { store: opts.item } : {}),
+    sales: (opts.level ?? 100) + i * 0.5 + pattern[i % 7]! + ((i * 7919) % 13) / 13,
+  }));
+}
+
+/** A random walk (seeded mulberry32 + Box-Muller): nothing beats the naive forecast. */
+function randomWalkRows(n: number, seed = 3) {
+  let a = seed >>> 0;
+  const rand = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (((t ^ (t >>> 14)) >>> 0) + 1) / 4294967297;
+  };
+  let value = 100;
+  return Array.from({ length: n }, (_, i) => {
+    value += Math.sqrt(-2 * Math.log(rand())) * Math.cos(2 * Math.PI * rand()) * 5;
+    return { date: day(i), price: value };
+  });
+}
+
+const parse = (csv: string) => Papa.parse<Record<string, string>>(csv.trim(), { header: true });
+
+describe('forecast and backtest routes', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.stop());
+
+  const forecast = (key: string, body: Record<string, unknown>) => h.http.post('/v1/forecast').set('X-API-Key', key).send(body).buffer(true);
+
+  it('answers CSV: timestamp, <target>_prediction and one quantile_<q> column each, on the series calendar; 56 points × horizon 7 cost 7', async () => {
+    const { apiKey, account } = await h.provision('free');
+    const res = await forecast(apiKey, { target: 'sales', horizon: 7, data: seasonalRows(56), quantiles: [0.1, 0.5, 0.9] });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/csv/);
+    expect(res.headers[REMAINING]).toBe('993');
+    const parsed = parse(res.text);
+    expect(parsed.meta.fields).toEqual(['date', 'sales_prediction', 'quantile_0.1', 'quantile_0.5', 'quantile_0.9']);
+    expect(parsed.data.map((r) => r.date)).toEqual([56, 57, 58, 59, 60, 61, 62].map(day));
+    for (const row of parsed.data) {
+      expect(Number(row['quantile_0.1'])).toBeLessThanOrEqual(Number(row['quantile_0.5']));
+      expect(Number(row['quantile_0.5'])).toBeLessThanOrEqual(Number(row['quantile_0.9']));
+      expect(Number.isFinite(Number(row.sales_prediction))).toBe(true);
+    }
+    const ledger = await h.orm.em.fork().find(CreditLedgerSchema, { accountId: account.id, kind: 'charge' });
+    expect(ledger.map((l) => [l.allowanceDelta, l.operation])).toEqual([[-7, 'forecast']]);
+  });
+
+  it('forecasts several series by item_id: grouping changes neither the values nor the price', async () => {
+    const { apiKey } = await h.provision('build');
+    const a = seasonalRows(60, { item: 'north', level: 100 });
+    const b = seasonalRows(60, { item: 'south', level: 300 });
+    const together = await forecast(apiKey, { target: 'sales', horizon: 5, item_id: 'store', quantiles: [0.2, 0.8], data: [...b, ...a] });
+    expect(together.status).toBe(200);
+    const remainingBefore = 20_000;
+    expect(Number(together.headers[REMAINING])).toBe(remainingBefore - 10);
+    const rows = parse(together.text);
+    expect(rows.meta.fields).toEqual(['date', 'store', 'sales_prediction', 'quantile_0.2', 'quantile_0.8']);
+    expect(rows.data).toHaveLength(10);
+
+    const alone = await forecast(apiKey, { target: 'sales', horizon: 5, item_id: 'store', quantiles: [0.2, 0.8], data: a });
+    expect(Number(alone.headers[REMAINING])).toBe(remainingBefore - 15);
+    const north = rows.data.filter((r) => r.store === 'north');
+    expect(north).toEqual(parse(alone.text).data);
+  });
+
+  it('serves the median when point_estimate is median, equal to quantile_0.5; accepts prediction_length as the horizon', async () => {
+    const { apiKey } = await h.provision('build');
+    const res = await forecast(apiKey, { target: 'sales', prediction_length: 4, point_estimate: 'median', quantiles: [0.5], data: seasonalRows(40) });
+    expect(res.status).toBe(200);
+    const data = parse(res.text).data;
+    expect(data).toHaveLength(4);
+    for (const row of data) expect(row.sales_prediction).toBe(row['quantile_0.5']);
+  });
+
+  it('accepts a multipart CSV file and infers the timestamp column', async () => {
+    const { apiKey } = await h.provision('build');
+    const csv = ['date;sales', ...seasonalRows(30).map((r) => `${r.date};${r.sales}`)].join('\n');
+    const res = await h.http
+      .post('/v1/forecast')
+      .set('X-API-Key', apiKey)
+      .field('target', 'sales')
+      .field('horizon', '3')
+      .field('quantiles', '0.1,0.9')
+      .attach('file', Buffer.from(csv), { filename: 's.csv', contentType: 'text/csv' })
+      .buffer(true);
+    expect(res.status).toBe(200);
+    expect(parse(res.text).meta.fields).toEqual(['date', 'sales_prediction', 'quantile_0.1', 'quantile_0.9']);
+  });
+
+  it.each([
+    ['fewer than ten points', { target: 'sales', horizon: 2, data: seasonalRows(9) }],
+    ['an irregular interval', { target: 'sales', horizon: 2, data: seasonalRows(20).filter((_, i) => i !== 5) }],
+    ['duplicate timestamps', { target: 'sales', horizon: 2, data: [...seasonalRows(20), seasonalRows(20)[3]] }],
+    ['an unreadable target', { target: 'sales', horizon: 2, data: seasonalRows(20).map((r, i) => (i === 4 ? { ...r, sales: 'n/a' } : r)) }],
+    ['a missing target column', { target: 'revenue', horizon: 2, data: seasonalRows(20) }],
+    ['a horizon of 0', { target: 'sales', horizon: 0, data: seasonalRows(20) }],
+    ['a fractional horizon', { target: 'sales', horizon: 1.5, data: seasonalRows(20) }],
+    ['a quantile of 1', { target: 'sales', horizon: 2, quantiles: [0.5, 1], data: seasonalRows(20) }],
+    ['an unknown field', { target: 'sales', horizon: 2, frequency: 'D', data: seasonalRows(20) }],
+    ['more steps than points', { target: 'sales', horizon: 25, data: seasonalRows(20) }],
+  ])('refuses %s with 400 INVALID_INPUT and charges nothing', async (_label, body) => {
+    const { apiKey, account } = await h.provision('build');
+    const res = await forecast(apiKey, body);
+    expectError(res, 400, 'INVALID_INPUT');
+    expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(0);
+  });
+
+  it('names the series at fault when several are sent', async () => {
+    const { apiKey } = await h.provision('build');
+    const res = await forecast(apiKey, { target: 'sales', horizon: 2, item_id: 'store', data: [...seasonalRows(30, { item: 'ok' }), ...seasonalRows(6, { item: 'tiny' })] });
+    expectError(res, 400, 'INVALID_INPUT');
+    expect(res.body.messageDetail).toContain('tiny');
+  });
+
+  it('refuses with 402 before any computation when horizon × series exceeds what is left, charging nothing', async () => {
+    const { apiKey, account } = await h.provision('free');
+    await h.orm.em.fork().nativeUpdate(AccountSchema, { id: account.id }, { allowanceRemaining: 9, purchasedBalance: 0 });
+    const res = await forecast(apiKey, { target: 'sales', horizon: 5, item_id: 'store', data: [...seasonalRows(30, { item: 'a' }), ...seasonalRows(30, { item: 'b' })] });
+    expectError(res, 402, 'CREDITS_EXHAUSTED');
+    expect(res.body).toEqual(expect.objectContaining({ balance: 9, required: 10 }));
+    expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(0);
+  });
+
+  it('replays an Idempotency-Key with the same CSV and header, charging once', async () => {
+    const { apiKey, account } = await h.provision('build');
+    const send = () => h.http.post('/v1/forecast').set('X-API-Key', apiKey).set('Idempotency-Key', 'fc-1').send({ target: 'sales', horizon: 3, data: seasonalRows(30) }).buffer(true);
+    const first = await send();
+    const replay = await send();
+    expect(replay.status).toBe(200);
+    expect(replay.text).toBe(first.text);
+    expect(replay.headers[REMAINING]).toBe(first.headers[REMAINING]);
+    expect(replay.headers['content-type']).toMatch(/^text\/csv/);
+    expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(1);
+  });
+
+  it('refuses an admin key with ADMIN_KEY_CANNOT_PREDICT', async () => {
+    const { adminKey } = await h.provision('build');
+    expectError(await forecast(adminKey, { target: 'sales', horizon: 3, data: seasonalRows(30) }), 403, 'ADMIN_KEY_CANNOT_PREDICT');
+  });
+
+  describe('backtest', () => {
+    const backtest = (key: string, body: Record<string, unknown>) => h.http.post('/v1/forecast/backtest').set('X-API-Key', key).send(body);
+
+    it('says usable for a strongly seasonal series, with per-window scores and no forecast values; free', async () => {
+      const { apiKey, account } = await h.provision('free');
+      const res = await backtest(apiKey, { target: 'sales', horizon: 7, data: seasonalRows(120) });
+      expect(res.status).toBe(200);
+      expect(res.body.verdict.level).toBe('usable');
+      expect(res.body.by_window.length).toBeGreaterThanOrEqual(1);
+      for (const w of res.body.by_window) expect(Object.keys(w).sort()).toEqual(['end', 'mase', 'naive_mase', 'start', 'window']);
+      expect(JSON.stringify(res.body)).not.toMatch(/prediction|quantile/);
+      expect(res.headers[REMAINING]).toBeUndefined();
+      expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(0);
+    });
+
+    it('says no_signal for a random walk, where nothing beats the naive forecast', async () => {
+      const { apiKey } = await h.provision('free');
+      const res = await backtest(apiKey, { target: 'price', horizon: 5, data: randomWalkRows(150) });
+      expect(res.status).toBe(200);
+      expect(res.body.verdict.level).toBe('no_signal');
+    });
+
+    it('judges several series and gives each its own verdict', async () => {
+      const { apiKey } = await h.provision('free');
+      const res = await backtest(apiKey, { target: 'sales', horizon: 7, item_id: 'store', data: [...seasonalRows(100, { item: 'a' }), ...seasonalRows(100, { item: 'b', level: 50 })] });
+      expect(res.status).toBe(200);
+      expect(res.body.series.map((s: { item_id: string }) => s.item_id).sort()).toEqual(['a', 'b']);
+      expect(res.body.by_window.every((w: { item_id?: string }) => w.item_id === 'a' || w.item_id === 'b')).toBe(true);
+    });
+
+    it.each([
+      ['an unreadable series', { target: 'sales', horizon: 3, data: seasonalRows(20).map((r) => ({ ...r, sales: 'x' })) }],
+      ['a missing target', { horizon: 3, data: seasonalRows(20) }],
+      ['a missing timestamp', { target: 'sales', horizon: 3, data: seasonalRows(20).map((r) => ({ sales: r.sales })) }],
+      ['a horizon of 1001', { target: 'sales', horizon: 1001, data: seasonalRows(20) }],
+      ['a horizon that is not an integer', { target: 'sales', horizon: 'seven', data: seasonalRows(20) }],
+      ['duplicate timestamps', { target: 'sales', horizon: 3, data: [...seasonalRows(20), seasonalRows(20)[0]] }],
+    ])('refuses %s with 400 VALIDATION_ERROR', async (_label, body) => {
+      const { apiKey } = await h.provision('free');
+      expectError(await backtest(apiKey, body), 400, 'VALIDATION_ERROR');
+    });
+  });
+});
