@@ -4,7 +4,9 @@
  * Starts a Temporal dev server, a scratch database and the service (`scripts/dev.ts`, a separate
  * process, as in production), trains a model on a real dataset (../shared/data/tabular/adult.csv), then
  * drives `POST /v1/models/{id}/predict` with autocannon (1-row and 1,000-row requests) and scores the
- * same rows in-process with the engine. The overhead ratio is HTTP p50 latency / in-process time.
+ * same rows in-process with the engine; then `POST /v1/forecast` for 1 series of 56 points (horizon 7)
+ * and 100 series of 200 points (horizon 14) against the forecast engine in-process. The overhead ratio
+ * is HTTP p50 latency / in-process time.
  *
  * Options: --duration SECONDS (per scenario, default 10), --json FILE.
  */
@@ -17,6 +19,7 @@ import autocannon from 'autocannon';
 import { AccountSchema, ModelVersionSchema } from '../../db/entities';
 import { openOrm } from '../../db/orm';
 import { loadModel, predictRows } from '../../engines/tabular';
+import { forecastSeries, prepareSeries } from '../../engines/forecast';
 import { provisionAccount } from '../../services/accounts';
 import { gunzipText } from '../../services/compression';
 import { parseCsv, type Row } from '../../services/datasets';
@@ -48,8 +51,8 @@ interface ScenarioResult {
   overhead_ratio_p50: number;
 }
 
-function timeInProcess(run: () => void, minMs = 1500): number {
-  for (let i = 0; i < 5; i += 1) run();
+function timeInProcess(run: () => void, minMs = 1500, warmup = 5): number {
+  for (let i = 0; i < warmup; i += 1) run();
   let n = 0;
   const start = performance.now();
   while (performance.now() - start < minMs) {
@@ -126,37 +129,66 @@ async function main(): Promise<void> {
       { name: 'predict 1,000 rows', rowsPerRequest: 1000, connections: 4 },
     ];
     const results: ScenarioResult[] = [];
-    for (const scenario of scenarios) {
-      const batch = features.slice(0, scenario.rowsPerRequest);
-      const body = JSON.stringify({ rows: batch });
-      const run = await autocannon({
-        url: `${url}/v1/models/${model.id}/predict`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': account.apiKey },
-        body,
-        connections: scenario.connections,
-        duration,
-      });
-      const inProcessMs = timeInProcess(() => predictRows(engineModel, batch));
+    const record = (scenario: Scenario, run: autocannon.Result, inProcessMs: number, unitsPerRequest: number) => {
       results.push({
         scenario: scenario.name,
-        rows_per_request: scenario.rowsPerRequest,
+        rows_per_request: unitsPerRequest,
         connections: scenario.connections,
         requests: run.requests.total,
         non_2xx: run.non2xx,
         p50_ms: run.latency.p50,
         p99_ms: run.latency.p99,
         requests_per_s: run.requests.average,
-        rows_per_s: run.requests.average * scenario.rowsPerRequest,
+        rows_per_s: run.requests.average * unitsPerRequest,
         in_process_ms: inProcessMs,
-        in_process_rows_per_s: (1000 / inProcessMs) * scenario.rowsPerRequest,
+        in_process_rows_per_s: (1000 / inProcessMs) * unitsPerRequest,
         overhead_ratio_p50: run.latency.p50 / inProcessMs,
       });
+    };
+    for (const scenario of scenarios) {
+      const batch = features.slice(0, scenario.rowsPerRequest);
+      const run = await autocannon({
+        url: `${url}/v1/models/${model.id}/predict`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': account.apiKey },
+        body: JSON.stringify({ rows: batch }),
+        connections: scenario.connections,
+        duration,
+      });
+      record(scenario, run, timeInProcess(() => predictRows(engineModel, batch)), scenario.rowsPerRequest);
+    }
+
+    // Forecasts: synthetic daily series with a weekly pattern (the rows are what the route receives).
+    const seriesRows = (series: number, points: number) =>
+      Array.from({ length: series * points }, (_, k) => {
+        const s = Math.floor(k / points);
+        const i = k % points;
+        return { date: new Date(Date.UTC(2025, 0, 1) + i * 86_400_000).toISOString().slice(0, 10), item: `s${s}`, value: 100 + s + i * 0.3 + [0, 3, 5, 2, 8, 12, 6][i % 7]! + ((i * 7919 + s * 31) % 17) / 4 };
+      });
+    const forecastScenarios = [
+      { scenario: { name: 'forecast 1 series × 56 points, h=7', rowsPerRequest: 1, connections: 4 }, series: 1, points: 56, horizon: 7 },
+      { scenario: { name: 'forecast 100 series × 200 points, h=14', rowsPerRequest: 100, connections: 2 }, series: 100, points: 200, horizon: 14 },
+    ];
+    for (const f of forecastScenarios) {
+      const data = seriesRows(f.series, f.points);
+      const body = f.series === 1 ? { target: 'value', horizon: f.horizon, quantiles: [0.1, 0.5, 0.9], data: data.map(({ item: _i, ...r }) => r) } : { target: 'value', horizon: f.horizon, item_id: 'item', quantiles: [0.1, 0.5, 0.9], data };
+      const run = await autocannon({
+        url: `${url}/v1/forecast`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': account.apiKey },
+        body: JSON.stringify(body),
+        connections: f.scenario.connections,
+        duration: Math.max(duration, f.series > 1 ? 20 : duration),
+      });
+      const inProcessMs = timeInProcess(() => {
+        for (const s of prepareSeries(body.data, { target: 'value', timestamp: 'date', itemId: body.item_id })) forecastSeries(s, { horizon: f.horizon, quantiles: [0.1, 0.5, 0.9] });
+      }, f.series > 1 ? 1 : 1500, f.series > 1 ? 1 : 5);
+      record(f.scenario, run, inProcessMs, f.series);
     }
 
     const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
     console.log(`\nbench:api on ${machine}; model trained over HTTP on adult (${rows.length} rows) in ${trainSeconds.toFixed(1)} s; ${duration} s per scenario\n`);
-    console.log('| scenario | connections | requests | non-2xx | p50 ms | p99 ms | req/s | rows/s | in-process ms | in-process rows/s | p50 / in-process |');
+    console.log('| scenario | connections | requests | non-2xx | p50 ms | p99 ms | req/s | rows (series)/s | in-process ms | in-process rows (series)/s | p50 / in-process |');
     console.log('|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of results) {
       console.log(
