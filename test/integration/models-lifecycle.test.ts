@@ -95,6 +95,21 @@ describe('models: training, resource and state transitions', () => {
     expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
   });
 
+  it('answers a JSON dataset over the plan’s size limit with 413 DATASET_TOO_LARGE and a file over it with 413 FILE_TOO_LARGE', async () => {
+    const { apiKey, account } = await h.provision('free'); // 10 MiB
+    const padding = 'x'.repeat(1024);
+    const big = Array.from({ length: 11 * 1024 }, (_, i) => ({ x1: i, note: padding, churned: i % 2 ? 'yes' : 'no' }));
+    expectError(await train(apiKey, { target: 'churned', engine: ENGINE, data: big }), 413, 'DATASET_TOO_LARGE');
+    const file = await h.http
+      .post('/v1/models')
+      .set('X-API-Key', apiKey)
+      .field('target', 'churned')
+      .field('engine', ENGINE)
+      .attach('file', Buffer.from(toCsv(big)), { filename: 'big.csv', contentType: 'text/csv' });
+    expectError(file, 413, 'FILE_TOO_LARGE');
+    expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
+  });
+
   it('walks the model state table: quota, archive, restore, delete', async () => {
     const { apiKey, adminKey, account } = await h.provision('free');
     const first = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });

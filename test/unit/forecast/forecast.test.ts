@@ -1,0 +1,111 @@
+import { forecastSeries, prepareSeries, SeriesError } from '../../../engines/forecast';
+import type { Row } from '../../../engines/forecast';
+import { dailyRows, monthlyRows, normals } from './helpers';
+
+const PATTERN = [5, 3, 8, 12, 20, 30, 35, 32, 22, 14, 9, 6];
+
+function one(rows: Row[]) {
+  return prepareSeries(rows, { target: 'value', timestamp: 'date' })[0];
+}
+
+function noisySeasonal(n: number, seed: number): number[] {
+  const z = normals(seed);
+  return Array.from({ length: n }, (_, t) => (100 + 0.5 * t) * (1 + PATTERN[t % 12] / 40) + 3 * z());
+}
+
+describe('exact forecasts of simple series', () => {
+  test('constant series', () => {
+    const fc = forecastSeries(one(monthlyRows(new Array(24).fill(42))), { horizon: 6, quantiles: [0.1, 0.9] });
+    fc.mean.forEach((v) => expect(v).toBeCloseTo(42, 8));
+    fc.quantiles['0.1'].forEach((v) => expect(v).toBeCloseTo(42, 6));
+    fc.quantiles['0.9'].forEach((v) => expect(v).toBeCloseTo(42, 6));
+  });
+
+  test('linear series', () => {
+    const y = Array.from({ length: 30 }, (_, t) => 5 + 2 * t);
+    const fc = forecastSeries(one(dailyRows(y)), { horizon: 10 });
+    fc.mean.forEach((v, k) => expect(Math.abs(v - (5 + 2 * (30 + k)))).toBeLessThan(0.05 * 2));
+  });
+
+  test('purely seasonal series (season 12, monthly)', () => {
+    const y = Array.from({ length: 60 }, (_, t) => 50 + PATTERN[t % 12]);
+    const fc = forecastSeries(one(monthlyRows(y)), { horizon: 24 });
+    expect(fc.seasonal).toBe(true);
+    fc.mean.forEach((v, k) => expect(Math.abs(v - (50 + PATTERN[(60 + k) % 12]))).toBeLessThan(0.05));
+  });
+});
+
+describe('quantiles', () => {
+  const series = one(monthlyRows(noisySeasonal(72, 21)));
+
+  test('monotone across levels, median equal to the 0.5 quantile, keys as given', () => {
+    const qs = [0.9, 0.05, 0.5, 0.25, 0.75, 0.1];
+    const fc = forecastSeries(series, { horizon: 12, quantiles: qs });
+    expect(Object.keys(fc.quantiles).sort()).toEqual(qs.map(String).sort());
+    const sorted = qs.slice().sort((a, b) => a - b);
+    for (let k = 0; k < 12; k++) {
+      for (let i = 1; i < sorted.length; i++) {
+        expect(fc.quantiles[String(sorted[i])][k]).toBeGreaterThanOrEqual(fc.quantiles[String(sorted[i - 1])][k]);
+      }
+      expect(fc.quantiles['0.5'][k]).toBe(fc.median[k]);
+      expect(fc.quantiles['0.05'][k]).toBeLessThan(fc.quantiles['0.9'][k]);
+    }
+    // intervals widen with the horizon
+    const width = (k: number) => fc.quantiles['0.9'][k] / fc.mean[k] - fc.quantiles['0.1'][k] / fc.mean[k];
+    expect(width(11)).toBeGreaterThan(width(0));
+  });
+
+  test('the median equals the mean for the symmetric default combination, and quantile formatting is preserved', () => {
+    const fc = forecastSeries(series, { horizon: 3, quantiles: [0.1, 0.5] });
+    expect(Object.keys(fc.quantiles)).toEqual(['0.1', '0.5']);
+    fc.median.forEach((v, k) => expect(v).toBeCloseTo(fc.mean[k], 8));
+  });
+
+  test('invalid quantiles and horizons are refused', () => {
+    const code = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (e) {
+        return (e as SeriesError).code;
+      }
+      return null;
+    };
+    expect(code(() => forecastSeries(series, { horizon: 3, quantiles: [0] }))).toBe('QUANTILE_INVALID');
+    expect(code(() => forecastSeries(series, { horizon: 3, quantiles: [1.2] }))).toBe('QUANTILE_INVALID');
+    expect(code(() => forecastSeries(series, { horizon: 0 }))).toBe('HORIZON_INVALID');
+    expect(code(() => forecastSeries(series, { horizon: 1001 }))).toBe('HORIZON_INVALID');
+    expect(code(() => forecastSeries(series, { horizon: 2.5 }))).toBe('HORIZON_INVALID');
+  });
+});
+
+describe('several series', () => {
+  test('grouping by an id column gives the same values as one series at a time, in any row order', () => {
+    const a = monthlyRows(noisySeasonal(48, 31), { item: 'a' });
+    const b = monthlyRows(Array.from({ length: 36 }, (_, t) => 500 - 3 * t + 10 * Math.sin(t)), { item: 'b' });
+    const c = monthlyRows(noisySeasonal(60, 32).map((v) => v * 3), { item: 'c' });
+    const opts = { horizon: 8, quantiles: [0.1, 0.5, 0.9] };
+    const alone = [a, b, c].map((rows) => forecastSeries(prepareSeries(rows, { target: 'value', timestamp: 'date' })[0], opts));
+    // interleave and shuffle deterministically
+    const mixed = [...c, ...a, ...b].map((r, i) => ({ r, k: (i * 7919) % 1009 })).sort((x, y) => x.k - y.k).map((x) => x.r);
+    const grouped = prepareSeries(mixed, { target: 'value', timestamp: 'date', itemId: 'item' });
+    expect(grouped.map((s) => s.id).sort()).toEqual(['a', 'b', 'c']);
+    for (const [i, id] of ['a', 'b', 'c'].entries()) {
+      const g = forecastSeries(grouped.find((s) => s.id === id)!, opts);
+      expect(g.mean).toEqual(alone[i].mean);
+      expect(g.quantiles).toEqual(alone[i].quantiles);
+      expect(g.timestamps).toEqual(alone[i].timestamps);
+      expect(g.id).toBe(id);
+    }
+  });
+
+  test('deterministic: the same call twice gives identical results', () => {
+    const s = one(monthlyRows(noisySeasonal(50, 41)));
+    expect(forecastSeries(s, { horizon: 5, quantiles: [0.2] })).toEqual(forecastSeries(s, { horizon: 5, quantiles: [0.2] }));
+  });
+
+  test('seasonLength 1 disables seasonality', () => {
+    const y = Array.from({ length: 60 }, (_, t) => 50 + PATTERN[t % 12]);
+    const fc = forecastSeries(one(monthlyRows(y)), { horizon: 12, seasonLength: 1 });
+    expect(fc.seasonal).toBe(false);
+  });
+});

@@ -1,0 +1,137 @@
+import { fitBins, transformBins } from '../../../engines/tabular/binning';
+import { DEFAULT_GROWER_PARAMS, TreeGrower, leafOfBinned, type GrowerParams } from '../../../engines/tabular/grower';
+import { Prng } from '../../../engines/tabular/prng';
+
+const lambda = 0.5;
+
+function score(g: number, h: number): number {
+  return (g * g) / (h + lambda);
+}
+
+/** Best gain over every threshold between distinct values x every missing direction, from raw rows. */
+function bruteForceNumeric(x: number[], g: number[], h: number[], minData: number): number {
+  const G = g.reduce((a, b) => a + b, 0);
+  const H = h.reduce((a, b) => a + b, 0);
+  const vals = [...new Set(x.filter((v) => !Number.isNaN(v)))].sort((a, b) => a - b);
+  let best = -Infinity;
+  const cands: Array<[number, boolean]> = [];
+  for (let t = 0; t < vals.length - 1; t++) for (const ml of [false, true]) cands.push([vals[t], ml]);
+  cands.push([Infinity, false]); // non-missing left, missing right
+  for (const [thr, missingLeft] of cands) {
+    let gl = 0, hl = 0, cl = 0;
+    x.forEach((v, i) => {
+      const left = Number.isNaN(v) ? missingLeft : v <= thr;
+      if (left) { gl += g[i]; hl += h[i]; cl++; }
+    });
+    const cr = x.length - cl;
+    if (cl < minData || cr < minData) continue;
+    const gain = score(gl, hl) + score(G - gl, H - hl) - score(G, H);
+    if (gain > best) best = gain;
+  }
+  return best;
+}
+
+/** Best gain over every subset of categories (missing counted as one more category). */
+function bruteForceCategorical(codes: number[], K: number, g: number[], h: number[]): number {
+  const G = g.reduce((a, b) => a + b, 0);
+  const H = h.reduce((a, b) => a + b, 0);
+  let best = -Infinity;
+  for (let mask = 1; mask < (1 << (K + 1)) - 1; mask++) {
+    let gl = 0, hl = 0, cl = 0;
+    codes.forEach((c, i) => {
+      const b = Number.isNaN(c) ? K : c;
+      if (mask & (1 << b)) { gl += g[i]; hl += h[i]; cl++; }
+    });
+    if (cl === 0 || cl === codes.length) continue;
+    const gain = score(gl, hl) + score(G - gl, H - hl) - score(G, H);
+    if (gain > best) best = gain;
+  }
+  return best;
+}
+
+function params(over: Partial<GrowerParams>): GrowerParams {
+  return { ...DEFAULT_GROWER_PARAMS, lambdaL2: lambda, minDataInLeaf: 1, minHessianInLeaf: 0, ...over };
+}
+
+describe('tree grower split finding', () => {
+  it('finds the same best numeric split (with missing values) as brute force', () => {
+    for (let trial = 0; trial < 20; trial++) {
+      const rng = new Prng(100 + trial);
+      const n = 30 + rng.nextInt(30);
+      const F = 3;
+      const X = new Float64Array(n * F);
+      const g: number[] = [];
+      const h: number[] = [];
+      for (let i = 0; i < n; i++) {
+        for (let f = 0; f < F; f++) X[i * F + f] = rng.nextFloat() < 0.15 ? NaN : Math.round(rng.nextFloat() * 12);
+        g.push(rng.nextFloat() * 2 - 1 + (X[i * F] > 6 ? 0.8 : 0));
+        h.push(0.2 + rng.nextFloat());
+      }
+      const minData = 1 + (trial % 4);
+      const info = fitBins(X, n, F, [0, 0, 0], 255, 1);
+      const bins = transformBins(info, X, n, F);
+      const grower = new TreeGrower(bins, n, F, info, params({ maxLeaves: 2, minDataInLeaf: minData }));
+      const tree = grower.grow(Float64Array.from(g), Float64Array.from(h), Uint32Array.from({ length: n }, (_, i) => i), n, new Uint8Array(F).fill(1));
+      let expected = -Infinity;
+      for (let f = 0; f < F; f++) {
+        const col = Array.from({ length: n }, (_, i) => X[i * F + f]);
+        expected = Math.max(expected, bruteForceNumeric(col, g, h, minData));
+      }
+      expect(tree.gain[0]).toBeCloseTo(expected, 9);
+      // the leaf values are the regularised Newton steps of the rows routed to them
+      const sums = [[0, 0], [0, 0]];
+      for (let i = 0; i < n; i++) {
+        const l = leafOfBinned(tree, info, bins, i * F);
+        sums[l][0] += g[i];
+        sums[l][1] += h[i];
+      }
+      expect(tree.leafValue[0]).toBeCloseTo(-sums[0][0] / (sums[0][1] + lambda), 9);
+      expect(tree.leafValue[1]).toBeCloseTo(-sums[1][0] / (sums[1][1] + lambda), 9);
+    }
+  });
+
+  it('finds the best categorical subset split (gradient/hessian ordering) as brute force', () => {
+    for (let trial = 0; trial < 15; trial++) {
+      const rng = new Prng(500 + trial);
+      const n = 60;
+      const K = 6;
+      const X = new Float64Array(n);
+      const g: number[] = [];
+      const h: number[] = [];
+      const effect = Array.from({ length: K + 1 }, () => rng.nextFloat() * 2 - 1);
+      for (let i = 0; i < n; i++) {
+        X[i] = rng.nextFloat() < 0.1 ? NaN : rng.nextInt(K);
+        const b = Number.isNaN(X[i]) ? K : X[i];
+        g.push(effect[b] + rng.nextFloat() * 0.5);
+        h.push(1);
+      }
+      const info = fitBins(X, n, 1, [K]);
+      const bins = transformBins(info, X, n, 1);
+      const grower = new TreeGrower(bins, n, 1, info, params({ maxLeaves: 2, catSmooth: 0, catL2: 0, minDataPerGroup: 1, maxCatToOnehot: 0, maxCatThreshold: 64 }));
+      const tree = grower.grow(Float64Array.from(g), Float64Array.from(h), Uint32Array.from({ length: n }, (_, i) => i), n, Uint8Array.of(1));
+      expect(tree.isCategorical[0]).toBe(true);
+      expect(tree.gain[0]).toBeCloseTo(bruteForceCategorical(Array.from(X), K, g, h), 9);
+      // rows are routed by set membership, missing included
+      for (let i = 0; i < n; i++) {
+        const b = Number.isNaN(X[i]) ? K : X[i];
+        const left = (tree.catLeft[0] as Uint8Array)[b] === 1;
+        expect(leafOfBinned(tree, info, bins, i)).toBe(left ? 0 : 1);
+      }
+    }
+  });
+
+  it('respects max leaves and min data per leaf', () => {
+    const rng = new Prng(9);
+    const n = 400;
+    const X = Float64Array.from({ length: n * 2 }, () => rng.nextFloat());
+    const g = Float64Array.from({ length: n }, (_, i) => Math.sin(X[i * 2] * 9) + X[i * 2 + 1]);
+    const h = new Float64Array(n).fill(1);
+    const info = fitBins(X, n, 2, [0, 0]);
+    const bins = transformBins(info, X, n, 2);
+    const grower = new TreeGrower(bins, n, 2, info, params({ maxLeaves: 7, minDataInLeaf: 25 }));
+    const tree = grower.grow(g, h, Uint32Array.from({ length: n }, (_, i) => i), n, Uint8Array.of(1, 1));
+    expect(tree.leafValue.length).toBe(7);
+    expect(Math.min(...tree.leafCount)).toBeGreaterThanOrEqual(25);
+    expect(tree.leafCount.reduce((a, b) => a + b, 0)).toBe(n);
+  });
+});

@@ -1,0 +1,131 @@
+import { analyseDataset, TabularDataError, type Row } from '../../../engines/tabular/index';
+import { parseIsoDate } from '../../../engines/tabular/schema';
+
+function base(n: number, extra: (i: number) => Row): Row[] {
+  return Array.from({ length: n }, (_, i) => ({ ...extra(i), target: i % 2 === 0 ? 'a' : 'b' }));
+}
+
+function col(report: ReturnType<typeof analyseDataset>, name: string) {
+  const c = report.columns.find((x) => x.name === name);
+  if (!c) throw new Error(`no column ${name}`);
+  return c;
+}
+
+describe('column type detection', () => {
+  const rows = base(40, (i) => ({
+    num_text: String(i * 1.5),
+    num: i % 7,
+    flag: i % 3 === 0,
+    flag_text: i % 3 === 0 ? 'TRUE' : 'false',
+    when: `2024-0${(i % 9) + 1}-1${i % 10}`,
+    stamp: `2024-03-0${(i % 9) + 1}T1${i % 10}:30:00Z`,
+    sparse: i % 4 === 0 ? '' : i % 4 === 1 ? null : i,
+    constant: 'same',
+    id: i + 1,
+    code: `ID-${1000 + i * 7}`,
+    color: ['red', 'green', 'blue'][i % 3],
+    empty: '',
+  }));
+  const report = analyseDataset(rows, { target: 'target' });
+
+  it('counts numeric text as numeric and keeps booleans', () => {
+    expect(col(report, 'num_text').type).toBe('numeric');
+    expect(col(report, 'num').type).toBe('numeric');
+    expect(col(report, 'flag').type).toBe('boolean');
+    expect(col(report, 'flag_text').type).toBe('boolean');
+    expect(col(report, 'color').type).toBe('categorical');
+  });
+
+  it('expands ISO dates (and times) into numeric parts', () => {
+    expect(col(report, 'when').type).toBe('date');
+    expect(col(report, 'when').note).toMatch(/year, month, day, weekday$/);
+    expect(col(report, 'stamp').note).toMatch(/hour/);
+    expect(parseIsoDate('2024-03-09T17:45:00Z')).toEqual({ year: 2024, month: 3, day: 9, weekday: 6, hour: 17, hasTime: true });
+    expect(parseIsoDate('2024-13-01')).toBeNull();
+  });
+
+  it('counts empty strings and nulls as missing, without imputing', () => {
+    const c = col(report, 'sparse');
+    expect(c.type).toBe('numeric');
+    expect(c.missing).toBe(20);
+    expect(c.used).toBe(true);
+  });
+
+  it('reports and excludes constant, empty and identifier-like columns', () => {
+    expect(col(report, 'constant')).toMatchObject({ used: false });
+    expect(col(report, 'constant').note).toMatch(/constant/);
+    expect(col(report, 'empty')).toMatchObject({ used: false, type: 'empty' });
+    expect(col(report, 'id')).toMatchObject({ used: false });
+    expect(col(report, 'id').note).toMatch(/identifier/);
+    expect(col(report, 'code')).toMatchObject({ used: false });
+    expect(report.warnings.join(' ')).toMatch(/Excluded column\(s\): .*constant/);
+  });
+
+  it('folds high-cardinality text into the most frequent categories plus "other", and says so', () => {
+    const hc = base(600, (i) => ({ city: `c${i % 150}`, x: i % 5 }));
+    const r = analyseDataset(hc, { target: 'target' });
+    const c = col(r, 'city');
+    expect(c.used).toBe(true);
+    expect(c.note).toMatch(/high cardinality: kept the 63 most frequent of 150/);
+    expect(r.warnings.some((w) => w.includes('city'))).toBe(true);
+  });
+
+  it('drops and counts rows with an empty target; infers the task', () => {
+    const rs = base(30, (i) => ({ x: i }));
+    rs[3].target = '';
+    rs[4].target = null;
+    delete rs[5].target;
+    const r = analyseDataset(rs, { target: 'target' });
+    expect(r.rows_received).toBe(30);
+    expect(r.rows_used).toBe(27);
+    expect(r.rows_dropped_empty_target).toBe(3);
+    expect(r.task).toBe('binary');
+    expect(r.classes).toEqual(['a', 'b']);
+    const reg = Array.from({ length: 30 }, (_, i) => ({ x: i % 4, target: i * 0.37 }));
+    expect(analyseDataset(reg, { target: 'target' }).task).toBe('regression');
+    const few = Array.from({ length: 30 }, (_, i) => ({ x: i % 4, target: i % 3 }));
+    expect(analyseDataset(few, { target: 'target' }).task).toBe('multiclass');
+    expect(analyseDataset(few, { target: 'target', task: 'regression' }).task).toBe('regression');
+    const bools = Array.from({ length: 30 }, (_, i) => ({ x: i % 4, target: i % 2 === 0 }));
+    expect(analyseDataset(bools, { target: 'target' })).toMatchObject({ task: 'binary', classes: ['false', 'true'] });
+  });
+});
+
+describe('data errors', () => {
+  function expectCode(fn: () => unknown, code: string): void {
+    try {
+      fn();
+    } catch (e) {
+      expect(e).toBeInstanceOf(TabularDataError);
+      expect((e as TabularDataError).code).toBe(code);
+      expect((e as Error).message.length).toBeGreaterThan(10);
+      return;
+    }
+    throw new Error(`expected ${code}`);
+  }
+  it('refuses fewer than 10 usable rows', () => {
+    const rows = base(9, (i) => ({ x: i }));
+    expectCode(() => analyseDataset(rows, { target: 'target' }), 'TOO_FEW_ROWS');
+    const withEmpty = base(12, (i) => ({ x: i }));
+    withEmpty[0].target = null;
+    withEmpty[1].target = '';
+    withEmpty[2].target = '  ';
+    expectCode(() => analyseDataset(withEmpty, { target: 'target' }), 'TOO_FEW_ROWS');
+  });
+  it('refuses fewer than 2 distinct target values', () => {
+    const rows = Array.from({ length: 20 }, (_, i) => ({ x: i, target: 'same' }));
+    expectCode(() => analyseDataset(rows, { target: 'target' }), 'TOO_FEW_TARGET_VALUES');
+  });
+  it('refuses a target column that does not exist', () => {
+    const rows = Array.from({ length: 20 }, (_, i) => ({ x: i, y: i % 2 }));
+    expectCode(() => analyseDataset(rows, { target: 'target' }), 'TARGET_MISSING');
+  });
+  it('refuses regression on a text target', () => {
+    const rows = base(20, (i) => ({ x: i }));
+    expectCode(() => analyseDataset(rows, { target: 'target', task: 'regression' }), 'TARGET_NOT_NUMERIC');
+  });
+  it('refuses data without any usable feature', () => {
+    const rows = base(20, () => ({ c: 'k' }));
+    expectCode(() => analyseDataset(rows, { target: 'target' }), 'NO_USABLE_FEATURES');
+  });
+});
