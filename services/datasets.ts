@@ -28,7 +28,10 @@ export function parseCsv(text: string): Row[] {
   }
   const fields = parsed.meta.fields ?? [];
   if (fields.length === 0 || fields.some((f) => f.trim() === '')) throw unreadable('The CSV header row has an empty column name.');
-  if (new Set(fields).size !== fields.length) throw unreadable('The CSV header row repeats a column name.');
+  const renamed = (parsed.meta as { renamedHeaders?: Record<string, string> | null }).renamedHeaders;
+  if (new Set(fields).size !== fields.length || (renamed && Object.keys(renamed).length > 0)) {
+    throw unreadable('The CSV header row repeats a column name.');
+  }
   if (parsed.data.length === 0) throw unreadable('The CSV has a header row but no data rows.');
   return parsed.data;
 }
