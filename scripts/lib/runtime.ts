@@ -138,3 +138,31 @@ export function stopOnSignals(logger: Logger, stop: () => Promise<void>): void {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 }
+
+/**
+ * Entry point of a production-shaped process that runs one role (`api` or `worker`) against an
+ * existing PostgreSQL and Temporal; migrations are a separate step (`npm run migrate`).
+ */
+export function runRole(role: 'api' | 'worker'): void {
+  const main = async () => {
+    const { loadConfig } = await import('../../config/env');
+    const { createLogger } = await import('../../services/logger');
+    const config = loadConfig();
+    const logger = createLogger(config.LOG_LEVEL, role);
+    if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) throw new Error(`The ${role} process needs DATABASE_URL and TEMPORAL_ADDRESS.`);
+    const service = await startService({
+      config,
+      logger,
+      databaseUrl: config.DATABASE_URL,
+      temporalAddress: config.TEMPORAL_ADDRESS,
+      api: role === 'api',
+      worker: role === 'worker',
+      runMigrations: false,
+    });
+    stopOnSignals(logger, service.stop);
+  };
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,14 +1,6 @@
 import { ModelSchema } from '../../db/entities';
-import { churnRows, toCsv } from '../support/datasets';
+import { churnRows, prng, toCsv } from '../support/datasets';
 import { expectError, startHarness, type Harness } from '../support/harness';
-
-function prng(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a * 1103515245 + 12345) % 2147483648;
-    return a / 2147483648;
-  };
-}
 
 describe('dataset validation', () => {
   let h: Harness;

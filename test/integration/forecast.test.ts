@@ -1,5 +1,6 @@
 import Papa from 'papaparse';
 import { AccountSchema, CreditLedgerSchema } from '../../db/entities';
+import { prng } from '../support/datasets';
 import { expectError, startHarness, type Harness } from '../support/harness';
 
 const REMAINING = 'x-service-predictions-remaining';
@@ -18,19 +19,12 @@ function seasonalRows(n: number, opts: { item?: string; level?: number } = {}) {
   }));
 }
 
-/** A random walk (seeded mulberry32 + Box-Muller): nothing beats the naive forecast. */
+/** A random walk (seeded, Box-Muller): nothing beats the naive forecast. */
 function randomWalkRows(n: number, seed = 3) {
-  let a = seed >>> 0;
-  const rand = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 1) / 4294967297;
-  };
+  const rand = prng(seed);
   let value = 100;
   return Array.from({ length: n }, (_, i) => {
-    value += Math.sqrt(-2 * Math.log(rand())) * Math.cos(2 * Math.PI * rand()) * 5;
+    value += Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand()) * 5;
     return { date: day(i), price: value };
   });
 }

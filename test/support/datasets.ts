@@ -1,5 +1,6 @@
 /** Deterministic synthetic datasets for the service tests (the engine's accuracy is benchmarked, not tested here). */
-function prng(seed: number): () => number {
+/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
