@@ -1,20 +1,27 @@
-import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
+import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type ScheduleOptions } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import { scheduleIds } from './ids';
 
 /**
- * Creates the service's Temporal Schedules if they do not exist yet (called at worker start-up;
- * idempotent, so several workers starting together are fine).
+ * Creates the service's Temporal Schedules, or brings existing ones to the configured spec and task
+ * queue (called at every worker start; several workers starting together converge on the same state).
  */
 export async function ensureSchedules(client: Client, taskQueue: string, options: { keySweepEvery: Duration }): Promise<void> {
+  const desired: ScheduleOptions = {
+    scheduleId: scheduleIds.sweepEndedKeys,
+    spec: { intervals: [{ every: options.keySweepEvery }] },
+    action: { type: 'startWorkflow', workflowType: 'sweepEndedKeysWorkflow', taskQueue, args: [] },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+  };
   try {
-    await client.schedule.create({
-      scheduleId: scheduleIds.sweepEndedKeys,
-      spec: { intervals: [{ every: options.keySweepEvery }] },
-      action: { type: 'startWorkflow', workflowType: 'sweepEndedKeysWorkflow', taskQueue, args: [] },
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
-    });
+    await client.schedule.create(desired);
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    await client.schedule.getHandle(desired.scheduleId).update((previous) => ({
+      ...previous,
+      spec: desired.spec,
+      action: desired.action,
+      policies: { ...previous.policies, ...desired.policies },
+    }));
   }
 }

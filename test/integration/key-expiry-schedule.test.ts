@@ -19,7 +19,7 @@ describe('expired-key sweep Schedule', () => {
     await h.stop();
   });
 
-  it('is created idempotently and marks keys past expires_at as revoked (reason expired)', async () => {
+  it('is created or updated idempotently and marks keys past expires_at as revoked (reason expired)', async () => {
     const { adminKey } = await h.provision();
     const created = await h.http
       .post('/v1/api-keys')
@@ -27,10 +27,12 @@ describe('expired-key sweep Schedule', () => {
       .send({ name: 'expiring', expires_at: new Date(Date.now() + 1000).toISOString() });
     expect(created.status).toBe(201);
 
+    // A schedule left by another deployment (other queue, other interval) is brought to this spec.
+    await ensureSchedules(h.client, 'a-queue-nobody-polls', { keySweepEvery: '1h' });
     await ensureSchedules(h.client, h.taskQueue, { keySweepEvery: '1s' });
     await ensureSchedules(h.client, h.taskQueue, { keySweepEvery: '1s' }); // a second worker start changes nothing
     const description = await h.client.schedule.getHandle(scheduleIds.sweepEndedKeys).describe();
-    expect(description.action).toEqual(expect.objectContaining({ workflowType: 'sweepEndedKeysWorkflow' }));
+    expect(description.action).toEqual(expect.objectContaining({ workflowType: 'sweepEndedKeysWorkflow', taskQueue: h.taskQueue }));
 
     const deadline = Date.now() + 20_000;
     let row = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: created.body.id });

@@ -1,4 +1,4 @@
-import { autoArima, fitArima } from '../../../engines/forecast/models/arima';
+import { ARIMA_METHOD, armaExactLik, autoArima, fitArima } from '../../../engines/forecast/models/arima';
 import { autoEts, fitEtsSpec } from '../../../engines/forecast/models/ets';
 import { autoTheta } from '../../../engines/forecast/models/theta';
 import { fitDrift, fitNaive, fitSeasonalNaive } from '../../../engines/forecast/models/naive';
@@ -83,6 +83,20 @@ describe('ARIMA recovers known parameters', () => {
     const y = simulateArma(600, 12, [], [0.5]);
     const fit = fitArima(y, { p: 0, d: 0, q: 1, P: 0, D: 0, Q: 0, m: 1, constant: false })!;
     expect(Math.abs(fit.ma[0] - 0.5)).toBeLessThan(0.08);
+  });
+
+  test('exact likelihood (Kalman filter) refines MA(1) θ = 0.6 and is maximal near the truth', () => {
+    const y = simulateArma(400, 16, [], [0.6]);
+    const lik = (th: number) => armaExactLik(y, [], [th]).lik;
+    expect(lik(0.6)).toBeLessThan(lik(0.3));
+    expect(lik(0.6)).toBeLessThan(lik(0.9));
+    ARIMA_METHOD.exact = true;
+    try {
+      const fit = fitArima(y, { p: 0, d: 0, q: 1, P: 0, D: 0, Q: 0, m: 1, constant: false })!;
+      expect(Math.abs(fit.ma[0] - 0.6)).toBeLessThan(0.08);
+    } finally {
+      ARIMA_METHOD.exact = false;
+    }
   });
 
   test('seasonal AR Φ = 0.6 at lag 4', () => {
