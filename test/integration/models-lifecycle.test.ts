@@ -162,6 +162,26 @@ describe('models: training, resource and state transitions', () => {
     expect(account.plan).toBe('free');
   });
 
+  it('answers 409 MODEL_NOT_TRAINED to a prediction while the model is still training', async () => {
+    const { apiKey, account, workspace } = await h.provision('build');
+    const { createModelForTraining } = await import('../../services/models');
+    const model = await createModelForTraining(h.orm.em.fork(), {
+      workspaceId: workspace.id,
+      accountId: account.id,
+      name: 'in training',
+      target: 'churned',
+      task: 'binary',
+      engineId: ENGINE,
+      explain: false,
+      autoUpdate: false,
+      rows: churnRows(20),
+    });
+    const listed = await h.http.get(`/v1/models/${model.id}`).set('X-API-Key', apiKey);
+    expect(listed.body).toEqual(expect.objectContaining({ status: 'training', version: null }));
+    expectError(await h.http.post(`/v1/models/${model.id}/predict`).set('X-API-Key', apiKey).send({ rows: withoutTarget(churnRows(1), 'churned') }), 409, 'MODEL_NOT_TRAINED');
+    expectError(await h.http.post(`/v1/models/${model.id}/archive`).set('X-API-Key', apiKey), 409, 'MODEL_NOT_TRAINED');
+  });
+
   it('renames a model and refuses to change its frozen target or task', async () => {
     const { apiKey } = await h.provision('build');
     const created = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
