@@ -3,6 +3,7 @@ import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { DataReport, Prediction, TrialReport } from '../engines/tabular';
+import { AppError } from './errors';
 import type { Row } from './datasets';
 import type { Backtest, SeriesForecast } from '../engines/forecast';
 import type { Outcome, SeriesRequest, SeriesSummary, TrainOutput } from './engine-worker';
@@ -63,9 +64,12 @@ export class EnginePool {
    * thread has not cached the version yet.
    */
   async predict(versionId: string, artefact: () => Promise<string>, rows: Row[]): Promise<Prediction[]> {
-    const first = (await this.pool.run({ versionId, rows }, { name: 'predict' })) as Prediction[] | { miss: true };
-    if (Array.isArray(first)) return first;
-    return (await this.pool.run({ versionId, artefact: await artefact(), rows }, { name: 'predict' })) as Prediction[];
+    type Answer = Prediction[] | { miss: true } | { unservable: string };
+    let answer = (await this.pool.run({ versionId, rows }, { name: 'predict' })) as Answer;
+    if (!Array.isArray(answer) && 'miss' in answer) answer = (await this.pool.run({ versionId, artefact: await artefact(), rows }, { name: 'predict' })) as Answer;
+    if (Array.isArray(answer)) return answer;
+    if ('unservable' in answer) throw new AppError('ENGINE_MISMATCH', 409, `This model version cannot be served by the current engine (${answer.unservable}); refresh the model to retrain it.`);
+    throw new Error('the engine worker asked twice for the artefact');
   }
 
   async analyse(rows: Row[], target: string, task?: 'classification' | 'regression'): Promise<DataReport> {

@@ -16,7 +16,7 @@ import {
   type TabularModel,
   type TrialReport,
 } from '../engines/tabular';
-import { TabularDataError } from '../engines/tabular';
+import { TabularDataError, TabularModelFormatError } from '../engines/tabular';
 import { SeriesError, backtestSeries, forecastSeries, inferTimestampColumn, prepareSeries, type Backtest, type SeriesForecast } from '../engines/forecast';
 import type { Row } from './datasets';
 
@@ -95,9 +95,18 @@ function cachedModel(versionId: string, artefact: string | undefined): TabularMo
   return model;
 }
 
-/** Scores with a cached model; without the artefact and not cached, asks for it (`{ miss: true }`). */
-export function predict(task: { versionId: string; artefact?: string; rows: Row[] }): Prediction[] | { miss: true } {
-  const model = cachedModel(task.versionId, task.artefact);
+/**
+ * Scores with a cached model; without the artefact and not cached, asks for it (`{ miss: true }`); an
+ * artefact this engine build cannot load answers `{ unservable }`.
+ */
+export function predict(task: { versionId: string; artefact?: string; rows: Row[] }): Prediction[] | { miss: true } | { unservable: string } {
+  let model: TabularModel | null;
+  try {
+    model = cachedModel(task.versionId, task.artefact);
+  } catch (err) {
+    if (err instanceof TabularModelFormatError) return { unservable: err.message };
+    throw err;
+  }
   return model ? predictRows(model, task.rows) : { miss: true };
 }
 

@@ -123,6 +123,18 @@ describe('prediction, credits and idempotency', () => {
     expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(1) }), 409, 'ENGINE_MISMATCH');
   });
 
+  it('answers 409 ENGINE_MISMATCH for an artefact this engine build cannot load, and refunds the reservation', async () => {
+    const { apiKey, modelId, account } = await trainedModel();
+    const { gzipText } = await import('../../services/compression');
+    await h.orm.em.fork().nativeUpdate(ModelVersionSchema, { model: modelId }, { artefact: gzipText('{"format":"tabular-gbdt","formatVersion":99}') });
+    const res = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(2) });
+    expectError(res, 409, 'ENGINE_MISMATCH');
+    const kinds = (await h.orm.em.fork().find(CreditLedgerSchema, { accountId: account.id, kind: { $in: ['charge', 'refund'] } })).map((l) => l.kind).sort();
+    expect(kinds).toEqual(['charge', 'refund']);
+    const after = await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id });
+    expect(after.allowanceRemaining).toBe(20_000);
+  });
+
   it('lists the prediction history newest first, limited', async () => {
     const { apiKey, modelId } = await trainedModel();
     const first = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(2) });

@@ -44,6 +44,15 @@ describe('column type detection', () => {
     expect(parseIsoDate('2024-13-01')).toBeNull();
   });
 
+  it('keeps a mostly numeric column numeric, counting stray text as missing and saying so', () => {
+    const rs = base(60, (i) => ({ v: i === 7 ? 'n/a' : (i * 13) % 17, w: i % 2 ? 'x' : (i * 3) % 5 }));
+    const r = analyseDataset(rs, { target: 'target' });
+    expect(col(r, 'v')).toMatchObject({ type: 'numeric', missing: 1, used: true });
+    expect(col(r, 'v').note).toMatch(/non-numeric/);
+    expect(r.warnings.some((w) => w.includes('"v"'))).toBe(true);
+    expect(col(r, 'w').type).toBe('categorical');
+  });
+
   it('counts empty strings and nulls as missing, without imputing', () => {
     const c = col(report, 'sparse');
     expect(c.type).toBe('numeric');

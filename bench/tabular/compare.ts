@@ -1,0 +1,39 @@
+/**
+ * Compares our scores in one benchmark JSON (e.g. an experiment run with --peers none) against the
+ * peers' scores in another (a full run): `tsx bench/tabular/compare.ts OURS.json PEERS.json`.
+ */
+import * as fs from 'fs';
+
+interface Res { metric: string; score: number; higher_is_better: boolean; fit_s_per_1k: number; accuracy?: number }
+interface File { datasets: Array<{ name: string; task: string; results: Record<string, Res> }> }
+
+const [oursFile, peersFile] = process.argv.slice(2);
+const ours = JSON.parse(fs.readFileSync(oursFile, 'utf8')) as File;
+const peers = JSON.parse(fs.readFileSync(peersFile, 'utf8')) as File;
+const byName = new Map(peers.datasets.map((d) => [d.name, d]));
+let wins = 0;
+let n = 0;
+let aucO = 0;
+let aucL = 0;
+let nb = 0;
+let fitO = 0;
+let fitL = 0;
+for (const d of ours.datasets) {
+  const p = byName.get(d.name);
+  const o = d.results.ours;
+  const l = p?.results.lightgbm;
+  const base = p?.results.ours;
+  if (!o || !l) continue;
+  const better = o.higher_is_better ? o.score > l.score : o.score < l.score;
+  wins += better ? 1 : 0;
+  n++;
+  if (d.task === 'binary') {
+    aucO += o.score;
+    aucL += l.score;
+    nb++;
+  }
+  fitO += o.fit_s_per_1k;
+  fitL += l.fit_s_per_1k;
+  console.log(`${d.name.padEnd(20)} ${d.task.padEnd(10)} ours ${o.score.toFixed(4)} (before ${base ? base.score.toFixed(4) : '-'}) lgb ${l.score.toFixed(4)} ${better ? 'WIN ' : 'loss'} fit ${o.fit_s_per_1k.toFixed(3)} vs ${l.fit_s_per_1k.toFixed(3)} s/1k`);
+}
+console.log(`wins ${wins}/${n}; binary AUC ours ${(aucO / Math.max(1, nb)).toFixed(4)} lgb ${(aucL / Math.max(1, nb)).toFixed(4)}; sum fit s/1k ours ${fitO.toFixed(2)} lgb ${fitL.toFixed(2)}`);

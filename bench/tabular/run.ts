@@ -1,0 +1,285 @@
+/**
+ * Tabular benchmark: our engine vs LightGBM and scikit-learn HistGradientBoosting (default
+ * parameters), on the same folds (K-fold CV, fixed seed, stratified for classification).
+ *
+ *   npm run bench:tabular -- [--data DIR] [--only a,b] [--folds 5] [--peers lightgbm,sklearn|none]
+ *                            [--json FILE] [--seed 0] [--no-throughput] [--config JSON] [--skip-ours]
+ * (--config overrides our engine's configuration; for experiments only, not for reported results)
+ *
+ * The peers run in a Python virtual environment `.bench/venv-tabular` (git-ignored) that this
+ * script creates and fills with pinned versions on first use.
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import Papa from 'papaparse';
+import { predictRows, trainTabular, type EngineConfigOverride } from '../../engines/tabular/index';
+import { makeFolds } from '../../engines/tabular/train';
+import { accuracy, logLoss, rmse, rocAuc } from '../../engines/tabular/metrics';
+import { readCsv, type BenchRow } from './csv';
+import { measureThroughput } from './throughput';
+
+const PINNED = ['lightgbm==4.6.0', 'scikit-learn==1.7.2', 'pandas==2.3.3', 'numpy==2.3.5'];
+const repoRoot = path.resolve(__dirname, '..', '..');
+const venv = path.join(repoRoot, '.bench', 'venv-tabular');
+const venvPython = path.join(venv, 'bin', 'python');
+
+type Task = 'binary' | 'multiclass' | 'regression';
+type System = 'ours' | 'lightgbm' | 'sklearn_hgb';
+type MetricName = 'roc_auc' | 'log_loss' | 'rmse';
+
+interface SystemResult {
+  metric: MetricName;
+  score: number;
+  higher_is_better: boolean;
+  fit_s_per_1k: number;
+  predict_s_per_1k: number;
+  accuracy?: number;
+  fit_s: number;
+  predict_s: number;
+}
+
+interface DatasetResult {
+  name: string;
+  task: Task;
+  rows: number;
+  results: Partial<Record<System, SystemResult>>;
+}
+
+function parseArgs(argv: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) continue;
+    const eq = a.indexOf('=');
+    if (eq > 0) out[a.slice(2, eq)] = a.slice(eq + 1);
+    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) out[a.slice(2)] = argv[++i];
+    else out[a.slice(2)] = 'true';
+  }
+  return out;
+}
+
+function ensureVenv(): void {
+  const check = (): boolean => {
+    if (!fs.existsSync(venvPython)) return false;
+    const r = spawnSync(venvPython, ['-c', 'import lightgbm, sklearn, pandas, numpy; print(lightgbm.__version__, sklearn.__version__, pandas.__version__, numpy.__version__)'], { encoding: 'utf8' });
+    const want = PINNED.map((p) => p.split('==')[1]).join(' ');
+    return r.status === 0 && r.stdout.trim() === want;
+  };
+  if (check()) return;
+  console.error(`[bench] preparing ${path.relative(repoRoot, venv)} with ${PINNED.join(' ')} ...`);
+  fs.mkdirSync(path.dirname(venv), { recursive: true });
+  if (!fs.existsSync(venvPython)) {
+    const r = spawnSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
+    if (r.status !== 0) throw new Error('could not create the Python virtual environment (python3 -m venv)');
+  }
+  const r = spawnSync(venvPython, ['-m', 'pip', 'install', '--quiet', ...PINNED], { stdio: 'inherit' });
+  if (r.status !== 0 || !check()) throw new Error(`pip install ${PINNED.join(' ')} failed`);
+}
+
+function metricFor(task: Task): MetricName {
+  return task === 'binary' ? 'roc_auc' : task === 'multiclass' ? 'log_loss' : 'rmse';
+}
+
+function score(task: Task, y: number[], pred: number[], K: number): { score: number; accuracy?: number } {
+  if (task === 'binary') return { score: rocAuc(y, pred.filter((_, j) => j % 2 === 1)) };
+  if (task === 'multiclass') return { score: logLoss(y, pred, K), accuracy: accuracy(y, pred, K) };
+  return { score: rmse(y, pred) };
+}
+
+function mean(a: number[]): number {
+  return a.reduce((s, v) => s + v, 0) / Math.max(1, a.length);
+}
+
+function fmt(x: number | undefined, d = 4): string {
+  return x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d);
+}
+
+function main(): void {
+  const args = parseArgs(process.argv.slice(2));
+  const dataDir = path.resolve(args.data ?? path.resolve(repoRoot, '..', 'shared', 'data', 'tabular'));
+  const nFolds = Number(args.folds ?? 5);
+  const seed = Number(args.seed ?? 0);
+  const peersArg = args.peers ?? 'lightgbm,sklearn';
+  const peers = peersArg === 'none' ? [] : peersArg.split(',').map((s) => s.trim()).filter(Boolean);
+  // experiments only: engine configuration override as JSON, e.g. --config '{"learningRate":0.1}'
+  const config = args.config ? (JSON.parse(args.config) as EngineConfigOverride) : undefined;
+  // peers only (to store their scores once while iterating on our engine)
+  const skipOurs = args['skip-ours'] === 'true';
+  const only = args.only ? new Set(args.only.split(',').map((s) => s.trim())) : null;
+  const manifest = Papa.parse<Record<string, string>>(fs.readFileSync(path.join(dataDir, 'manifest.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
+  const entries = manifest.filter((m) => !only || only.has(m.name));
+  if (entries.length === 0) throw new Error('no dataset selected');
+  if (peers.length > 0) ensureVenv();
+
+  const results: DatasetResult[] = [];
+  for (const entry of entries) {
+    const task = entry.task as Task;
+    const rows = readCsv(path.join(dataDir, `${entry.name}.csv`));
+    const target = 'target';
+    // class index per row (classes sorted by their string form)
+    let classKeys: string[] = [];
+    let y: number[];
+    if (task === 'regression') y = rows.map((r) => Number(r[target]));
+    else {
+      classKeys = [...new Set(rows.map((r) => String(r[target])))].sort();
+      const idx = new Map(classKeys.map((k, i) => [k, i]));
+      y = rows.map((r) => idx.get(String(r[target])) as number);
+    }
+    const K = classKeys.length;
+    const folds = Array.from(makeFolds(y, nFolds, seed, task === 'regression' ? 0 : K));
+    const dres: DatasetResult = { name: entry.name, task, rows: rows.length, results: {} };
+    const collect = (system: System, foldPreds: Array<{ pred: number[]; fit_s: number; predict_s: number }>): void => {
+      const scores: number[] = [];
+      const accs: number[] = [];
+      let fit = 0;
+      let pred = 0;
+      let trainRows = 0;
+      let testRows = 0;
+      foldPreds.forEach((fp, f) => {
+        const yt = y.filter((_, i) => folds[i] === f);
+        const s = score(task, yt, fp.pred, K);
+        scores.push(s.score);
+        if (s.accuracy !== undefined) accs.push(s.accuracy);
+        fit += fp.fit_s;
+        pred += fp.predict_s;
+        trainRows += rows.length - yt.length;
+        testRows += yt.length;
+      });
+      dres.results[system] = {
+        metric: metricFor(task),
+        score: mean(scores),
+        higher_is_better: task === 'binary',
+        fit_s_per_1k: fit / (trainRows / 1000),
+        predict_s_per_1k: pred / (testRows / 1000),
+        ...(task === 'multiclass' ? { accuracy: mean(accs) } : {}),
+        fit_s: fit,
+        predict_s: pred,
+      };
+    };
+
+    // ours
+    const ours: Array<{ pred: number[]; fit_s: number; predict_s: number }> = [];
+    for (let f = 0; f < (skipOurs ? 0 : nFolds); f++) {
+      const trainRows: BenchRow[] = [];
+      const testRows: BenchRow[] = [];
+      rows.forEach((r, i) => (folds[i] === f ? testRows : trainRows).push(r));
+      const t0 = process.hrtime.bigint();
+      const trained = trainTabular(trainRows, { target, task: task === 'regression' ? 'regression' : 'classification', seed, config });
+      const t1 = process.hrtime.bigint();
+      const preds = predictRows(trained.model, testRows);
+      const t2 = process.hrtime.bigint();
+      const flat: number[] = [];
+      for (const p of preds) {
+        if (task === 'regression') flat.push(p.prediction as number);
+        else for (const k of classKeys) flat.push(p.probabilities?.[k] ?? 0);
+      }
+      ours.push({ pred: flat, fit_s: Number(t1 - t0) / 1e9, predict_s: Number(t2 - t1) / 1e9 });
+    }
+    if (!skipOurs) collect('ours', ours);
+
+    if (peers.length > 0) {
+      const jobFile = path.join(os.tmpdir(), `tabular-bench-${process.pid}-${entry.name}.json`);
+      fs.writeFileSync(jobFile, JSON.stringify({ csv: path.join(dataDir, `${entry.name}.csv`), target, task, n_classes: K, y, folds, peers, seed }));
+      const r = spawnSync(venvPython, [path.join(__dirname, 'peers.py'), jobFile], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 30,
+        env: { ...process.env, OMP_NUM_THREADS: '1' },
+      });
+      fs.rmSync(jobFile, { force: true });
+      if (r.status !== 0) {
+        console.error(`[bench] peers.py failed on ${entry.name}: ${r.stderr.split('\n').slice(-3).join(' ')}`);
+      } else {
+        const out = JSON.parse(r.stdout) as Record<string, { folds: Array<{ pred: number[]; fit_s: number; predict_s: number }> }>;
+        for (const [sys, v] of Object.entries(out)) collect(sys as System, v.folds);
+      }
+    }
+    results.push(dres);
+    const line = (['ours', 'lightgbm', 'sklearn_hgb'] as System[])
+      .filter((s) => dres.results[s])
+      .map((s) => {
+        const x = dres.results[s] as SystemResult;
+        return `${s}=${fmt(x.score)}${x.accuracy !== undefined ? ` (acc ${fmt(x.accuracy, 3)})` : ''} fit ${fmt(x.fit_s_per_1k, 3)}s/1k`;
+      })
+      .join(' | ');
+    console.log(`${entry.name.padEnd(20)} ${task.padEnd(10)} ${metricFor(task).padEnd(8)} ${line}`);
+  }
+
+  const summary = summarise(results);
+  console.log('\nSummary');
+  console.log(JSON.stringify(summary, null, 2));
+  let throughput: ReturnType<typeof measureThroughput> | null = null;
+  if (args['no-throughput'] !== 'true') {
+    throughput = measureThroughput();
+    console.log(
+      `\nBatch prediction (${throughput.trees} trees, ${throughput.rows} rows, one core, median / best of 5): ` +
+        `${Math.round(throughput.rowsPerSecondMatrix)} / ${Math.round(throughput.rowsPerSecondMatrixBest)} rows/s on encoded rows, ` +
+        `${Math.round(throughput.rowsPerSecondObjects)} / ${Math.round(throughput.rowsPerSecondObjectsBest)} rows/s from row objects (predictRows)`,
+    );
+  }
+  if (args.json) {
+    const clean = results.map((d) => ({
+      name: d.name,
+      task: d.task,
+      results: Object.fromEntries(
+        Object.entries(d.results).map(([k, v]) => [k, {
+          metric: v.metric,
+          score: v.score,
+          higher_is_better: v.higher_is_better,
+          fit_s_per_1k: v.fit_s_per_1k,
+          predict_s_per_1k: v.predict_s_per_1k,
+          ...(v.accuracy !== undefined ? { accuracy: v.accuracy } : {}),
+        }]),
+      ),
+    }));
+    fs.writeFileSync(path.resolve(args.json), JSON.stringify({ datasets: clean, summary: { ...summary, folds: nFolds, seed, throughput } }, null, 2));
+  }
+}
+
+function better(a: SystemResult, b: SystemResult): number {
+  if (a.score === b.score) return 0.5;
+  return (a.higher_is_better ? a.score > b.score : a.score < b.score) ? 1 : 0;
+}
+
+function summarise(results: DatasetResult[]): Record<string, unknown> {
+  const out: Record<string, unknown> = { datasets: results.length };
+  for (const peer of ['lightgbm', 'sklearn_hgb'] as System[]) {
+    const both = results.filter((d) => d.results.ours && d.results[peer]);
+    if (both.length === 0) continue;
+    const wins = both.reduce((s, d) => s + better(d.results.ours as SystemResult, d.results[peer] as SystemResult), 0);
+    const ratios = both.map((d) => (d.results.ours as SystemResult).fit_s / (d.results[peer] as SystemResult).fit_s).sort((a, b) => a - b);
+    const totalOurs = both.reduce((s, d) => s + (d.results.ours as SystemResult).fit_s, 0);
+    const totalPeer = both.reduce((s, d) => s + (d.results[peer] as SystemResult).fit_s, 0);
+    const byTask: Record<string, string> = {};
+    for (const t of ['binary', 'multiclass', 'regression']) {
+      const sub = both.filter((d) => d.task === t);
+      if (sub.length) byTask[t] = `${sub.reduce((s, d) => s + better(d.results.ours as SystemResult, d.results[peer] as SystemResult), 0)}/${sub.length}`;
+    }
+    out[`vs_${peer}`] = {
+      win_rate: wins / both.length,
+      wins: `${wins}/${both.length}`,
+      wins_by_task: byTask,
+      fit_time_ratio_total: totalOurs / totalPeer,
+      fit_time_ratio_median: ratios[Math.floor(ratios.length / 2)],
+    };
+  }
+  const binary = results.filter((d) => d.task === 'binary');
+  if (binary.length) {
+    const auc: Record<string, number> = {};
+    for (const s of ['ours', 'lightgbm', 'sklearn_hgb'] as System[]) {
+      const v = binary.filter((d) => d.results[s]).map((d) => (d.results[s] as SystemResult).score);
+      if (v.length === binary.length) auc[s] = mean(v);
+    }
+    out.mean_binary_roc_auc = auc;
+  }
+  const totals: Record<string, { fit_s: number; predict_s: number }> = {};
+  for (const s of ['ours', 'lightgbm', 'sklearn_hgb'] as System[]) {
+    const v = results.filter((d) => d.results[s]);
+    if (v.length) totals[s] = { fit_s: v.reduce((a, d) => a + (d.results[s] as SystemResult).fit_s, 0), predict_s: v.reduce((a, d) => a + (d.results[s] as SystemResult).predict_s, 0) };
+  }
+  out.total_seconds = totals;
+  return out;
+}
+
+main();

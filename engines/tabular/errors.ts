@@ -1,0 +1,27 @@
+export type TabularErrorCode =
+  | 'TARGET_MISSING'
+  | 'TOO_FEW_ROWS'
+  | 'TOO_FEW_TARGET_VALUES'
+  | 'TARGET_NOT_NUMERIC'
+  | 'TOO_MANY_CLASSES'
+  | 'NO_USABLE_FEATURES'
+  | 'INVALID_OPTIONS';
+
+/** Typed refusal raised by the engine when a dataset cannot be used. `code` is stable, `message` readable. */
+export class TabularDataError extends Error {
+  readonly code: TabularErrorCode;
+  constructor(code: TabularErrorCode, message: string) {
+    super(message);
+    this.name = 'TabularDataError';
+    this.code = code;
+  }
+}
+
+/** Raised when a serialised model cannot be loaded (unknown format version, corrupt data). */
+export class TabularModelFormatError extends Error {
+  readonly code = 'MODEL_FORMAT_UNSUPPORTED';
+  constructor(message: string) {
+    super(message);
+    this.name = 'TabularModelFormatError';
+  }
+}

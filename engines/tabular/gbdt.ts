@@ -1,0 +1,170 @@
+/**
+ * Boosting loop. Combines a loss, the tree grower and the flat predictor builder. Callbacks
+ * (early stopping, progress) receive a frozen state after every round, as in LightGBM's callback.py.
+ */
+import type { BinnedFeatureInfo } from './binning';
+import { type GrowerParams, type BuiltTree, TreeGrower, leafOfBinned } from './grower';
+import type { Loss } from './loss';
+import { Prng } from './prng';
+import { PredictorBuilder, type FlatPredictor } from './predictor';
+
+export interface BoostParams {
+  grower: GrowerParams;
+  learningRate: number;
+  maxRounds: number;
+  /** bagging: fraction of rows drawn (Bernoulli) for each round; 1 = all */
+  subsample: number;
+  /** fraction of features drawn for each round; 1 = all */
+  colsample: number;
+  seed: number;
+}
+
+export interface BinnedSet {
+  bins: Uint8Array;
+  n: number;
+  y: Float64Array;
+}
+
+export interface TrainingState {
+  readonly iteration: number;
+  readonly maxRounds: number;
+  readonly trainLoss: number | null;
+  readonly validLoss: number | null;
+}
+
+export type CallbackResult = void | { stop: true; bestIteration: number };
+export type TrainingCallback = (state: Readonly<TrainingState>) => CallbackResult;
+
+/**
+ * Stops when the validation loss has not improved by more than `minDelta` for `rounds` rounds;
+ * keeps the best round. With `relative`, minDelta is a fraction of the first round's loss.
+ */
+export function earlyStoppingCallback(rounds: number, minDelta = 0, relative = false): TrainingCallback {
+  let best = Infinity;
+  let bestIter = 0;
+  let delta = minDelta;
+  return (s) => {
+    if (s.validLoss === null) return;
+    if (s.iteration === 1 && relative) delta = minDelta * Math.abs(s.validLoss);
+    if (s.validLoss < best - delta) {
+      best = s.validLoss;
+      bestIter = s.iteration;
+    } else if (s.iteration - bestIter >= rounds) {
+      return { stop: true, bestIteration: bestIter };
+    }
+    if (s.iteration === s.maxRounds) return { stop: true, bestIteration: bestIter };
+  };
+}
+
+export interface BoostResult {
+  predictor: FlatPredictor;
+  /** number of rounds kept */
+  rounds: number;
+  validHistory: number[];
+  /** raw scores on the validation set for the kept rounds */
+  validRaw: Float64Array | null;
+}
+
+export function boost(
+  train: BinnedSet,
+  valid: BinnedSet | null,
+  info: BinnedFeatureInfo,
+  F: number,
+  loss: Loss,
+  params: BoostParams,
+  callbacks: TrainingCallback[] = [],
+): BoostResult {
+  const K = loss.nOutputs;
+  const n = train.n;
+  const rng = new Prng(params.seed);
+  const grower = new TreeGrower(train.bins, n, F, info, params.grower);
+  const init = loss.initScores(train.y);
+  const raw = new Float64Array(n * K);
+  for (let i = 0; i < n; i++) for (let k = 0; k < K; k++) raw[i * K + k] = init[k];
+  const nv = valid ? valid.n : 0;
+  const vraw = new Float64Array(nv * K);
+  for (let i = 0; i < nv; i++) for (let k = 0; k < K; k++) vraw[i * K + k] = init[k];
+  const grad = new Float64Array(n * K);
+  const hess = new Float64Array(n * K);
+  const rows = new Uint32Array(n);
+  const mask = new Uint8Array(F);
+  const featOrder = new Int32Array(F);
+  const rounds: BuiltTree[][] = [];
+  const validHistory: number[] = [];
+  let kept = -1;
+  for (let it = 1; it <= params.maxRounds; it++) {
+    loss.gradHess(train.y, raw, grad, hess);
+    let m = 0;
+    if (params.subsample < 1) {
+      for (let i = 0; i < n; i++) if (rng.nextFloat() < params.subsample) rows[m++] = i;
+      if (m < 2) {
+        m = 0;
+        for (let i = 0; i < n; i++) rows[m++] = i;
+      }
+    } else {
+      for (let i = 0; i < n; i++) rows[i] = i;
+      m = n;
+    }
+    if (params.colsample < 1) {
+      const take = Math.max(1, Math.round(params.colsample * F));
+      for (let f = 0; f < F; f++) featOrder[f] = f;
+      rng.shuffle(featOrder);
+      mask.fill(0);
+      for (let j = 0; j < take; j++) mask[featOrder[j]] = 1;
+    } else mask.fill(1);
+    const trees: BuiltTree[] = [];
+    for (let k = 0; k < K; k++) {
+      const g = K === 1 ? grad : grad.subarray(k * n, (k + 1) * n);
+      const h = K === 1 ? hess : hess.subarray(k * n, (k + 1) * n);
+      const tree = grower.grow(g, h, rows, m, mask);
+      for (let l = 0; l < tree.leafValue.length; l++) tree.leafValue[l] *= params.learningRate;
+      trees.push(tree);
+      const rowLeaf = grower.rowLeaf;
+      const lv = tree.leafValue;
+      for (let i = 0; i < n; i++) {
+        const l = rowLeaf[i];
+        raw[i * K + k] += lv[l >= 0 ? l : leafOfBinned(tree, info, train.bins, i * F)];
+      }
+      if (valid) {
+        for (let i = 0; i < nv; i++) {
+          vraw[i * K + k] += tree.leafValue[leafOfBinned(tree, info, valid.bins, i * F)];
+        }
+      }
+    }
+    rounds.push(trees);
+    const vl = valid ? loss.loss(valid.y, vraw) : null;
+    if (vl !== null) validHistory.push(vl);
+    const state: TrainingState = Object.freeze({ iteration: it, maxRounds: params.maxRounds, trainLoss: null, validLoss: vl });
+    let stop = false;
+    for (const cb of callbacks) {
+      const r = cb(state);
+      if (r && r.stop) {
+        stop = true;
+        kept = r.bestIteration;
+      }
+    }
+    if (stop) break;
+    // no split anywhere: nothing more to learn
+    if (trees.every((t) => t.feature.length === 0)) {
+      kept = it;
+      break;
+    }
+  }
+  if (kept < 0) kept = rounds.length;
+  if (kept === 0) kept = Math.min(1, rounds.length);
+  // rebuild the validation scores for the kept rounds
+  if (valid && kept < rounds.length) {
+    for (let i = 0; i < nv; i++) for (let k = 0; k < K; k++) vraw[i * K + k] = init[k];
+    for (let r = 0; r < kept; r++) {
+      for (let k = 0; k < K; k++) {
+        const tree = rounds[r][k];
+        for (let i = 0; i < nv; i++) vraw[i * K + k] += tree.leafValue[leafOfBinned(tree, info, valid.bins, i * F)];
+      }
+    }
+  }
+  const builder = new PredictorBuilder(F, K);
+  for (let r = 0; r < kept; r++) {
+    for (let k = 0; k < K; k++) builder.addTree(rounds[r][k], info, k, 1);
+  }
+  return { predictor: builder.build(init), rounds: kept, validHistory, validRaw: valid ? vraw : null };
+}

@@ -1,0 +1,521 @@
+/**
+ * Leaf-wise tree grower on gradient histograms. It knows nothing of the loss: it receives
+ * gradients and hessians and returns a tree whose leaf values are -G / (H + lambda).
+ *
+ * Binned data is row-major (n x F, Uint8Array). Feature f has numBins[f] value bins and a missing
+ * bin at index numBins[f]. Histograms hold (grad, hess, count) triples per bin; the larger child's
+ * histogram is obtained by subtraction from the parent's.
+ */
+import type { BinnedFeatureInfo } from './binning';
+
+export interface GrowerParams {
+  maxLeaves: number;
+  maxDepth: number;
+  minDataInLeaf: number;
+  minHessianInLeaf: number;
+  lambdaL2: number;
+  minGainToSplit: number;
+  /** categorical: smoothing added to the hessian when ordering categories by G/H */
+  catSmooth: number;
+  /** categorical: extra L2 used when evaluating categorical splits */
+  catL2: number;
+  /** categorical: maximum number of categories on the left side */
+  maxCatThreshold: number;
+  /** categorical: categories with fewer rows never go to the left set */
+  minDataPerGroup: number;
+  /** categorical: up to this many categories, only one-vs-rest splits are tried */
+  maxCatToOnehot: number;
+}
+
+export const DEFAULT_GROWER_PARAMS: GrowerParams = {
+  maxLeaves: 31,
+  maxDepth: 0,
+  minDataInLeaf: 20,
+  minHessianInLeaf: 1e-3,
+  lambdaL2: 0,
+  minGainToSplit: 0,
+  catSmooth: 10,
+  catL2: 10,
+  maxCatThreshold: 32,
+  minDataPerGroup: 10,
+  maxCatToOnehot: 4,
+};
+
+/** Tree in building form. Child pointers: >= 0 internal node, < 0 leaf ~index. */
+export interface BuiltTree {
+  feature: number[];
+  thresholdBin: number[];
+  defaultLeft: boolean[];
+  isCategorical: boolean[];
+  /** categorical: membership per bin (length numBins+1, includes the missing bin) of the left set */
+  catLeft: (Uint8Array | null)[];
+  left: number[];
+  right: number[];
+  gain: number[];
+  leafValue: number[];
+  leafCount: number[];
+}
+
+export interface SplitInfo {
+  gain: number;
+  feature: number;
+  bin: number;
+  defaultLeft: boolean;
+  isCategorical: boolean;
+  catLeft: Uint8Array | null;
+  lg: number;
+  lh: number;
+  lc: number;
+}
+
+interface LeafState {
+  start: number;
+  end: number;
+  g: number;
+  h: number;
+  c: number;
+  depth: number;
+  hist: Float64Array | null;
+  split: SplitInfo | null;
+  parentNode: number;
+  isLeft: boolean;
+}
+
+function histAll(slots: Uint16Array | Uint32Array, F: number, idx: Uint32Array, start: number, end: number, grad: Float64Array, hess: Float64Array, hist: Float64Array): void {
+  for (let k = start; k < end; k++) {
+    const i = idx[k];
+    const g = grad[i];
+    const h = hess[i];
+    const base = i * F;
+    for (let f = 0; f < F; f++) {
+      const j = slots[base + f] * 3;
+      hist[j] += g;
+      hist[j + 1] += h;
+      hist[j + 2] += 1;
+    }
+  }
+}
+
+function histSome(slots: Uint16Array | Uint32Array, F: number, idx: Uint32Array, start: number, end: number, grad: Float64Array, hess: Float64Array, hist: Float64Array, active: Int32Array, nActive: number): void {
+  for (let k = start; k < end; k++) {
+    const i = idx[k];
+    const g = grad[i];
+    const h = hess[i];
+    const base = i * F;
+    for (let a = 0; a < nActive; a++) {
+      const j = slots[base + active[a]] * 3;
+      hist[j] += g;
+      hist[j + 1] += h;
+      hist[j + 2] += 1;
+    }
+  }
+}
+
+function subtractHist(parent: Float64Array, child: Float64Array, offsets: Int32Array, active: Int32Array, nActive: number): void {
+  for (let a = 0; a < nActive; a++) {
+    const f = active[a];
+    const to = offsets[f + 1] * 3;
+    for (let j = offsets[f] * 3; j < to; j++) parent[j] -= child[j];
+  }
+}
+
+function partitionNumeric(idx: Uint32Array, tmp: Uint32Array, bins: Uint8Array, F: number, f: number, start: number, end: number, thr: number, missingBin: number, defaultLeft: boolean): number {
+  let nl = 0;
+  let nr = 0;
+  for (let k = start; k < end; k++) {
+    const i = idx[k];
+    const b = bins[i * F + f];
+    if (b === missingBin ? defaultLeft : b <= thr) idx[start + nl++] = i;
+    else tmp[nr++] = i;
+  }
+  for (let k = 0; k < nr; k++) idx[start + nl + k] = tmp[k];
+  return nl;
+}
+
+function partitionCategorical(idx: Uint32Array, tmp: Uint32Array, bins: Uint8Array, F: number, f: number, start: number, end: number, member: Uint8Array): number {
+  let nl = 0;
+  let nr = 0;
+  for (let k = start; k < end; k++) {
+    const i = idx[k];
+    if (member[bins[i * F + f]] === 1) idx[start + nl++] = i;
+    else tmp[nr++] = i;
+  }
+  for (let k = 0; k < nr; k++) idx[start + nl + k] = tmp[k];
+  return nl;
+}
+
+export class TreeGrower {
+  readonly offsets: Int32Array;
+  readonly totalBins: number;
+  private readonly idx: Uint32Array;
+  private readonly tmp: Uint32Array;
+  private readonly pool: Float64Array[] = [];
+  private readonly catOrder: Int32Array;
+  /** per row and feature: offsets[f] + bin (histogram slot), precomputed */
+  private readonly slots: Uint16Array | Uint32Array;
+  /** after grow(): leaf index of every row of the sample, -1 for rows outside it */
+  readonly rowLeaf: Int32Array;
+  private readonly catRatio: Float64Array;
+
+  constructor(
+    private readonly bins: Uint8Array,
+    n: number,
+    private readonly F: number,
+    private readonly info: BinnedFeatureInfo,
+    private readonly params: GrowerParams,
+  ) {
+    this.offsets = new Int32Array(F + 1);
+    for (let f = 0; f < F; f++) this.offsets[f + 1] = this.offsets[f] + info.numBins[f] + 1;
+    this.totalBins = this.offsets[F];
+    this.idx = new Uint32Array(n);
+    this.tmp = new Uint32Array(n);
+    this.rowLeaf = new Int32Array(n);
+    this.slots = this.totalBins < 65536 ? new Uint16Array(n * F) : new Uint32Array(n * F);
+    for (let i = 0; i < n; i++) for (let f = 0; f < F; f++) this.slots[i * F + f] = this.offsets[f] + bins[i * F + f];
+    this.catOrder = new Int32Array(257);
+    this.catRatio = new Float64Array(257);
+  }
+
+  private takeHist(): Float64Array {
+    const h = this.pool.pop();
+    if (h) {
+      h.fill(0);
+      return h;
+    }
+    return new Float64Array(this.totalBins * 3);
+  }
+
+  private buildHist(hist: Float64Array, start: number, end: number, grad: Float64Array, hess: Float64Array, active: Int32Array, nActive: number): void {
+    if (nActive === this.F) histAll(this.slots, this.F, this.idx, start, end, grad, hess, hist);
+    else histSome(this.slots, this.F, this.idx, start, end, grad, hess, hist, active, nActive);
+  }
+
+  /**
+   * Grows one tree on the rows `rows[0..m)` with the features whose mask is 1.
+   */
+  grow(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array): BuiltTree {
+    const p = this.params;
+    const idx = this.idx;
+    const active = new Int32Array(this.F);
+    let nActive = 0;
+    for (let f = 0; f < this.F; f++) if (featureMask[f]) active[nActive++] = f;
+
+    const tree: BuiltTree = {
+      feature: [], thresholdBin: [], defaultLeft: [], isCategorical: [], catLeft: [], left: [], right: [], gain: [], leafValue: [], leafCount: [],
+    };
+    let g0 = 0;
+    let h0 = 0;
+    for (let k = 0; k < m; k++) {
+      const i = rows[k];
+      idx[k] = i;
+      g0 += grad[i];
+      h0 += hess[i];
+    }
+    const root: LeafState = { start: 0, end: m, g: g0, h: h0, c: m, depth: 0, hist: this.takeHist(), split: null, parentNode: -1, isLeft: false };
+    this.buildHist(root.hist as Float64Array, 0, m, grad, hess, active, nActive);
+    const leaves: LeafState[] = [root];
+    root.split = this.canSplit(root) ? this.findBestSplit(root, active, nActive) : null;
+
+    while (leaves.length < p.maxLeaves) {
+      let best = -1;
+      let bestGain = p.minGainToSplit;
+      for (let l = 0; l < leaves.length; l++) {
+        const s = leaves[l].split;
+        if (s && s.gain > bestGain) {
+          bestGain = s.gain;
+          best = l;
+        }
+      }
+      if (best < 0) break;
+      const leaf = leaves[best];
+      const s = leaf.split as SplitInfo;
+      // partition rows (stable)
+      const nLeft = this.partition(leaf.start, leaf.end, s);
+      const nodeId = tree.feature.length;
+      tree.feature.push(s.feature);
+      tree.thresholdBin.push(s.bin);
+      tree.defaultLeft.push(s.defaultLeft);
+      tree.isCategorical.push(s.isCategorical);
+      tree.catLeft.push(s.catLeft);
+      tree.gain.push(s.gain);
+      const newLeafIndex = leaves.length;
+      tree.left.push(~best);
+      tree.right.push(~newLeafIndex);
+      if (leaf.parentNode >= 0) {
+        if (leaf.isLeft) tree.left[leaf.parentNode] = nodeId;
+        else tree.right[leaf.parentNode] = nodeId;
+      }
+      const leftLeaf: LeafState = {
+        start: leaf.start, end: leaf.start + nLeft, g: s.lg, h: s.lh, c: nLeft, depth: leaf.depth + 1, hist: null, split: null, parentNode: nodeId, isLeft: true,
+      };
+      const rightLeaf: LeafState = {
+        start: leaf.start + nLeft, end: leaf.end, g: leaf.g - s.lg, h: leaf.h - s.lh, c: leaf.c - nLeft, depth: leaf.depth + 1, hist: null, split: null, parentNode: nodeId, isLeft: false,
+      };
+      const parentHist = leaf.hist as Float64Array;
+      const canL = this.canSplit(leftLeaf);
+      const canR = this.canSplit(rightLeaf);
+      if (canL || canR) {
+        const smaller = leftLeaf.c <= rightLeaf.c ? leftLeaf : rightLeaf;
+        const larger = smaller === leftLeaf ? rightLeaf : leftLeaf;
+        const sh = this.takeHist();
+        this.buildHist(sh, smaller.start, smaller.end, grad, hess, active, nActive);
+        subtractHist(parentHist, sh, this.offsets, active, nActive);
+        smaller.hist = sh;
+        larger.hist = parentHist;
+        if (canL) leftLeaf.split = this.findBestSplit(leftLeaf, active, nActive);
+        if (canR) rightLeaf.split = this.findBestSplit(rightLeaf, active, nActive);
+        if (!canL) this.release(leftLeaf);
+        if (!canR) this.release(rightLeaf);
+      } else {
+        this.pool.push(parentHist);
+      }
+      leaves[best] = leftLeaf;
+      leaves.push(rightLeaf);
+    }
+    this.rowLeaf.fill(-1);
+    for (let l = 0; l < leaves.length; l++) {
+      const leaf = leaves[l];
+      for (let k = leaf.start; k < leaf.end; k++) this.rowLeaf[idx[k]] = l;
+    }
+    for (const l of leaves) {
+      tree.leafValue.push(-l.g / (l.h + p.lambdaL2));
+      tree.leafCount.push(l.c);
+      this.release(l);
+    }
+    return tree;
+  }
+
+  private release(l: LeafState): void {
+    if (l.hist) {
+      this.pool.push(l.hist);
+      l.hist = null;
+    }
+  }
+
+  private canSplit(l: LeafState): boolean {
+    const p = this.params;
+    if (p.maxDepth > 0 && l.depth >= p.maxDepth) return false;
+    return l.c >= 2 * p.minDataInLeaf && l.h >= 2 * p.minHessianInLeaf;
+  }
+
+  private partition(start: number, end: number, s: SplitInfo): number {
+    if (s.isCategorical) return partitionCategorical(this.idx, this.tmp, this.bins, this.F, s.feature, start, end, s.catLeft as Uint8Array);
+    return partitionNumeric(this.idx, this.tmp, this.bins, this.F, s.feature, start, end, s.bin, this.info.numBins[s.feature], s.defaultLeft);
+  }
+
+  findBestSplit(leaf: LeafState, active: Int32Array, nActive: number): SplitInfo | null {
+    let best: SplitInfo | null = null;
+    for (let a = 0; a < nActive; a++) {
+      const f = active[a];
+      const floor: number = best === null ? -Infinity : best.gain;
+      const s: SplitInfo | null = this.info.isCategorical[f]
+        ? this.bestCategoricalSplit(leaf, f)
+        : this.bestNumericSplit(leaf, f, floor);
+      if (s && (best === null || s.gain > best.gain)) best = s;
+    }
+    return best;
+  }
+
+  private bestNumericSplit(leaf: LeafState, f: number, floor: number): SplitInfo | null {
+    const p = this.params;
+    const hist = leaf.hist as Float64Array;
+    const lambda = p.lambdaL2;
+    const nb = this.info.numBins[f];
+    const off = this.offsets[f] * 3;
+    const G = leaf.g;
+    const H = leaf.h;
+    const C = leaf.c;
+    const mOff = off + nb * 3;
+    const gm = hist[mOff];
+    const hm = hist[mOff + 1];
+    const cm = hist[mOff + 2];
+    const parentScore = (G * G) / (H + lambda);
+    const minData = p.minDataInLeaf;
+    const minHess = p.minHessianInLeaf;
+    let bestGain = -Infinity;
+    let bestBin = -1;
+    let bestDefaultLeft = false;
+    let blg = 0;
+    let blh = 0;
+    let blc = 0;
+    let gl = 0;
+    let hl = 0;
+    let cl = 0;
+    for (let b = 0; b < nb - 1; b++) {
+      const j = off + b * 3;
+      const cb = hist[j + 2];
+      gl += hist[j];
+      hl += hist[j + 1];
+      cl += cb;
+      if (cb === 0) continue;
+      // missing to the right
+      {
+        const cr = C - cl;
+        const hr = H - hl;
+        if (cl >= minData && cr >= minData && hl >= minHess && hr >= minHess) {
+          const gr = G - gl;
+          const gain = (gl * gl) / (hl + lambda) + (gr * gr) / (hr + lambda) - parentScore;
+          if (gain > bestGain) {
+            bestGain = gain;
+            bestBin = b;
+            // with no missing rows here, unseen missing values follow the larger side
+            bestDefaultLeft = cm === 0 ? cl >= cr : false;
+            blg = gl;
+            blh = hl;
+            blc = cl;
+          }
+        }
+      }
+      if (cm > 0) {
+        const gl2 = gl + gm;
+        const hl2 = hl + hm;
+        const cl2 = cl + cm;
+        const cr = C - cl2;
+        const hr = H - hl2;
+        if (cl2 >= minData && cr >= minData && hl2 >= minHess && hr >= minHess) {
+          const gr = G - gl2;
+          const gain = (gl2 * gl2) / (hl2 + lambda) + (gr * gr) / (hr + lambda) - parentScore;
+          if (gain > bestGain) {
+            bestGain = gain;
+            bestBin = b;
+            bestDefaultLeft = true;
+            blg = gl2;
+            blh = hl2;
+            blc = cl2;
+          }
+        }
+      }
+    }
+    if (cm > 0) {
+      // non-missing left, missing right
+      const lc = C - cm;
+      const lh = H - hm;
+      const lg = G - gm;
+      if (lc >= minData && cm >= minData && lh >= minHess && hm >= minHess) {
+        const gain = (lg * lg) / (lh + lambda) + (gm * gm) / (hm + lambda) - parentScore;
+        if (gain > bestGain) {
+          bestGain = gain;
+          bestBin = nb - 1;
+          bestDefaultLeft = false;
+          blg = lg;
+          blh = lh;
+          blc = lc;
+        }
+      }
+    }
+    if (bestBin < 0 || !(bestGain > floor)) return null;
+    return { gain: bestGain, feature: f, bin: bestBin, defaultLeft: bestDefaultLeft, isCategorical: false, catLeft: null, lg: blg, lh: blh, lc: blc };
+  }
+
+  private bestCategoricalSplit(leaf: LeafState, f: number): SplitInfo | null {
+    const p = this.params;
+    const hist = leaf.hist as Float64Array;
+    const lambda = p.lambdaL2 + p.catL2;
+    const nb = this.info.numBins[f];
+    const off = this.offsets[f] * 3;
+    const G = leaf.g;
+    const H = leaf.h;
+    const C = leaf.c;
+    const parentScore = (G * G) / (H + lambda);
+    const order = this.catOrder;
+    const ratio = this.catRatio;
+    let m = 0;
+    let nonEmpty = 0;
+    for (let b = 0; b <= nb; b++) {
+      const j = off + b * 3;
+      const c = hist[j + 2];
+      if (c <= 0) continue;
+      nonEmpty++;
+      if (c >= p.minDataPerGroup || nb <= p.maxCatToOnehot) {
+        order[m] = b;
+        ratio[b] = hist[j] / (hist[j + 1] + p.catSmooth);
+        m++;
+      }
+    }
+    if (nonEmpty < 2 || m === 0) return null;
+    let bestGain = -Infinity;
+    let bestSet: number[] | null = null;
+    let blg = 0;
+    let blh = 0;
+    let blc = 0;
+    let bestT = -1;
+    let bestDir = 0;
+    const minData = p.minDataInLeaf;
+    const minHess = p.minHessianInLeaf;
+    const onehot = nb <= p.maxCatToOnehot;
+    const sorted = order.subarray(0, m);
+    if (!onehot) {
+      // insertion sort by G/H ratio (ties by bin), m <= 256 and usually small
+      for (let a = 1; a < m; a++) {
+        const x = sorted[a];
+        const rx = ratio[x];
+        let b = a - 1;
+        while (b >= 0 && (ratio[sorted[b]] > rx || (ratio[sorted[b]] === rx && sorted[b] > x))) {
+          sorted[b + 1] = sorted[b];
+          b--;
+        }
+        sorted[b + 1] = x;
+      }
+    }
+    const maxT = onehot ? m : Math.min(p.maxCatThreshold, m - 1 > 0 ? m - 1 : m);
+    // one-vs-rest (few categories) or prefixes of the G/H ordering from either end
+    for (let dir = 1; dir >= (onehot ? 1 : -1); dir -= 2) {
+      let gl = 0;
+      let hl = 0;
+      let cl = 0;
+      for (let t = 0; t < maxT; t++) {
+        const b = dir === 1 ? sorted[t] : sorted[m - 1 - t];
+        const j = off + b * 3;
+        if (onehot) {
+          gl = hist[j];
+          hl = hist[j + 1];
+          cl = hist[j + 2];
+        } else {
+          gl += hist[j];
+          hl += hist[j + 1];
+          cl += hist[j + 2];
+        }
+        const cr = C - cl;
+        const hr = H - hl;
+        if (cl < minData || cr < minData || hl < minHess || hr < minHess) continue;
+        const gr = G - gl;
+        const gain = (gl * gl) / (hl + lambda) + (gr * gr) / (hr + lambda) - parentScore;
+        if (gain > bestGain) {
+          bestGain = gain;
+          bestT = t;
+          bestDir = dir;
+          blg = gl;
+          blh = hl;
+          blc = cl;
+        }
+      }
+    }
+    if (bestT >= 0) {
+      if (onehot) bestSet = [sorted[bestT]];
+      else if (bestDir === 1) bestSet = Array.from(sorted.subarray(0, bestT + 1));
+      else bestSet = Array.from(sorted.subarray(m - 1 - bestT));
+    }
+    if (bestSet === null) return null;
+    const catLeft = new Uint8Array(nb + 1);
+    for (const b of bestSet as number[]) catLeft[b] = 1;
+    return {
+      gain: bestGain, feature: f, bin: -1, defaultLeft: catLeft[nb] === 1, isCategorical: true, catLeft, lg: blg, lh: blh, lc: blc,
+    };
+  }
+}
+
+/** Routes one binned row through a built tree; returns the leaf index. */
+export function leafOfBinned(tree: BuiltTree, info: BinnedFeatureInfo, bins: Uint8Array, base: number): number {
+  if (tree.feature.length === 0) return 0;
+  let node = 0;
+  while (node >= 0) {
+    const f = tree.feature[node];
+    const b = bins[base + f];
+    let goLeft: boolean;
+    if (tree.isCategorical[node]) goLeft = (tree.catLeft[node] as Uint8Array)[b] === 1;
+    else if (b === info.numBins[f]) goLeft = tree.defaultLeft[node];
+    else goLeft = b <= tree.thresholdBin[node];
+    node = goLeft ? tree.left[node] : tree.right[node];
+  }
+  return ~node;
+}

@@ -1,0 +1,65 @@
+/**
+ * The trained model (artefact content) and prediction from row objects.
+ */
+import { predictRawFast } from './compiled';
+import type { FlatPredictor } from './predictor';
+import { encodeRows, type ClassLabel, type ColumnSchema, type FeatureSpec, type Row, type Task } from './schema';
+import { rawToOutput } from './train';
+
+export interface TabularModel {
+  engine: { id: string; version: string };
+  formatVersion: number;
+  task: Task;
+  target: string;
+  /** classification: class labels in probability order, original types kept */
+  classes: ClassLabel[] | null;
+  /** columns expected at prediction time (training columns minus target, in training order) */
+  inputColumns: string[];
+  /** encoding of each input column (used or excluded) */
+  columns: ColumnSchema[];
+  /** encoded features, in predictor order */
+  features: FeatureSpec[];
+  predictor: FlatPredictor;
+}
+
+export interface Prediction {
+  prediction: string | number | boolean;
+  probabilities?: Record<string, number>;
+}
+
+/** Encodes rows with the model's schema (row-major, NaN for missing). */
+export function encodeForModel(model: TabularModel, rows: Row[]): Float64Array {
+  return encodeRows(rows, model.columns, model.features.length);
+}
+
+/** Model outputs for an encoded matrix: probabilities (n x C) or values (n). */
+export function outputsFromMatrix(model: TabularModel, X: Float64Array, n: number): Float64Array {
+  const C = model.classes ? model.classes.length : 1;
+  return rawToOutput(model.task, predictRawFast(model.predictor, X, n), n, C);
+}
+
+export function predictModelRows(model: TabularModel, rows: Row[]): Prediction[] {
+  if (!Array.isArray(rows)) throw new TypeError('rows must be an array of objects');
+  const n = rows.length;
+  const X = encodeForModel(model, rows);
+  const out = outputsFromMatrix(model, X, n);
+  const result: Prediction[] = new Array(n);
+  if (!model.classes) {
+    for (let i = 0; i < n; i++) result[i] = { prediction: out[i] };
+    return result;
+  }
+  const classes = model.classes;
+  const keys = classes.map((c) => String(c));
+  const C = classes.length;
+  for (let i = 0; i < n; i++) {
+    let best = 0;
+    const probabilities: Record<string, number> = {};
+    for (let k = 0; k < C; k++) {
+      const p = out[i * C + k];
+      probabilities[keys[k]] = p;
+      if (p > out[i * C + best]) best = k;
+    }
+    result[i] = { prediction: classes[best], probabilities };
+  }
+  return result;
+}

@@ -1,0 +1,481 @@
+/**
+ * Input handling: column type detection, the data report, target handling and the encoding of
+ * row objects into a dense, row-major Float64Array feature matrix (NaN = missing).
+ */
+import { TabularDataError } from './errors';
+
+export type Row = Record<string, unknown>;
+export type TaskOption = 'classification' | 'regression';
+export type Task = 'binary' | 'multiclass' | 'regression';
+export type ClassLabel = string | number | boolean;
+export type ColumnType = 'numeric' | 'boolean' | 'categorical' | 'date' | 'empty';
+
+export interface ColumnReport {
+  name: string;
+  type: ColumnType;
+  missing: number;
+  used: boolean;
+  note?: string;
+}
+
+export interface DataReport {
+  rows_received: number;
+  rows_used: number;
+  rows_dropped_empty_target: number;
+  task: Task;
+  target: string;
+  classes?: string[];
+  columns: ColumnReport[];
+  warnings: string[];
+}
+
+/** How one input column becomes model features (stored in the artefact). */
+export interface ColumnSchema {
+  name: string;
+  type: ColumnType;
+  used: boolean;
+  /** categorical: known categories in code order */
+  categories?: string[];
+  /** categorical: code of the "other" bucket for folded / unseen categories, -1 if none */
+  otherCode?: number;
+  /** date: whether the hour part is used */
+  withTime?: boolean;
+}
+
+/** Encoded feature (one per numeric/boolean/categorical column, several per date column). */
+export interface FeatureSpec {
+  name: string;
+  column: string;
+  kind: 'numeric' | 'categorical';
+  /** categorical: number of codes */
+  numCategories: number;
+}
+
+export const MIN_ROWS = 10;
+export const MAX_CATEGORIES = 64;
+export const MAX_CLASSES = 100;
+/** Numeric targets with at most this many distinct integer values are classified. */
+export const MAX_INTEGER_CLASSES = 10;
+
+const NUMERIC_RE = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+const ID_NAME_RE = /(^id$|_id$|^id_|^row_?(id|num|number)?$|^index$|uuid|guid|identifier)/i;
+
+export function isMissing(v: unknown): boolean {
+  if (v === null || v === undefined) return true;
+  if (typeof v === 'number') return Number.isNaN(v);
+  if (typeof v === 'string') return v.trim() === '';
+  return false;
+}
+
+/** Number for numeric values and numeric text, else NaN. */
+export function toNumber(v: unknown): number {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : NaN;
+  if (typeof v === 'string' && NUMERIC_RE.test(v)) return Number(v);
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  return NaN;
+}
+
+function toBool(v: unknown): number {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'string') {
+    const s = v.trim().toLowerCase();
+    if (s === 'true') return 1;
+    if (s === 'false') return 0;
+  }
+  if (typeof v === 'number') {
+    if (v === 1) return 1;
+    if (v === 0) return 0;
+  }
+  return NaN;
+}
+
+export interface DateParts {
+  year: number;
+  month: number;
+  day: number;
+  weekday: number;
+  hour: number;
+  hasTime: boolean;
+}
+
+/** Parses ISO dates as written (wall-clock parts; no time-zone conversion, so results never depend on the host). */
+export function parseIsoDate(v: unknown): DateParts | null {
+  if (typeof v !== 'string') return null;
+  const m = DATE_RE.exec(v.trim());
+  if (!m) return null;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  if (month < 1 || month > 12 || day < 1 || day > 31) return null;
+  const hour = m[4] !== undefined ? Number(m[4]) : 0;
+  if (hour > 23) return null;
+  const weekday = new Date(Date.UTC(year, month - 1, day)).getUTCDay();
+  return { year, month, day, weekday, hour, hasTime: m[4] !== undefined };
+}
+
+function labelKey(v: unknown): string {
+  return String(v);
+}
+
+/** Column names in order of first appearance. */
+export function collectColumns(rows: Row[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const r of rows) {
+    if (r === null || typeof r !== 'object') continue;
+    for (const k of Object.keys(r)) {
+      if (!seen.has(k)) {
+        seen.add(k);
+        out.push(k);
+      }
+    }
+  }
+  return out;
+}
+
+export interface TargetInfo {
+  task: Task;
+  /** classification: class labels (original type), sorted */
+  classes: ClassLabel[] | null;
+  /** kept rows (indices into the input) */
+  keep: number[];
+  /** encoded target per kept row: class index or numeric value */
+  y: Float64Array;
+}
+
+function compareLabels(a: ClassLabel, b: ClassLabel): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
+  const sa = String(a);
+  const sb = String(b);
+  return sa < sb ? -1 : sa > sb ? 1 : 0;
+}
+
+export function analyseTarget(rows: Row[], target: string, task?: TaskOption): TargetInfo {
+  if (typeof target !== 'string' || target === '') {
+    throw new TabularDataError('INVALID_OPTIONS', 'Option `target` must name a column.');
+  }
+  if (task !== undefined && task !== 'classification' && task !== 'regression') {
+    throw new TabularDataError('INVALID_OPTIONS', "Option `task` must be 'classification' or 'regression'.");
+  }
+  let present = false;
+  const keep: number[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i];
+    if (r === null || typeof r !== 'object') continue;
+    if (Object.prototype.hasOwnProperty.call(r, target)) present = true;
+    if (!isMissing(r[target])) keep.push(i);
+  }
+  if (!present) {
+    throw new TabularDataError('TARGET_MISSING', `The target column "${target}" is not present in the rows.`);
+  }
+  if (keep.length < MIN_ROWS) {
+    throw new TabularDataError(
+      'TOO_FEW_ROWS',
+      `At least ${MIN_ROWS} rows with a non-empty target are needed; got ${keep.length}.`,
+    );
+  }
+  const values = keep.map((i) => rows[i][target]);
+  const allBool = values.every((v) => typeof v === 'boolean' || !Number.isNaN(toBool(v)) && typeof v === 'string');
+  const nums = values.map(toNumber);
+  const allNumeric = !allBool && nums.every((x) => !Number.isNaN(x));
+  const distinct = new Map<string, ClassLabel>();
+  for (const v of values) {
+    const k = labelKey(v);
+    if (!distinct.has(k)) distinct.set(k, v as ClassLabel);
+  }
+  if (distinct.size < 2) {
+    throw new TabularDataError(
+      'TOO_FEW_TARGET_VALUES',
+      `The target "${target}" needs at least 2 distinct values; it has ${distinct.size}.`,
+    );
+  }
+  let isClassification: boolean;
+  if (task === 'regression') {
+    if (!allNumeric) {
+      throw new TabularDataError('TARGET_NOT_NUMERIC', `Regression needs a numeric target; "${target}" has non-numeric values.`);
+    }
+    isClassification = false;
+  } else if (task === 'classification') {
+    isClassification = true;
+  } else if (!allNumeric) {
+    isClassification = true;
+  } else {
+    const numDistinct = new Set(nums).size;
+    isClassification = nums.every((x) => Number.isInteger(x)) && numDistinct <= MAX_INTEGER_CLASSES;
+  }
+  if (!isClassification) {
+    return { task: 'regression', classes: null, keep, y: Float64Array.from(nums) };
+  }
+  // Classification: labels keyed by their string form; numeric text labels become numbers.
+  const byKey = new Map<string, ClassLabel>();
+  values.forEach((v, j) => {
+    let label: ClassLabel;
+    if (allBool) label = typeof v === 'boolean' ? v : toBool(v) === 1;
+    else if (allNumeric) label = nums[j];
+    else label = v as ClassLabel;
+    const k = labelKey(label);
+    if (!byKey.has(k)) byKey.set(k, label);
+  });
+  const classes = [...byKey.values()].sort(compareLabels);
+  if (classes.length > MAX_CLASSES) {
+    throw new TabularDataError(
+      'TOO_MANY_CLASSES',
+      `The target "${target}" has ${classes.length} distinct values; classification supports at most ${MAX_CLASSES}.`,
+    );
+  }
+  const index = new Map<string, number>();
+  classes.forEach((c, i) => index.set(labelKey(c), i));
+  const y = new Float64Array(keep.length);
+  values.forEach((v, j) => {
+    let label: ClassLabel;
+    if (allBool) label = typeof v === 'boolean' ? v : toBool(v) === 1;
+    else if (allNumeric) label = nums[j];
+    else label = v as ClassLabel;
+    y[j] = index.get(labelKey(label)) as number;
+  });
+  return { task: classes.length === 2 ? 'binary' : 'multiclass', classes, keep, y };
+}
+
+interface DetectResult {
+  schema: ColumnSchema;
+  report: ColumnReport;
+  warning?: string;
+}
+
+function detectColumn(name: string, values: unknown[]): DetectResult {
+  let missing = 0;
+  let numCount = 0;
+  let boolCount = 0;
+  let dateCount = 0;
+  let hasTime = false;
+  const present: unknown[] = [];
+  for (const v of values) {
+    if (isMissing(v)) {
+      missing++;
+      continue;
+    }
+    present.push(v);
+    if (typeof v === 'boolean' || (typeof v === 'string' && /^\s*(true|false)\s*$/i.test(v))) boolCount++;
+    else if (!Number.isNaN(toNumber(v))) numCount++;
+    else {
+      const d = parseIsoDate(v);
+      if (d) {
+        dateCount++;
+        if (d.hasTime && d.hour !== 0) hasTime = true;
+      }
+    }
+  }
+  const m = present.length;
+  if (m === 0) {
+    return {
+      schema: { name, type: 'empty', used: false },
+      report: { name, type: 'empty', missing, used: false, note: 'excluded: every value is missing' },
+    };
+  }
+  let type: ColumnType;
+  let strayText = 0;
+  if (boolCount === m) type = 'boolean';
+  else if (numCount === m) type = 'numeric';
+  else if (dateCount === m) type = 'date';
+  else if (m >= 20 && numCount >= 0.95 * m) {
+    // numbers with a few stray text values (e.g. "n/a", "?"): numeric, the stray values count as missing
+    type = 'numeric';
+    strayText = m - numCount;
+  } else type = 'categorical';
+
+  const distinct = new Map<string, number>();
+  for (const v of present) {
+    if (type === 'numeric' && Number.isNaN(toNumber(v))) continue;
+    const k = type === 'numeric' ? String(toNumber(v)) : type === 'boolean' ? String(toBool(v)) : String(v);
+    distinct.set(k, (distinct.get(k) ?? 0) + 1);
+  }
+  if (distinct.size <= 1) {
+    return {
+      schema: { name, type, used: false },
+      report: { name, type, missing, used: false, note: 'excluded: constant (a single distinct value)' },
+    };
+  }
+  if (type === 'numeric') {
+    const nums = present.map(toNumber).filter((x) => !Number.isNaN(x));
+    if (strayText === 0 && distinct.size === m && m >= 20 && nums.every((x) => Number.isInteger(x))) {
+      let consecutive = true;
+      for (let i = 1; i < nums.length && consecutive; i++) if (nums[i] !== nums[i - 1] + 1) consecutive = false;
+      if (consecutive || ID_NAME_RE.test(name)) {
+        return {
+          schema: { name, type, used: false },
+          report: { name, type, missing, used: false, note: 'excluded: identifier-like (unique integer per row)' },
+        };
+      }
+    }
+    if (strayText > 0) {
+      const note = `${strayText} non-numeric value(s) treated as missing`;
+      return {
+        schema: { name, type, used: true },
+        report: { name, type, missing: missing + strayText, used: true, note },
+        warning: `Column "${name}" is numeric but has ${strayText} non-numeric value(s); they are treated as missing.`,
+      };
+    }
+    return { schema: { name, type, used: true }, report: { name, type, missing, used: true } };
+  }
+  if (type === 'boolean') {
+    return { schema: { name, type, used: true }, report: { name, type, missing, used: true } };
+  }
+  if (type === 'date') {
+    return {
+      schema: { name, type, used: true, withTime: hasTime },
+      report: { name, type, missing, used: true, note: `expanded to year, month, day, weekday${hasTime ? ', hour' : ''}` },
+    };
+  }
+  // categorical text
+  if (m >= 20 && distinct.size >= 0.9 * m) {
+    return {
+      schema: { name, type, used: false },
+      report: { name, type, missing, used: false, note: 'excluded: identifier-like (nearly every value is unique)' },
+    };
+  }
+  const sorted = [...distinct.entries()].sort((a, b) => (b[1] - a[1]) || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  if (sorted.length > MAX_CATEGORIES) {
+    const kept = sorted.slice(0, MAX_CATEGORIES - 1).map((e) => e[0]).sort();
+    const note = `high cardinality: kept the ${kept.length} most frequent of ${sorted.length} categories, the rest grouped as "other"`;
+    return {
+      schema: { name, type, used: true, categories: kept, otherCode: kept.length },
+      report: { name, type, missing, used: true, note },
+      warning: `Column "${name}" has ${sorted.length} distinct values; only the ${kept.length} most frequent are used, the rest count as "other".`,
+    };
+  }
+  const cats = sorted.map((e) => e[0]).sort();
+  return { schema: { name, type, used: true, categories: cats, otherCode: -1 }, report: { name, type, missing, used: true } };
+}
+
+export interface Analysis {
+  report: DataReport;
+  target: TargetInfo;
+  columns: ColumnSchema[];
+  features: FeatureSpec[];
+}
+
+export function analyse(rows: Row[], target: string, task?: TaskOption): Analysis {
+  if (!Array.isArray(rows)) throw new TabularDataError('INVALID_OPTIONS', 'Rows must be an array of objects.');
+  const t = analyseTarget(rows, target, task);
+  const names = collectColumns(rows).filter((c) => c !== target);
+  const columns: ColumnSchema[] = [];
+  const reports: ColumnReport[] = [];
+  const warnings: string[] = [];
+  for (const name of names) {
+    const vals = t.keep.map((i) => rows[i][name]);
+    const d = detectColumn(name, vals);
+    columns.push(d.schema);
+    reports.push(d.report);
+    if (d.warning) warnings.push(d.warning);
+  }
+  const features = featureSpecs(columns);
+  if (features.length === 0) {
+    throw new TabularDataError(
+      'NO_USABLE_FEATURES',
+      'No usable feature column: every column other than the target is empty, constant or identifier-like.',
+    );
+  }
+  const dropped = rows.length - t.keep.length;
+  if (dropped > 0) warnings.push(`${dropped} row(s) with an empty target were dropped.`);
+  const excluded = reports.filter((r) => !r.used);
+  if (excluded.length > 0) {
+    warnings.push(`Excluded column(s): ${excluded.map((r) => `${r.name} (${r.note?.replace(/^excluded: /, '')})`).join(', ')}.`);
+  }
+  for (const r of reports) {
+    if (r.used && r.missing > 0.5 * t.keep.length) warnings.push(`Column "${r.name}" is missing in ${r.missing} of ${t.keep.length} rows.`);
+  }
+  if (t.classes) {
+    const counts = new Array<number>(t.classes.length).fill(0);
+    for (let i = 0; i < t.y.length; i++) counts[t.y[i]]++;
+    counts.forEach((c, k) => {
+      if (c < 5) warnings.push(`Class "${String(t.classes?.[k])}" has only ${c} row(s); it will be hard to predict.`);
+    });
+  }
+  if (t.keep.length < 100) warnings.push(`Only ${t.keep.length} usable rows; predictions will be rough.`);
+  const report: DataReport = {
+    rows_received: rows.length,
+    rows_used: t.keep.length,
+    rows_dropped_empty_target: dropped,
+    task: t.task,
+    target,
+    ...(t.classes ? { classes: t.classes.map((c) => String(c)) } : {}),
+    columns: reports,
+    warnings,
+  };
+  return { report, target: t, columns, features };
+}
+
+export function featureSpecs(columns: ColumnSchema[]): FeatureSpec[] {
+  const out: FeatureSpec[] = [];
+  for (const c of columns) {
+    if (!c.used) continue;
+    if (c.type === 'numeric' || c.type === 'boolean') out.push({ name: c.name, column: c.name, kind: 'numeric', numCategories: 0 });
+    else if (c.type === 'categorical') {
+      const k = (c.categories?.length ?? 0) + ((c.otherCode ?? -1) >= 0 ? 1 : 0);
+      out.push({ name: c.name, column: c.name, kind: 'categorical', numCategories: k });
+    } else if (c.type === 'date') {
+      for (const p of ['year', 'month', 'day', 'weekday'].concat(c.withTime ? ['hour'] : [])) {
+        out.push({ name: `${c.name}.${p}`, column: c.name, kind: 'numeric', numCategories: 0 });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Encodes rows into a row-major matrix (rows x features), NaN for missing. Unseen categories map to
+ * the "other" bucket when the column has one, else to missing.
+ */
+export function encodeRows(rows: Row[], columns: ColumnSchema[], nFeatures: number, indices?: number[]): Float64Array {
+  const n = indices ? indices.length : rows.length;
+  const X = new Float64Array(n * nFeatures);
+  const lookups = columns.map((c) => {
+    if (c.type !== 'categorical' || !c.used) return null;
+    const m = new Map<string, number>();
+    (c.categories ?? []).forEach((v, i) => m.set(v, i));
+    return m;
+  });
+  for (let r = 0; r < n; r++) {
+    const row = rows[indices ? indices[r] : r] ?? {};
+    let f = 0;
+    const base = r * nFeatures;
+    for (let ci = 0; ci < columns.length; ci++) {
+      const c = columns[ci];
+      if (!c.used) continue;
+      const v = row[c.name];
+      const miss = isMissing(v);
+      switch (c.type) {
+        case 'numeric':
+          X[base + f++] = miss ? NaN : toNumber(v);
+          break;
+        case 'boolean':
+          X[base + f++] = miss ? NaN : toBool(v);
+          break;
+        case 'categorical': {
+          let code = NaN;
+          if (!miss) {
+            const k = (lookups[ci] as Map<string, number>).get(String(v));
+            if (k !== undefined) code = k;
+            else if ((c.otherCode ?? -1) >= 0) code = c.otherCode as number;
+          }
+          X[base + f++] = code;
+          break;
+        }
+        case 'date': {
+          const d = miss ? null : parseIsoDate(v);
+          X[base + f++] = d ? d.year : NaN;
+          X[base + f++] = d ? d.month : NaN;
+          X[base + f++] = d ? d.day : NaN;
+          X[base + f++] = d ? d.weekday : NaN;
+          if (c.withTime) X[base + f++] = d ? d.hour : NaN;
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+  return X;
+}

@@ -1,0 +1,167 @@
+/**
+ * Artefact serialisation: a JSON string (format "tabular-gbdt", `formatVersion` inside). Typed
+ * arrays of the flat predictor are stored as base64 of their little-endian bytes, so floats
+ * round-trip exactly and a reloaded model gives byte-identical predictions. Pure code: no Buffer.
+ */
+import { TabularModelFormatError } from './errors';
+import type { TabularModel } from './model';
+import type { FlatPredictor } from './predictor';
+
+export const ARTEFACT_FORMAT = 'tabular-gbdt';
+export const ARTEFACT_FORMAT_VERSION = 1;
+
+const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const B64_INDEX = new Int16Array(128).fill(-1);
+for (let i = 0; i < B64.length; i++) B64_INDEX[B64.charCodeAt(i)] = i;
+
+export function bytesToBase64(bytes: Uint8Array): string {
+  const parts: string[] = [];
+  let chunk = '';
+  for (let i = 0; i < bytes.length; i += 3) {
+    const a = bytes[i];
+    const b = i + 1 < bytes.length ? bytes[i + 1] : 0;
+    const c = i + 2 < bytes.length ? bytes[i + 2] : 0;
+    const t = (a << 16) | (b << 8) | c;
+    chunk += B64[(t >>> 18) & 63] + B64[(t >>> 12) & 63] + (i + 1 < bytes.length ? B64[(t >>> 6) & 63] : '=') + (i + 2 < bytes.length ? B64[t & 63] : '=');
+    if (chunk.length >= 8192) {
+      parts.push(chunk);
+      chunk = '';
+    }
+  }
+  parts.push(chunk);
+  return parts.join('');
+}
+
+export function base64ToBytes(s: string): Uint8Array {
+  if (s.length % 4 !== 0) throw new TabularModelFormatError('corrupt artefact: bad base64 length');
+  let pad = 0;
+  if (s.endsWith('==')) pad = 2;
+  else if (s.endsWith('=')) pad = 1;
+  const out = new Uint8Array((s.length / 4) * 3 - pad);
+  let o = 0;
+  for (let i = 0; i < s.length; i += 4) {
+    const v = [0, 1, 2, 3].map((j) => {
+      const ch = s.charCodeAt(i + j);
+      if (s[i + j] === '=') return 0;
+      const x = ch < 128 ? B64_INDEX[ch] : -1;
+      if (x < 0) throw new TabularModelFormatError('corrupt artefact: bad base64 character');
+      return x;
+    });
+    const t = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    if (o < out.length) out[o++] = (t >>> 16) & 255;
+    if (o < out.length) out[o++] = (t >>> 8) & 255;
+    if (o < out.length) out[o++] = t & 255;
+  }
+  return out;
+}
+
+type ArrayKind = 'f64' | 'i32' | 'u32' | 'u8';
+
+function encodeArray(a: Float64Array | Int32Array | Uint32Array | Uint8Array): { kind: ArrayKind; data: string } {
+  const bytes = new Uint8Array(a.length * a.BYTES_PER_ELEMENT);
+  const dv = new DataView(bytes.buffer);
+  let kind: ArrayKind;
+  if (a instanceof Float64Array) {
+    kind = 'f64';
+    for (let i = 0; i < a.length; i++) dv.setFloat64(i * 8, a[i], true);
+  } else if (a instanceof Int32Array) {
+    kind = 'i32';
+    for (let i = 0; i < a.length; i++) dv.setInt32(i * 4, a[i], true);
+  } else if (a instanceof Uint32Array) {
+    kind = 'u32';
+    for (let i = 0; i < a.length; i++) dv.setUint32(i * 4, a[i], true);
+  } else {
+    kind = 'u8';
+    bytes.set(a);
+  }
+  return { kind, data: bytesToBase64(bytes) };
+}
+
+function decodeArray(e: unknown, kind: ArrayKind): Float64Array | Int32Array | Uint32Array | Uint8Array {
+  const o = e as { kind?: unknown; data?: unknown };
+  if (!o || o.kind !== kind || typeof o.data !== 'string') throw new TabularModelFormatError('corrupt artefact: bad array');
+  const bytes = base64ToBytes(o.data);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  switch (kind) {
+    case 'f64': {
+      const a = new Float64Array(bytes.length / 8);
+      for (let i = 0; i < a.length; i++) a[i] = dv.getFloat64(i * 8, true);
+      return a;
+    }
+    case 'i32': {
+      const a = new Int32Array(bytes.length / 4);
+      for (let i = 0; i < a.length; i++) a[i] = dv.getInt32(i * 4, true);
+      return a;
+    }
+    case 'u32': {
+      const a = new Uint32Array(bytes.length / 4);
+      for (let i = 0; i < a.length; i++) a[i] = dv.getUint32(i * 4, true);
+      return a;
+    }
+    default:
+      return bytes;
+  }
+}
+
+const ARRAYS: Array<[keyof FlatPredictor, ArrayKind]> = [
+  ['init', 'f64'],
+  ['treeRoot', 'i32'],
+  ['treeOutput', 'i32'],
+  ['nodeFeature', 'i32'],
+  ['nodeThreshold', 'f64'],
+  ['nodeLeft', 'i32'],
+  ['nodeRight', 'i32'],
+  ['nodeFlags', 'u8'],
+  ['nodeCatStart', 'i32'],
+  ['nodeCatLen', 'i32'],
+  ['catBits', 'u32'],
+  ['leafValue', 'f64'],
+  ['nodeGain', 'f64'],
+];
+
+export function serialise(model: TabularModel): string {
+  const arrays: Record<string, { kind: ArrayKind; data: string }> = {};
+  for (const [name] of ARRAYS) arrays[name] = encodeArray(model.predictor[name] as Float64Array);
+  return JSON.stringify({
+    format: ARTEFACT_FORMAT,
+    formatVersion: ARTEFACT_FORMAT_VERSION,
+    engine: model.engine,
+    task: model.task,
+    target: model.target,
+    classes: model.classes,
+    inputColumns: model.inputColumns,
+    columns: model.columns,
+    features: model.features,
+    predictor: { nFeatures: model.predictor.nFeatures, nOutputs: model.predictor.nOutputs, arrays },
+  });
+}
+
+export function deserialise(text: string): TabularModel {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    throw new TabularModelFormatError('artefact is not valid JSON');
+  }
+  if (!o || o.format !== ARTEFACT_FORMAT) throw new TabularModelFormatError(`not a ${ARTEFACT_FORMAT} artefact`);
+  if (o.formatVersion !== ARTEFACT_FORMAT_VERSION) {
+    throw new TabularModelFormatError(`unknown artefact format version ${String(o.formatVersion)} (this engine reads ${ARTEFACT_FORMAT_VERSION})`);
+  }
+  const p = o.predictor as { nFeatures: number; nOutputs: number; arrays: Record<string, unknown> };
+  if (!p || typeof p.nFeatures !== 'number' || typeof p.nOutputs !== 'number' || !p.arrays) {
+    throw new TabularModelFormatError('corrupt artefact: predictor missing');
+  }
+  const pred: Record<string, unknown> = { nFeatures: p.nFeatures, nOutputs: p.nOutputs };
+  for (const [name, kind] of ARRAYS) pred[name] = decodeArray(p.arrays[name], kind);
+  return {
+    engine: o.engine as TabularModel['engine'],
+    formatVersion: ARTEFACT_FORMAT_VERSION,
+    task: o.task as TabularModel['task'],
+    target: o.target as string,
+    classes: o.classes as TabularModel['classes'],
+    inputColumns: o.inputColumns as string[],
+    columns: o.columns as TabularModel['columns'],
+    features: o.features as TabularModel['features'],
+    predictor: pred as unknown as FlatPredictor,
+  };
+}

@@ -1,0 +1,223 @@
+/**
+ * Training core on an encoded matrix: binning, internal stratified folds, one boosted model per
+ * fold (early-stopped on the fold's held-out rows), and the average of the fold models
+ * ("cross-fit bagging"). The out-of-fold scores give an honest validation score for free.
+ */
+import { fitBins, transformBins, type BinnedFeatureInfo } from './binning';
+import { boost, earlyStoppingCallback, type TrainingCallback } from './gbdt';
+import { DEFAULT_GROWER_PARAMS, type GrowerParams } from './grower';
+import { makeLoss, softmaxRow, sigmoid, type LossName } from './loss';
+import { mergePredictors, predictRaw, type FlatPredictor } from './predictor';
+import { Prng } from './prng';
+
+export type InternalTask = 'binary' | 'multiclass' | 'regression';
+
+export interface EngineConfig {
+  learningRate: number;
+  maxRounds: number;
+  earlyStoppingRounds: number;
+  /** early stopping: smallest improvement of the validation loss that counts, relative to the initial loss */
+  earlyStoppingMinDelta: number;
+  /** number of internal folds; one model per fold, averaged. 1 = a single model with a holdout */
+  folds: number;
+  /** fraction held out for early stopping when folds = 1 */
+  holdoutFraction: number;
+  /** number of fold models actually trained (<= folds); the others are skipped */
+  models: number;
+  /** cross-fit repetitions with different fold splits and seeds (all models averaged) */
+  repeats: number;
+  subsample: number;
+  colsample: number;
+  maxBins: number;
+  loss: LossName | 'auto';
+  grower: GrowerParams;
+}
+
+/** Partial configuration, as accepted by the public options. */
+export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & { grower?: Partial<GrowerParams> };
+
+/**
+ * Size-dependent defaults, chosen on the benchmark (bench/tabular/RESULTS.md): learning rate 0.1
+ * with early stopping (20 rounds without an improvement of 1e-4 x the first round's loss);
+ * cross-fit ensembles of 5 models up to 8,000 row-outputs (rows x classes for multiclass), of 3
+ * models up to 40,000, and above that a single model early-stopped on a 15% holdout. Binary
+ * classification samples half of the features per round (better AUC there, worse elsewhere).
+ */
+export function defaultConfig(n: number, task: InternalTask, nClasses: number): EngineConfig {
+  const minData = Math.max(3, Math.min(20, Math.floor(n / 40)));
+  const work = task === 'multiclass' ? n * nClasses : n;
+  const folds = work > 40000 ? 1 : work > 8000 ? 3 : 5;
+  return {
+    learningRate: 0.1,
+    maxRounds: 1000,
+    earlyStoppingRounds: 20,
+    earlyStoppingMinDelta: 1e-4,
+    folds,
+    holdoutFraction: 0.15,
+    models: folds,
+    repeats: 1,
+    subsample: 0.8,
+    colsample: task === 'binary' ? 0.5 : 0.8,
+    maxBins: 255,
+    loss: 'auto',
+    grower: { ...DEFAULT_GROWER_PARAMS, minDataInLeaf: minData, lambdaL2: 1, minDataPerGroup: Math.max(2, Math.min(10, minData)) },
+  };
+}
+
+/** Fold id per row; stratified by class (round-robin over a shuffled order) when `classes` > 0. */
+export function makeFolds(y: ArrayLike<number>, nFolds: number, seed: number, classes: number): Int32Array {
+  const n = y.length;
+  const rng = new Prng(seed);
+  const fold = new Int32Array(n);
+  const perm = rng.shuffle(Int32Array.from({ length: n }, (_, i) => i));
+  if (classes > 0) {
+    // group the shuffled rows by class, then deal them out in turn so each fold gets its share
+    const order = Array.from(perm).sort((a, b) => y[a] - y[b] || 0);
+    // stable sort keeps the shuffled order within a class
+    const offset = rng.nextInt(nFolds);
+    order.forEach((row, j) => {
+      fold[row] = (j + offset) % nFolds;
+    });
+  } else {
+    perm.forEach((row, j) => {
+      fold[row] = j % nFolds;
+    });
+  }
+  return fold;
+}
+
+export interface CoreInput {
+  X: Float64Array;
+  n: number;
+  F: number;
+  /** per feature: 0 for numeric, number of categories for categorical */
+  categorical: ArrayLike<number>;
+  y: Float64Array;
+  task: InternalTask;
+  nClasses: number;
+}
+
+export interface FoldModel {
+  predictor: FlatPredictor;
+  validRows: Int32Array;
+  rounds: number;
+}
+
+export interface CoreResult {
+  predictor: FlatPredictor;
+  /** out-of-fold raw scores (n x K); NaN where a row was not held out by any trained model */
+  oofRaw: Float64Array;
+  foldModels: FoldModel[];
+  info: BinnedFeatureInfo;
+  lossName: LossName;
+}
+
+export function lossFor(task: InternalTask, cfg: EngineConfig): LossName {
+  if (cfg.loss !== 'auto') return cfg.loss;
+  return task === 'binary' ? 'log_loss' : task === 'multiclass' ? 'softmax' : 'squared_error';
+}
+
+function subsetBins(bins: Uint8Array, F: number, rows: Int32Array): Uint8Array {
+  const out = new Uint8Array(rows.length * F);
+  for (let j = 0; j < rows.length; j++) out.set(bins.subarray(rows[j] * F, rows[j] * F + F), j * F);
+  return out;
+}
+
+export function fitCore(
+  input: CoreInput,
+  cfg: EngineConfig,
+  seed: number,
+  onRound?: (done: number, total: number) => void,
+): CoreResult {
+  const { X, n, F, y, task } = input;
+  const info = fitBins(X, n, F, input.categorical, cfg.maxBins, n < 100 ? 1 : 3);
+  const bins = transformBins(info, X, n, F);
+  const lossName = lossFor(task, cfg);
+  const K = task === 'multiclass' ? input.nClasses : 1;
+  const classes = task === 'regression' ? 0 : input.nClasses;
+  const rng = new Prng(seed);
+  const repeats = Math.max(1, Math.floor(cfg.repeats ?? 1));
+  const nModels = cfg.folds <= 1 ? 1 : Math.max(1, Math.min(cfg.models, cfg.folds));
+  const oofSum = new Float64Array(n * K);
+  const oofCount = new Int32Array(n);
+  const foldModels: FoldModel[] = [];
+  const totalRounds = repeats * nModels * cfg.maxRounds;
+  for (let rep = 0; rep < repeats; rep++) {
+    const foldSeed = rng.fork(1 + rep);
+    const foldOf = cfg.folds <= 1
+      ? makeFolds(y, Math.max(2, Math.round(1 / cfg.holdoutFraction)), foldSeed, classes)
+      : makeFolds(y, cfg.folds, foldSeed, classes);
+    for (let m = 0; m < nModels; m++) {
+      const trainIdx: number[] = [];
+      const validIdx: number[] = [];
+      for (let i = 0; i < n; i++) (foldOf[i] === m ? validIdx : trainIdx).push(i);
+      const tr = Int32Array.from(trainIdx);
+      const va = Int32Array.from(validIdx);
+      const ytr = Float64Array.from(tr, (i) => y[i]);
+      const yva = Float64Array.from(va, (i) => y[i]);
+      const loss = makeLoss(lossName, input.nClasses, ytr);
+      const callbacks: TrainingCallback[] = [earlyStoppingCallback(cfg.earlyStoppingRounds, cfg.earlyStoppingMinDelta, true)];
+      if (onRound) {
+        const base = (rep * nModels + m) * cfg.maxRounds;
+        callbacks.push((s) => {
+          if (s.iteration % 10 === 0) onRound(base + s.iteration, totalRounds);
+        });
+      }
+      const res = boost(
+        { bins: subsetBins(bins, F, tr), n: tr.length, y: ytr },
+        va.length > 0 ? { bins: subsetBins(bins, F, va), n: va.length, y: yva } : null,
+        info,
+        F,
+        loss,
+        {
+          grower: cfg.grower,
+          learningRate: cfg.learningRate,
+          maxRounds: cfg.maxRounds,
+          subsample: cfg.subsample,
+          colsample: cfg.colsample,
+          seed: rng.fork(100 + rep * 31 + m),
+        },
+        callbacks,
+      );
+      if (res.validRaw) {
+        for (let j = 0; j < va.length; j++) {
+          oofCount[va[j]]++;
+          for (let k = 0; k < K; k++) oofSum[va[j] * K + k] += res.validRaw[j * K + k];
+        }
+      }
+      foldModels.push({ predictor: res.predictor, validRows: va, rounds: res.rounds });
+    }
+  }
+  const oofRaw = new Float64Array(n * K).fill(NaN);
+  for (let i = 0; i < n; i++) {
+    if (oofCount[i] > 0) for (let k = 0; k < K; k++) oofRaw[i * K + k] = oofSum[i * K + k] / oofCount[i];
+  }
+  if (onRound) onRound(totalRounds, totalRounds);
+  const w = 1 / foldModels.length;
+  const predictor = mergePredictors(
+    foldModels.map((f) => f.predictor),
+    foldModels.map(() => w),
+  );
+  return { predictor, oofRaw, foldModels, info, lossName };
+}
+
+/** Converts raw scores to outputs: class probabilities (n x C) or regression values (n). */
+export function rawToOutput(task: InternalTask, raw: Float64Array, n: number, nClasses: number): Float64Array {
+  if (task === 'regression') return raw.slice(0, n);
+  if (task === 'binary') {
+    const out = new Float64Array(n * 2);
+    for (let i = 0; i < n; i++) {
+      const p = sigmoid(raw[i]);
+      out[i * 2] = 1 - p;
+      out[i * 2 + 1] = p;
+    }
+    return out;
+  }
+  const out = new Float64Array(n * nClasses);
+  for (let i = 0; i < n; i++) softmaxRow(raw, i * nClasses, nClasses, out, i * nClasses);
+  return out;
+}
+
+export function predictOutput(p: FlatPredictor, task: InternalTask, X: Float64Array, n: number, nClasses: number): Float64Array {
+  return rawToOutput(task, predictRaw(p, X, n), n, nClasses);
+}
