@@ -1,0 +1,252 @@
+/**
+ * The automatic forecaster: seasonality test and classical decomposition, the chosen models fitted on
+ * the seasonally adjusted series, their combination, and quantiles.
+ */
+import type { IntervalUnit } from './calendar';
+import { isConstant, seasonalIndices, seasonalityTest } from './math';
+import { autoArima } from './models/arima';
+import { autoEts } from './models/ets';
+import { fitDrift, fitNaive, fitSeasonalNaive } from './models/naive';
+import { autoTheta } from './models/theta';
+import { FittedModel, ModelForecast, normalQuantiles } from './models/types';
+
+export type Method = 'ensemble' | 'ets' | 'theta' | 'arima' | 'naive' | 'seasonal_naive' | 'drift';
+export type Combine = 'mean' | 'median';
+/** `decompose`: every model on the seasonally adjusted series; `native`: seasonal ETS and ARIMA on the raw series */
+export type SeasonalMode = 'decompose' | 'native';
+/** `ets_seasonal` / `arima_seasonal`: fitted on the raw series with seasonal components when seasonality is detected */
+export type Member = 'ets' | 'ets_damped' | 'theta' | 'arima' | 'drift' | 'naive' | 'ets_seasonal' | 'arima_seasonal';
+
+export interface AutoOptions {
+  /** candidate season length (1 = none) */
+  seasonLength: number;
+  method?: Method;
+  combine?: Combine;
+  seasonalMode?: SeasonalMode;
+  /** members of the ensemble (default ets, theta, arima) */
+  members?: Member[];
+  /**
+   * `model`: each member's model-based normal intervals, averaged quantile by quantile;
+   * `calibrated`: the same, scaled by the ratio of rolling-origin errors to the model's spread;
+   * `empirical`: normal intervals whose spread per step is the rolling-origin RMSE
+   */
+  intervals?: Intervals;
+  /** number of rolling origins for `calibrated` / `empirical` intervals (default 3) */
+  origins?: number;
+}
+
+export type Intervals = 'model' | 'calibrated' | 'empirical';
+
+export interface AutoForecast {
+  mean: number[];
+  /** one array per requested τ (same order as `taus`) */
+  quantiles: number[][];
+  /** the models that were combined, e.g. ["ETS(M,Ad,N)", "Theta(DOTM)", "ARIMA(0,1,1)"] */
+  models: string[];
+  /** whether seasonality was detected and used */
+  seasonal: boolean;
+}
+
+/**
+ * Default members of the combination, chosen on M3 (bench/forecast/RESULTS.md):
+ * - yearly and quarterly data: damped-trend ETS and Theta (seasonally adjusted series), ETS (seasonal
+ *   when seasonality is detected) and the random walk with drift; ARIMA's order selection is
+ *   unreliable on these short, low-frequency series;
+ * - other seasonal data (season 2..24): damped-trend ETS (adjusted series), seasonal ETS and seasonal
+ *   ARIMA (raw series) and Theta (adjusted series);
+ * - otherwise (no season, a season too long for seasonal models, or a history longer than
+ *   NATIVE_SEASONAL_MAX_LENGTH, where seasonal models get slow): ETS + Theta + ARIMA, on the seasonally
+ *   adjusted series.
+ * Seasonal members fall back to their non-seasonal form on the adjusted series when the seasonality
+ * test rejects the season.
+ */
+export const NATIVE_SEASONAL_MAX_LENGTH = 400;
+
+export function defaultMembers(unit: IntervalUnit | null, seasonLength = 1, length = 0): Member[] {
+  if (unit === 'year' || unit === 'quarter') return ['ets_damped', 'ets_seasonal', 'theta', 'drift'];
+  if (seasonLength > 1 && seasonLength <= 24 && length <= NATIVE_SEASONAL_MAX_LENGTH) {
+    return ['ets_damped', 'ets_seasonal', 'theta', 'arima_seasonal'];
+  }
+  return ['ets', 'theta', 'arima'];
+}
+
+interface Adjustment {
+  kind: 'none' | 'multiplicative' | 'additive';
+  indices: number[];
+  m: number;
+}
+
+/** Seasonality test, then classical decomposition (multiplicative for positive data). */
+export function seasonalAdjustment(y: number[], m: number): Adjustment {
+  if (m < 2 || !seasonalityTest(y, m)) return { kind: 'none', indices: [], m: 1 };
+  const positive = y.every((v) => v > 0);
+  if (positive) {
+    const idx = seasonalIndices(y, m, true);
+    if (idx.every((v) => v >= 0.01)) return { kind: 'multiplicative', indices: idx, m };
+  }
+  return { kind: 'additive', indices: seasonalIndices(y, m, false), m };
+}
+
+function adjust(y: number[], a: Adjustment): number[] {
+  if (a.kind === 'none') return y;
+  return y.map((v, t) => (a.kind === 'multiplicative' ? v / a.indices[t % a.m] : v - a.indices[t % a.m]));
+}
+
+function reseasonalize(fc: ModelForecast, n: number, a: Adjustment): ModelForecast {
+  if (a.kind === 'none') return fc;
+  const s = (k: number) => a.indices[(n + k) % a.m];
+  if (a.kind === 'multiplicative') {
+    return { mean: fc.mean.map((v, k) => v * s(k)), sd: fc.sd.map((v, k) => v * s(k)) };
+  }
+  return { mean: fc.mean.map((v, k) => v + s(k)), sd: fc.sd.slice() };
+}
+
+function median(xs: number[]): number {
+  const s = xs.slice().sort((a, b) => a - b);
+  const k = s.length;
+  return k % 2 ? s[(k - 1) / 2] : (s[k / 2 - 1] + s[k / 2]) / 2;
+}
+
+/** Fits the members on y (season length m) and returns their forecasts on the original scale. */
+export function memberForecasts(y: number[], h: number, opts: AutoOptions): { fits: FittedModel[]; forecasts: ModelForecast[]; seasonal: boolean } {
+  const m = opts.seasonLength;
+  const method = opts.method ?? 'ensemble';
+  const n = y.length;
+  if (method === 'naive') {
+    const f = fitNaive(y);
+    return { fits: [f], forecasts: [f.predict(h)], seasonal: false };
+  }
+  if (method === 'seasonal_naive') {
+    const f = fitSeasonalNaive(y, m);
+    return { fits: [f], forecasts: [f.predict(h)], seasonal: m > 1 };
+  }
+  if (method === 'drift') {
+    const f = fitDrift(y);
+    return { fits: [f], forecasts: [f.predict(h)], seasonal: false };
+  }
+  if (isConstant(y)) {
+    const f = fitNaive(y);
+    const fc = f.predict(h);
+    return { fits: [f], forecasts: [{ mean: fc.mean, sd: fc.sd.map(() => 0) }], seasonal: false };
+  }
+  const members: Member[] = method === 'ensemble' ? opts.members ?? ['ets', 'theta', 'arima'] : [method];
+  const adj = seasonalAdjustment(y, m);
+  const ya = adjust(y, adj);
+  const native = (opts.seasonalMode ?? 'decompose') === 'native' && adj.kind !== 'none';
+  const fits: FittedModel[] = [];
+  const forecasts: ModelForecast[] = [];
+  const done = new Map<Member, { fit: FittedModel; fc: ModelForecast }>();
+  for (const member of members) {
+    const again = done.get(member);
+    if (again) {
+      // a member listed twice counts twice in the combination (a weight), fitted once
+      fits.push(again.fit);
+      forecasts.push(again.fc);
+      continue;
+    }
+    let fit: FittedModel;
+    let useAdj = true;
+    if (member === 'ets') {
+      if (native) {
+        fit = autoEts(y, { seasonLength: m });
+        useAdj = false;
+      } else fit = autoEts(ya, { seasonLength: 1 });
+    } else if (member === 'arima') {
+      if (native) {
+        fit = autoArima(y, { seasonLength: m });
+        useAdj = false;
+      } else fit = autoArima(ya, { seasonLength: 1 });
+    } else if (member === 'ets_damped') {
+      fit = autoEts(ya, { seasonLength: 1, damped: true });
+    } else if (member === 'ets_seasonal') {
+      fit = adj.kind !== 'none' ? autoEts(y, { seasonLength: m }) : autoEts(ya, { seasonLength: 1 });
+      useAdj = adj.kind === 'none';
+    } else if (member === 'arima_seasonal') {
+      fit = adj.kind !== 'none' ? autoArima(y, { seasonLength: m }) : autoArima(ya, { seasonLength: 1 });
+      useAdj = adj.kind === 'none';
+    } else if (member === 'drift') {
+      fit = fitDrift(ya);
+    } else if (member === 'naive') {
+      fit = fitNaive(ya);
+    } else {
+      fit = autoTheta(ya);
+    }
+    let fc = fit.predict(h);
+    if (useAdj) fc = reseasonalize(fc, n, adj);
+    done.set(member, { fit, fc });
+    fits.push(fit);
+    forecasts.push(fc);
+  }
+  return { fits, forecasts, seasonal: adj.kind !== 'none' };
+}
+
+/** Combines member forecasts: point by mean or median; quantiles by averaging (or the median of) member quantiles. */
+export function combineForecasts(forecasts: ModelForecast[], taus: number[], combine: Combine): { mean: number[]; quantiles: number[][] } {
+  const h = forecasts[0].mean.length;
+  const mq = forecasts.map((f) => normalQuantiles(f, taus));
+  const agg = combine === 'median' ? median : (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const meanF = Array.from({ length: h }, (_, k) => agg(forecasts.map((f) => f.mean[k])));
+  const quantiles = taus.map((_, i) => Array.from({ length: h }, (_, k) => agg(mq.map((q) => q[i][k]))));
+  return { mean: meanF, quantiles };
+}
+
+/**
+ * Rolling-origin errors of the combined forecast on the series' own history: origins n−h, n−h−1, …
+ * (at most `origins`, each with at least `minTrain` points); each origin refits every member.
+ */
+export function rollingOriginErrors(y: number[], h: number, opts: AutoOptions, origins: number, minTrain = 10): { errors: number[][]; sds: number[][] } {
+  const errors: number[][] = [];
+  const sds: number[][] = [];
+  for (let j = 0; j < origins; j++) {
+    const o = y.length - h - j;
+    if (o < minTrain) break;
+    const { forecasts } = memberForecasts(y.slice(0, o), h, opts);
+    const k = forecasts.length;
+    const mean = Array.from({ length: h }, (_, i) => forecasts.reduce((a, f) => a + f.mean[i], 0) / k);
+    const sd = Array.from({ length: h }, (_, i) => forecasts.reduce((a, f) => a + f.sd[i], 0) / k);
+    errors.push(mean.map((m, i) => y[o + i] - m));
+    sds.push(sd);
+  }
+  return { errors, sds };
+}
+
+/** Forecasts y for h steps with quantiles at `taus`. */
+export function autoForecast(y: number[], h: number, taus: number[], opts: AutoOptions): AutoForecast {
+  const { fits, forecasts, seasonal } = memberForecasts(y, h, opts);
+  const intervals = opts.intervals ?? 'model';
+  let members = forecasts;
+  if (intervals !== 'model' && !(forecasts.every((f) => f.sd.every((s) => s === 0)))) {
+    const { errors, sds } = rollingOriginErrors(y, h, opts, opts.origins ?? 3);
+    if (errors.length > 0) {
+      if (intervals === 'calibrated') {
+        let s = 0, c = 0;
+        errors.forEach((e, j) => e.forEach((v, i) => {
+          if (sds[j][i] > 0) {
+            s += (v / sds[j][i]) ** 2;
+            c++;
+          }
+        }));
+        const factor = c ? Math.min(4, Math.max(0.5, Math.sqrt(s / c))) : 1;
+        members = forecasts.map((f) => ({ mean: f.mean, sd: f.sd.map((v) => v * factor) }));
+      } else {
+        // empirical: per-step root mean square error, non-decreasing with the horizon
+        let run = 0;
+        const sd = Array.from({ length: h }, (_, i) => {
+          const v = Math.sqrt(errors.reduce((a, e) => a + e[i] * e[i], 0) / errors.length);
+          run = Math.max(run, v);
+          return run;
+        });
+        const k = forecasts.length;
+        const mean = Array.from({ length: h }, (_, i) => forecasts.reduce((a, f) => a + f.mean[i], 0) / k);
+        members = [{ mean: opts.combine === 'median' ? combineForecasts(forecasts, [0.5], 'median').mean : mean, sd }];
+      }
+    }
+  }
+  const { mean, quantiles } = combineForecasts(members, taus, opts.combine ?? 'mean');
+  // a history without negative values gives no negative forecasts or quantiles
+  if (y.every((v) => v >= 0)) {
+    for (let i = 0; i < mean.length; i++) mean[i] = Math.max(0, mean[i]);
+    for (const q of quantiles) for (let i = 0; i < q.length; i++) q[i] = Math.max(0, q[i]);
+  }
+  return { mean, quantiles, models: fits.map((f) => f.name), seasonal };
+}

@@ -1,0 +1,235 @@
+/**
+ * Calendar pieces: timestamp parsing, interval inference, season length, future timestamps.
+ * Pure functions; all times are UTC milliseconds.
+ */
+
+export type TimestampFormat = 'month' | 'date' | 'datetime';
+
+export interface ParsedTimestamp {
+  ms: number;
+  format: TimestampFormat;
+  /** true when the input carried fractional seconds */
+  millis: boolean;
+}
+
+export type IntervalUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year';
+
+export interface Interval {
+  unit: IntervalUnit;
+  /** number of units between consecutive points (e.g. 15 for 15-minute data) */
+  step: number;
+  /** fixed intervals: the length in milliseconds */
+  fixedMs: number | null;
+  /** calendar intervals: number of calendar months between points */
+  months: number | null;
+  /** calendar intervals: day of month (1..31, clamped to the month's length; 31 means month ends) */
+  anchorDay: number | null;
+  /** calendar intervals: time of day in milliseconds */
+  timeOfDayMs: number | null;
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const WEEK = 7 * DAY;
+
+const RE_MONTH = /^(\d{4})-(\d{2})$/;
+const RE_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const RE_DATETIME =
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+
+export function daysInMonth(year: number, month1: number): number {
+  return new Date(Date.UTC(year, month1, 0)).getUTCDate();
+}
+
+function validDate(y: number, m: number, d: number): boolean {
+  return m >= 1 && m <= 12 && d >= 1 && d <= daysInMonth(y, m);
+}
+
+/** Parses one timestamp value; null when it is not a timestamp we accept. */
+export function parseTimestamp(value: unknown): ParsedTimestamp | null {
+  if (value instanceof Date) {
+    const ms = value.getTime();
+    return Number.isFinite(ms) ? { ms, format: 'datetime', millis: ms % 1000 !== 0 } : null;
+  }
+  if (typeof value !== 'string') return null;
+  const s = value.trim();
+  let m = RE_DATE.exec(s);
+  if (m) {
+    const y = +m[1], mo = +m[2], d = +m[3];
+    if (!validDate(y, mo, d)) return null;
+    return { ms: Date.UTC(y, mo - 1, d), format: 'date', millis: false };
+  }
+  m = RE_MONTH.exec(s);
+  if (m) {
+    const y = +m[1], mo = +m[2];
+    if (mo < 1 || mo > 12) return null;
+    return { ms: Date.UTC(y, mo - 1, 1), format: 'month', millis: false };
+  }
+  m = RE_DATETIME.exec(s);
+  if (m) {
+    const y = +m[1], mo = +m[2], d = +m[3], hh = +m[4], mi = +m[5];
+    const ss = m[6] ? +m[6] : 0;
+    const frac = m[7] ? Math.round(parseFloat(m[7]) * 1000) : 0;
+    if (!validDate(y, mo, d) || hh > 23 || mi > 59 || ss > 59) return null;
+    let ms = Date.UTC(y, mo - 1, d, hh, mi, ss, frac);
+    const tz = m[8];
+    if (tz && tz !== 'Z' && tz !== 'z') {
+      const sign = tz[0] === '-' ? -1 : 1;
+      const digits = tz.slice(1).replace(':', '');
+      const oh = +digits.slice(0, 2);
+      const om = digits.length > 2 ? +digits.slice(2, 4) : 0;
+      if (oh > 23 || om > 59) return null;
+      ms -= sign * (oh * HOUR + om * MINUTE);
+    }
+    return { ms, format: 'datetime', millis: frac !== 0 };
+  }
+  return null;
+}
+
+function monthIndex(ms: number): number {
+  const d = new Date(ms);
+  return d.getUTCFullYear() * 12 + d.getUTCMonth();
+}
+
+function timeOfDay(ms: number): number {
+  return ((ms % DAY) + DAY) % DAY;
+}
+
+/** Timestamp of calendar month index `mi` (year*12+month0) with the anchor day (clamped) and time of day. */
+function calendarMs(mi: number, anchorDay: number, tod: number): number {
+  const year = Math.floor(mi / 12);
+  const month0 = mi - year * 12;
+  const day = Math.min(anchorDay, daysInMonth(year, month0 + 1));
+  return Date.UTC(year, month0, day) + tod;
+}
+
+export type IntervalResult = { ok: true; interval: Interval } | { ok: false; reason: string };
+
+/**
+ * Infers the interval of sorted, distinct timestamps. Calendar months (months, quarters, years,
+ * month ends) are tried first, then fixed lengths (minutes, hours, days, weeks).
+ */
+export function inferInterval(sortedMs: number[]): IntervalResult {
+  const n = sortedMs.length;
+  if (n < 2) return { ok: false, reason: 'at least two timestamps are needed to infer the interval' };
+  // calendar months
+  const tod = timeOfDay(sortedMs[0]);
+  const mi0 = monthIndex(sortedMs[0]);
+  const k = monthIndex(sortedMs[1]) - mi0;
+  if (k >= 1) {
+    let anchor = 0;
+    for (const t of sortedMs) anchor = Math.max(anchor, new Date(t).getUTCDate());
+    let ok = true;
+    for (let i = 0; i < n && ok; i++) {
+      const expected = calendarMs(mi0 + i * k, anchor, tod);
+      if (expected !== sortedMs[i]) ok = false;
+    }
+    if (ok) {
+      // anchor >= 28 with every point on its month's last day: month ends
+      const allEnds = sortedMs.every((t) => {
+        const d = new Date(t);
+        return d.getUTCDate() === daysInMonth(d.getUTCFullYear(), d.getUTCMonth() + 1);
+      });
+      const anchorDay = allEnds ? 31 : anchor;
+      let unit: IntervalUnit = 'month';
+      let step = k;
+      if (k % 12 === 0) {
+        unit = 'year';
+        step = k / 12;
+      } else if (k % 3 === 0) {
+        unit = 'quarter';
+        step = k / 3;
+      }
+      return { ok: true, interval: { unit, step, fixedMs: null, months: k, anchorDay, timeOfDayMs: tod } };
+    }
+  }
+  // fixed lengths
+  const d = sortedMs[1] - sortedMs[0];
+  for (let i = 2; i < n; i++) {
+    if (sortedMs[i] - sortedMs[i - 1] !== d) {
+      return {
+        ok: false,
+        reason: `irregular interval: steps of ${describeMs(d)} and ${describeMs(sortedMs[i] - sortedMs[i - 1])} (at position ${i + 1} after sorting); the series needs one regular step with no gaps`,
+      };
+    }
+  }
+  if (d <= 0) return { ok: false, reason: 'timestamps are not increasing' };
+  let unit: IntervalUnit;
+  let base: number;
+  if (d % WEEK === 0) [unit, base] = ['week', WEEK];
+  else if (d % DAY === 0) [unit, base] = ['day', DAY];
+  else if (d % HOUR === 0) [unit, base] = ['hour', HOUR];
+  else if (d % MINUTE === 0) [unit, base] = ['minute', MINUTE];
+  else if (d % 1000 === 0) [unit, base] = ['second', 1000];
+  else return { ok: false, reason: `unsupported interval of ${d} ms (sub-second steps are not supported)` };
+  return {
+    ok: true,
+    interval: { unit, step: d / base, fixedMs: d, months: null, anchorDay: null, timeOfDayMs: null },
+  };
+}
+
+function describeMs(d: number): string {
+  if (d % DAY === 0) return `${d / DAY} day(s)`;
+  if (d % HOUR === 0) return `${d / HOUR} hour(s)`;
+  if (d % MINUTE === 0) return `${d / MINUTE} minute(s)`;
+  return `${d / 1000} second(s)`;
+}
+
+function divides(total: number, step: number): number {
+  return total % step === 0 && total / step >= 2 ? total / step : 1;
+}
+
+/** Candidate season length of an interval (a seasonality test later decides whether to use it). */
+export function seasonLengthOf(interval: Interval): number {
+  const s = interval.step;
+  switch (interval.unit) {
+    case 'year':
+      return 1;
+    case 'quarter':
+      return divides(4, s);
+    case 'month':
+      return divides(12, s);
+    case 'week':
+      return s === 1 ? 52 : divides(52, s);
+    case 'day':
+      return divides(7, s);
+    case 'hour':
+      return divides(24, s);
+    case 'minute': {
+      const perDay = 1440 / s;
+      if (Number.isInteger(perDay) && perDay <= 288) return divides(1440, s);
+      return divides(60, s);
+    }
+    case 'second':
+      return divides(60, s);
+  }
+}
+
+/** The `count` timestamps (ms) following `lastMs` on the interval's calendar. */
+export function futureTimestamps(lastMs: number, interval: Interval, count: number): number[] {
+  const out: number[] = [];
+  if (interval.months !== null) {
+    const mi = monthIndex(lastMs);
+    for (let i = 1; i <= count; i++) {
+      out.push(calendarMs(mi + i * interval.months, interval.anchorDay ?? 1, interval.timeOfDayMs ?? 0));
+    }
+  } else {
+    const d = interval.fixedMs ?? DAY;
+    for (let i = 1; i <= count; i++) out.push(lastMs + i * d);
+  }
+  return out;
+}
+
+const pad = (v: number, w = 2) => String(v).padStart(w, '0');
+
+/** Formats a timestamp in the input's format: YYYY-MM, YYYY-MM-DD or an ISO date-time with Z. */
+export function formatTimestamp(ms: number, format: TimestampFormat, millis = false): string {
+  const d = new Date(ms);
+  const y = d.getUTCFullYear();
+  const ys = y >= 0 && y <= 9999 ? pad(y, 4) : String(y);
+  if (format === 'month') return `${ys}-${pad(d.getUTCMonth() + 1)}`;
+  if (format === 'date') return `${ys}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+  const iso = d.toISOString();
+  return millis ? iso : iso.replace(/\.\d{3}Z$/, 'Z');
+}

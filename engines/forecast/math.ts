@@ -1,0 +1,305 @@
+/** Numerical pieces shared by the models: pure functions on number arrays. */
+
+export function mean(x: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < x.length; i++) s += x[i];
+  return x.length ? s / x.length : NaN;
+}
+
+export function variance(x: ArrayLike<number>, ddof = 1): number {
+  const m = mean(x);
+  let s = 0;
+  for (let i = 0; i < x.length; i++) s += (x[i] - m) ** 2;
+  return x.length - ddof > 0 ? s / (x.length - ddof) : NaN;
+}
+
+export function isConstant(x: ArrayLike<number>, relTol = 1e-10): boolean {
+  let lo = Infinity, hi = -Infinity;
+  for (let i = 0; i < x.length; i++) {
+    if (x[i] < lo) lo = x[i];
+    if (x[i] > hi) hi = x[i];
+  }
+  return hi - lo <= relTol * Math.max(1, Math.abs(hi), Math.abs(lo));
+}
+
+/** Sample autocorrelations at lags 1..maxLag (biased estimator, as statsmodels' acf). */
+export function acf(x: ArrayLike<number>, maxLag: number): number[] {
+  const n = x.length;
+  const m = mean(x);
+  let c0 = 0;
+  for (let i = 0; i < n; i++) c0 += (x[i] - m) ** 2;
+  const r: number[] = [];
+  for (let k = 1; k <= maxLag; k++) {
+    let c = 0;
+    for (let i = k; i < n; i++) c += (x[i] - m) * (x[i - k] - m);
+    r.push(c0 > 0 ? c / c0 : 0);
+  }
+  return r;
+}
+
+/** Inverse of the standard normal CDF (Acklam's rational approximation, refined by one Halley step). */
+export function qnorm(p: number): number {
+  if (p <= 0) return -Infinity;
+  if (p >= 1) return Infinity;
+  const a = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1, 2.506628277459239];
+  const b = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
+  const c = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const d = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
+  const pl = 0.02425;
+  let x: number;
+  if (p < pl) {
+    const q = Math.sqrt(-2 * Math.log(p));
+    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  } else if (p <= 1 - pl) {
+    const q = p - 0.5;
+    const r = q * q;
+    x = ((((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q) /
+      (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  } else {
+    const q = Math.sqrt(-2 * Math.log(1 - p));
+    x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  }
+  // one Halley refinement
+  const e = 0.5 * erfc(-x / Math.SQRT2) - p;
+  const u = e * Math.sqrt(2 * Math.PI) * Math.exp((x * x) / 2);
+  return x - u / (1 + (x * u) / 2);
+}
+
+export function erfc(x: number): number {
+  const z = Math.abs(x);
+  const t = 1 / (1 + 0.5 * z);
+  const r = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+    t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+  return x >= 0 ? r : 2 - r;
+}
+
+export interface NelderMeadOptions {
+  maxIter?: number;
+  tol?: number;
+  /** initial step per coordinate */
+  step?: number[];
+  lower?: number[];
+  upper?: number[];
+}
+
+/**
+ * Nelder–Mead minimiser (adaptive coefficients) with box bounds by clamping. Deterministic.
+ */
+export function nelderMead(
+  f: (x: number[]) => number,
+  x0: number[],
+  opts: NelderMeadOptions = {},
+): { x: number[]; fx: number; iterations: number } {
+  const n = x0.length;
+  const maxIter = opts.maxIter ?? 200 * n;
+  const tol = opts.tol ?? 1e-8;
+  const lower = opts.lower, upper = opts.upper;
+  const clamp = (x: number[]) => {
+    if (lower || upper) {
+      for (let i = 0; i < n; i++) {
+        if (lower && x[i] < lower[i]) x[i] = lower[i];
+        if (upper && x[i] > upper[i]) x[i] = upper[i];
+      }
+    }
+    return x;
+  };
+  const safe = (x: number[]) => {
+    const v = f(x);
+    return Number.isFinite(v) ? v : 1e300;
+  };
+  if (n === 0) return { x: [], fx: safe([]), iterations: 0 };
+  const alpha = 1, beta = 1 + 2 / n, gamma = 0.75 - 1 / (2 * n), delta = 1 - 1 / n;
+  const simplex: number[][] = [clamp(x0.slice())];
+  for (let i = 0; i < n; i++) {
+    const p = x0.slice();
+    const s = opts.step?.[i] ?? (p[i] !== 0 ? 0.05 * Math.abs(p[i]) : 0.00025);
+    p[i] += s;
+    clamp(p);
+    if (p[i] === x0[i]) p[i] -= 2 * s;
+    simplex.push(clamp(p));
+  }
+  let fs = simplex.map(safe);
+  let it = 0;
+  const order = () => {
+    const idx = fs.map((_, i) => i).sort((a, b) => fs[a] - fs[b]);
+    const s2 = idx.map((i) => simplex[i]);
+    const f2 = idx.map((i) => fs[i]);
+    for (let i = 0; i <= n; i++) simplex[i] = s2[i];
+    fs = f2;
+  };
+  order();
+  for (; it < maxIter; it++) {
+    if (Math.abs(fs[n] - fs[0]) <= tol * (Math.abs(fs[0]) + tol)) {
+      let spread = 0;
+      for (let i = 1; i <= n; i++) for (let j = 0; j < n; j++) spread = Math.max(spread, Math.abs(simplex[i][j] - simplex[0][j]));
+      if (spread < 1e-7 * (1 + Math.max(...simplex[0].map(Math.abs)))) break;
+      if (Math.abs(fs[n] - fs[0]) <= 1e-12 * (Math.abs(fs[0]) + 1e-12)) break;
+    }
+    const c = new Array<number>(n).fill(0);
+    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) c[j] += simplex[i][j] / n;
+    const worst = simplex[n];
+    const xr = clamp(c.map((cj, j) => cj + alpha * (cj - worst[j])));
+    const fr = safe(xr);
+    if (fr < fs[0]) {
+      const xe = clamp(c.map((cj, j) => cj + beta * (xr[j] - cj)));
+      const fe = safe(xe);
+      if (fe < fr) {
+        simplex[n] = xe;
+        fs[n] = fe;
+      } else {
+        simplex[n] = xr;
+        fs[n] = fr;
+      }
+    } else if (fr < fs[n - 1]) {
+      simplex[n] = xr;
+      fs[n] = fr;
+    } else {
+      const outside = fr < fs[n];
+      const xc = clamp(outside ? c.map((cj, j) => cj + gamma * (xr[j] - cj)) : c.map((cj, j) => cj - gamma * (cj - worst[j])));
+      const fc = safe(xc);
+      if (fc < (outside ? fr : fs[n])) {
+        simplex[n] = xc;
+        fs[n] = fc;
+      } else {
+        for (let i = 1; i <= n; i++) {
+          simplex[i] = clamp(simplex[i].map((v, j) => simplex[0][j] + delta * (v - simplex[0][j])));
+          fs[i] = safe(simplex[i]);
+        }
+      }
+    }
+    order();
+  }
+  return { x: simplex[0], fx: fs[0], iterations: it };
+}
+
+/** Least-squares line through (0..n-1, y): returns intercept and slope. */
+export function linearFit(y: ArrayLike<number>): { intercept: number; slope: number } {
+  const n = y.length;
+  const tm = (n - 1) / 2;
+  const ym = mean(y);
+  let sxy = 0, sxx = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (i - tm) * (y[i] - ym);
+    sxx += (i - tm) ** 2;
+  }
+  const slope = sxx > 0 ? sxy / sxx : 0;
+  return { intercept: ym - slope * tm, slope };
+}
+
+/**
+ * Seasonality test (as statsforecast's Theta and the M4 benchmarks): the autocorrelation at the season
+ * lag is significant at 90% (two-sided), with Bartlett's standard error.
+ */
+export function seasonalityTest(y: ArrayLike<number>, m: number): boolean {
+  if (m < 2 || y.length < 3 * m) return false;
+  if (isConstant(y)) return false;
+  const r = acf(y, m);
+  let s = 0;
+  for (let i = 0; i < m - 1; i++) s += r[i] * r[i];
+  const limit = 1.6448536269514722 * Math.sqrt((1 + 2 * s) / y.length);
+  return Math.abs(r[m - 1]) > limit;
+}
+
+/** Centred moving average of order m (2×m when m is even); NaN where undefined. */
+export function centredMovingAverage(y: ArrayLike<number>, m: number): number[] {
+  const n = y.length;
+  const out = new Array<number>(n).fill(NaN);
+  if (m % 2 === 1) {
+    const h = (m - 1) / 2;
+    for (let t = h; t < n - h; t++) {
+      let s = 0;
+      for (let j = -h; j <= h; j++) s += y[t + j];
+      out[t] = s / m;
+    }
+  } else {
+    const h = m / 2;
+    for (let t = h; t < n - h; t++) {
+      let s = 0.5 * y[t - h] + 0.5 * y[t + h];
+      for (let j = -h + 1; j <= h - 1; j++) s += y[t + j];
+      out[t] = s / m;
+    }
+  }
+  return out;
+}
+
+/**
+ * Classical decomposition seasonal indices (length m, phase aligned with y[0]); multiplicative indices
+ * average 1, additive ones 0.
+ */
+export function seasonalIndices(y: ArrayLike<number>, m: number, multiplicative: boolean): number[] {
+  const n = y.length;
+  const trend = centredMovingAverage(y, m);
+  const sums = new Array<number>(m).fill(0);
+  const counts = new Array<number>(m).fill(0);
+  for (let t = 0; t < n; t++) {
+    if (Number.isNaN(trend[t])) continue;
+    const v = multiplicative ? y[t] / trend[t] : y[t] - trend[t];
+    if (!Number.isFinite(v)) continue;
+    sums[t % m] += v;
+    counts[t % m]++;
+  }
+  const idx = sums.map((s, i) => (counts[i] ? s / counts[i] : multiplicative ? 1 : 0));
+  const avg = mean(idx);
+  return idx.map((v) => (multiplicative ? v / avg : v - avg));
+}
+
+/** KPSS level-stationarity statistic, Bartlett window with floor(3√n/13) lags (as statsforecast's ndiffs). */
+export function kpssStatistic(x: ArrayLike<number>): number {
+  const n = x.length;
+  const m = mean(x);
+  const e = new Array<number>(n);
+  for (let i = 0; i < n; i++) e[i] = x[i] - m;
+  let s = 0, eta = 0;
+  for (let i = 0; i < n; i++) {
+    s += e[i];
+    eta += s * s;
+  }
+  eta /= n * n;
+  const lags = Math.floor((3 * Math.sqrt(n)) / 13);
+  let s2 = 0;
+  for (let i = 0; i < n; i++) s2 += e[i] * e[i];
+  s2 /= n;
+  for (let l = 1; l <= lags; l++) {
+    let c = 0;
+    for (let i = l; i < n; i++) c += e[i] * e[i - l];
+    s2 += (2 * (1 - l / (lags + 1)) * c) / n;
+  }
+  return s2 > 0 ? eta / s2 : 0;
+}
+
+export function diff(x: ArrayLike<number>, lag = 1): number[] {
+  const out: number[] = [];
+  for (let i = lag; i < x.length; i++) out.push(x[i] - x[i - lag]);
+  return out;
+}
+
+/** Empirical quantile with linear interpolation (type 7). */
+export function quantileOf(sorted: number[], p: number): number {
+  const n = sorted.length;
+  if (n === 0) return NaN;
+  const h = (n - 1) * p;
+  const lo = Math.floor(h);
+  const hi = Math.min(n - 1, lo + 1);
+  return sorted[lo] + (h - lo) * (sorted[hi] - sorted[lo]);
+}
+
+/** Deterministic PRNG (mulberry32) for simulations in tests and benchmarks. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Standard normal draws from a uniform generator (Box–Muller). */
+export function normalGenerator(rand: () => number): () => number {
+  return () => {
+    const u = Math.max(rand(), 1e-300);
+    const v = rand();
+    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
+  };
+}

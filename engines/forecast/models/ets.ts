@@ -1,0 +1,290 @@
+/**
+ * ETS (exponential smoothing state space models, Hyndman et al. 2008): error A/M, trend N/A/Ad,
+ * season N/A/M. Smoothing parameters and initial level/trend by maximum likelihood (Nelder–Mead),
+ * initial seasonal states from a classical decomposition; model selection by AICc.
+ */
+import { linearFit, mean, nelderMead, seasonalIndices } from '../math';
+import { FittedModel, ForecastModel, ModelForecast } from './types';
+
+export type ErrorType = 'A' | 'M';
+export type TrendType = 'N' | 'A' | 'Ad';
+export type SeasonType = 'N' | 'A' | 'M';
+
+export interface EtsSpec {
+  error: ErrorType;
+  trend: TrendType;
+  season: SeasonType;
+}
+
+export interface EtsParams {
+  alpha: number;
+  beta: number;
+  gamma: number;
+  phi: number;
+  l0: number;
+  b0: number;
+  s0: number[];
+}
+
+export interface EtsRun {
+  /** −2 log-likelihood up to the constant n(1 + log 2π) */
+  lik: number;
+  sse: number;
+  residuals: number[];
+  level: number;
+  trend: number;
+  season: number[];
+  /** index into `season` of the next step's seasonal state */
+  nextSeasonIdx: number;
+  ok: boolean;
+}
+
+/** Runs the ETS recursions over y with the given parameters (pure). */
+export function etsFilter(y: ArrayLike<number>, spec: EtsSpec, m: number, p: EtsParams): EtsRun {
+  const n = y.length;
+  let l = p.l0;
+  let b = spec.trend === 'N' ? 0 : p.b0;
+  const phi = spec.trend === 'Ad' ? p.phi : 1;
+  const s = spec.season === 'N' ? [] : p.s0.slice();
+  const residuals = new Array<number>(n);
+  let sse = 0, sumLog = 0, sseRel = 0;
+  let ok = true;
+  for (let t = 0; t < n; t++) {
+    const lt1 = l + phi * b;
+    let yhat = lt1;
+    let si = 0;
+    if (spec.season === 'A') {
+      si = s[t % m];
+      yhat = lt1 + si;
+    } else if (spec.season === 'M') {
+      si = s[t % m];
+      yhat = lt1 * si;
+    }
+    const r = y[t] - yhat;
+    residuals[t] = r;
+    sse += r * r;
+    if (spec.error === 'M') {
+      if (!(Math.abs(yhat) > 1e-10)) {
+        ok = false;
+        break;
+      }
+      const e = r / yhat;
+      sseRel += e * e;
+      sumLog += Math.log(Math.abs(yhat));
+    }
+    if (spec.season === 'M') {
+      if (!(si > 1e-10) || !(lt1 > 1e-10)) {
+        ok = false;
+        break;
+      }
+      l = lt1 + (p.alpha * r) / si;
+      b = phi * b + (p.beta * r) / si;
+      s[t % m] = si + (p.gamma * r) / lt1;
+    } else {
+      l = lt1 + p.alpha * r;
+      b = phi * b + p.beta * r;
+      if (spec.season === 'A') s[t % m] = si + p.gamma * r;
+    }
+    if (spec.error === 'M' && !(l > 0)) {
+      ok = false;
+      break;
+    }
+  }
+  let lik: number;
+  if (spec.error === 'A') lik = n * Math.log(Math.max(sse, 1e-300) / n);
+  else lik = n * Math.log(Math.max(sseRel, 1e-300) / n) + 2 * sumLog;
+  return {
+    lik: ok ? lik : Infinity,
+    sse,
+    residuals,
+    level: l,
+    trend: b,
+    season: s,
+    nextSeasonIdx: n % Math.max(1, m),
+    ok,
+  };
+}
+
+export function etsName(spec: EtsSpec): string {
+  return `ETS(${spec.error},${spec.trend},${spec.season})`;
+}
+
+export interface EtsFit extends FittedModel {
+  spec: EtsSpec;
+  params: EtsParams;
+  aicc: number;
+  sigma: number;
+}
+
+function initialStates(y: number[], spec: EtsSpec, m: number): { l0: number; b0: number; s0: number[] } {
+  let s0: number[] = [];
+  let adj = y;
+  if (spec.season !== 'N') {
+    s0 = seasonalIndices(y, m, spec.season === 'M');
+    adj = y.map((v, t) => (spec.season === 'M' ? v / s0[t % m] : v - s0[t % m]));
+  }
+  const k = Math.min(adj.length, Math.max(10, 2 * m));
+  const head = adj.slice(0, k);
+  if (spec.trend === 'N') return { l0: mean(head.slice(0, Math.max(1, Math.min(k, m > 1 ? m : 5)))), b0: 0, s0 };
+  const { intercept, slope } = linearFit(head);
+  return { l0: intercept - slope, b0: slope, s0 };
+}
+
+/** Fits one ETS specification by maximum likelihood; null when it cannot be fitted. */
+export function fitEtsSpec(y: number[], spec: EtsSpec, m: number): EtsFit | null {
+  const n = y.length;
+  const seasonal = spec.season !== 'N';
+  if (seasonal && (m < 2 || n < 2 * m + 2)) return null;
+  const positive = y.every((v) => v > 0);
+  if ((spec.error === 'M' || spec.season === 'M') && !positive) return null;
+  const init = initialStates(y, spec, m);
+  const trend = spec.trend !== 'N';
+  const damped = spec.trend === 'Ad';
+  const scale = Math.max(1e-8, mean(y.map(Math.abs)));
+  // parameter vector: alpha, [beta], [gamma], [phi], l0/scale, [b0/scale]
+  const x0: number[] = [0.5];
+  const lo: number[] = [1e-4];
+  const hi: number[] = [0.9999];
+  if (trend) {
+    x0.push(0.05);
+    lo.push(1e-4);
+    hi.push(0.9999);
+  }
+  if (seasonal) {
+    x0.push(0.05);
+    lo.push(1e-4);
+    hi.push(0.9999);
+  }
+  if (damped) {
+    x0.push(0.95);
+    lo.push(0.8);
+    hi.push(0.98);
+  }
+  x0.push(init.l0 / scale);
+  lo.push(-Infinity);
+  hi.push(Infinity);
+  if (trend) {
+    x0.push(init.b0 / scale);
+    lo.push(-Infinity);
+    hi.push(Infinity);
+  }
+  const unpack = (x: number[]): EtsParams => {
+    let j = 0;
+    const alpha = x[j++];
+    const beta = trend ? x[j++] : 0;
+    const gamma = seasonal ? x[j++] : 0;
+    const phi = damped ? x[j++] : 1;
+    const l0 = x[j++] * scale;
+    const b0 = trend ? x[j++] * scale : 0;
+    return { alpha, beta, gamma, phi, l0, b0, s0: init.s0 };
+  };
+  const objective = (x: number[]) => {
+    const p = unpack(x);
+    if (p.beta > p.alpha || p.gamma > 1 - p.alpha) return 1e300;
+    const run = etsFilter(y, spec, m, p);
+    return run.ok ? run.lik : 1e300;
+  };
+  const steps = x0.map((v, i) => (i < x0.length - (trend ? 2 : 1) ? 0.1 : Math.max(0.05 * Math.abs(v), 0.01)));
+  const res = nelderMead(objective, x0, { lower: lo, upper: hi, maxIter: 120 * x0.length, tol: 1e-7, step: steps });
+  if (!(res.fx < 1e299)) return null;
+  const params = unpack(res.x);
+  const run = etsFilter(y, spec, m, params);
+  if (!run.ok) return null;
+  const k = x0.length + (seasonal ? m - 1 : 0) + 1;
+  const aic = run.lik + n * (1 + Math.log(2 * Math.PI)) + 2 * k;
+  const aicc = n - k - 1 > 0 ? aic + (2 * k * (k + 1)) / (n - k - 1) : Infinity;
+  const nParams = x0.length;
+  let sigma: number;
+  if (spec.error === 'A') sigma = Math.sqrt(run.sse / Math.max(1, n - nParams));
+  else {
+    // relative errors
+    let s2 = 0;
+    const fitted = y.map((v, t) => v - run.residuals[t]);
+    for (let t = 0; t < n; t++) s2 += (run.residuals[t] / fitted[t]) ** 2;
+    sigma = Math.sqrt(s2 / Math.max(1, n - nParams));
+  }
+  return makeFit(spec, m, params, run, aicc, sigma);
+}
+
+function makeFit(spec: EtsSpec, m: number, params: EtsParams, run: EtsRun, aicc: number, sigma: number): EtsFit {
+  const predict = (h: number): ModelForecast => {
+    const phi = spec.trend === 'Ad' ? params.phi : 1;
+    const meanF: number[] = [];
+    const sd: number[] = [];
+    let phiSum = 0;
+    let cSum = 0; // Σ c_j² for j < step
+    for (let k = 1; k <= h; k++) {
+      phiSum += Math.pow(phi, k);
+      const trendPart = spec.trend === 'N' ? 0 : (spec.trend === 'Ad' ? phiSum : k) * run.trend;
+      const base = run.level + trendPart;
+      let f = base;
+      if (spec.season !== 'N') {
+        const si = run.season[(run.nextSeasonIdx + k - 1) % m];
+        f = spec.season === 'A' ? base + si : base * si;
+      }
+      meanF.push(f);
+      // variance: class-1 formula σ²(1 + Σ_{j<k} c_j²), c_j = α + β φ_j + γ 1{j mod m = 0}
+      const varFactor = 1 + cSum;
+      const s = spec.error === 'A' ? sigma * Math.sqrt(varFactor) : Math.abs(f) * sigma * Math.sqrt(varFactor);
+      sd.push(s);
+      const phiJ = spec.trend === 'N' ? 0 : spec.trend === 'Ad' ? phiSum : k;
+      const seasonal = spec.season !== 'N' && k % m === 0 ? params.gamma : 0;
+      const c = params.alpha + params.beta * phiJ + seasonal;
+      cSum += c * c;
+    }
+    return { mean: meanF, sd };
+  };
+  return { name: etsName(spec), residuals: run.residuals, predict, spec, params, aicc, sigma };
+}
+
+export interface AutoEtsOptions {
+  seasonLength?: number;
+  /** allow seasonal components (default: when seasonLength > 1) */
+  seasonal?: boolean;
+  /** restrict to these specs (e.g. for tests) */
+  specs?: EtsSpec[];
+  damped?: boolean | 'both';
+}
+
+export function candidateSpecs(m: number, positive: boolean, seasonal: boolean, damped: boolean | 'both' = 'both'): EtsSpec[] {
+  const errors: ErrorType[] = positive ? ['A', 'M'] : ['A'];
+  const trends: TrendType[] = damped === 'both' ? ['N', 'A', 'Ad'] : damped ? ['N', 'Ad'] : ['N', 'A'];
+  const seasons: SeasonType[] = seasonal && m > 1 ? (positive ? ['N', 'A', 'M'] : ['N', 'A']) : ['N'];
+  const out: EtsSpec[] = [];
+  for (const error of errors) {
+    for (const trend of trends) {
+      for (const season of seasons) {
+        if (error === 'A' && season === 'M') continue; // unstable (as R's restrict = TRUE)
+        out.push({ error, trend, season });
+      }
+    }
+  }
+  return out;
+}
+
+/** Fits every candidate ETS model and keeps the one with the lowest AICc. */
+export function autoEts(y: number[], opts: AutoEtsOptions = {}): EtsFit {
+  const m = opts.seasonLength ?? 1;
+  const positive = y.every((v) => v > 0);
+  const seasonal = opts.seasonal ?? m > 1;
+  const specs = opts.specs ?? candidateSpecs(m, positive, seasonal, opts.damped ?? 'both');
+  let best: EtsFit | null = null;
+  for (const spec of specs) {
+    const fit = fitEtsSpec(y, spec, m);
+    if (fit && (!best || fit.aicc < best.aicc)) best = fit;
+  }
+  if (!best) {
+    const fb = fitEtsSpec(y, { error: 'A', trend: 'N', season: 'N' }, 1);
+    if (!fb) throw new Error('ETS: no model could be fitted');
+    best = fb;
+  }
+  return best;
+}
+
+export class AutoETS implements ForecastModel {
+  readonly name = 'AutoETS';
+  constructor(private readonly opts: AutoEtsOptions = {}) {}
+  fit(y: number[]): EtsFit {
+    return autoEts(y, this.opts);
+  }
+}
