@@ -43,7 +43,7 @@ function generateSecret(kind: ApiKeyKind): NewSecret {
   return { secret, secretHash: hashSecret(secret), displayPrefix: `${KEY_PREFIXES[kind]}${body.slice(0, 4)}`, lastFour: body.slice(-4) };
 }
 
-export function keyStatus(key: ApiKey, now: Date): KeyStatus {
+export function keyStatus(key: Pick<ApiKey, 'expiresAt' | 'endsAt' | 'revokedAt'>, now: Date): KeyStatus {
   if (key.revokedAt && key.revokedAt <= now) return 'revoked';
   if (key.expiresAt && key.expiresAt <= now) return 'expired';
   if (key.endsAt && key.endsAt <= now) return 'revoked';
@@ -92,7 +92,8 @@ export function presentKey(key: ApiKey, now: Date): KeyView {
 }
 
 export interface AuthenticatedKey {
-  key: ApiKey;
+  keyId: string;
+  kind: ApiKeyKind;
   workspaceId: string;
   accountId: string;
   plan: PlanName;
@@ -100,19 +101,40 @@ export interface AuthenticatedKey {
 
 const invalidKey = (detail: string): AppError => new AppError('API_KEY_INVALID', 401, detail);
 
+interface KeyRow {
+  id: string;
+  kind: ApiKeyKind;
+  workspace_id: string;
+  account_id: string;
+  plan: PlanName;
+  // The driver hands timestamps over as text or Date depending on its type parsers.
+  expires_at: Date | string | null;
+  ends_at: Date | string | null;
+  revoked_at: Date | string | null;
+}
+
+const asDate = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
+
 /**
  * Resolves a presented secret to its key. Unknown, legacy (`ssk-`), revoked, ended and expired keys
  * all answer 401 API_KEY_INVALID; the reason is in the detail, never which workspace it belonged to.
+ * One indexed query (it runs on every call), without entity hydration.
  */
 export async function authenticateKey(em: EntityManager, secret: string, now: Date): Promise<AuthenticatedKey> {
   const claimedKind = kindOfSecret(secret);
   if (!claimedKind) throw invalidKey('The API key is not recognised.');
-  const key = await em.findOne(ApiKeySchema, { secretHash: hashSecret(secret) }, { populate: ['workspace', 'workspace.account'] });
-  if (!key || key.kind !== claimedKind) throw invalidKey('The API key is not recognised.');
-  const status = keyStatus(key, now);
+  const rows = await em.getConnection().execute<KeyRow[]>(
+    `select k.id, k.kind, k.workspace_id, w.account_id, a.plan, k.expires_at, k.ends_at, k.revoked_at
+       from api_keys k join workspaces w on w.id = k.workspace_id join accounts a on a.id = w.account_id
+      where k.secret_hash = ?`,
+    [hashSecret(secret)],
+  );
+  const row = rows[0];
+  if (!row || row.kind !== claimedKind) throw invalidKey('The API key is not recognised.');
+  const status = keyStatus({ expiresAt: asDate(row.expires_at), endsAt: asDate(row.ends_at), revokedAt: asDate(row.revoked_at) }, now);
   if (status === 'revoked') throw invalidKey('The API key has been revoked.');
   if (status === 'expired') throw invalidKey('The API key has expired.');
-  return { key, workspaceId: key.workspace.id, accountId: key.workspace.account.id, plan: key.workspace.account.plan };
+  return { keyId: row.id, kind: row.kind, workspaceId: row.workspace_id, accountId: row.account_id, plan: row.plan };
 }
 
 /** Records use, at most once per `resolutionSeconds`, so that authentication is not a write per call. */

@@ -52,13 +52,13 @@ export async function authenticate(ctx: Context, requirement: AuthRequirement, d
   const now = new Date();
   const em = deps.orm.em.fork();
   const found = await authenticateKey(em, credential, now);
-  touchKey(em, found.key.id, now, deps.keyLastUsedResolutionSeconds).catch((err: unknown) =>
-    deps.logger.warn({ err, keyId: found.key.id }, 'could not record key use'),
+  touchKey(em, found.keyId, now, deps.keyLastUsedResolutionSeconds).catch((err: unknown) =>
+    deps.logger.warn({ err, keyId: found.keyId }, 'could not record key use'),
   );
   const auth: AuthContext = {
     type: 'api_key',
-    keyId: found.key.id,
-    keyKind: found.key.kind,
+    keyId: found.keyId,
+    keyKind: found.kind,
     workspaceId: found.workspaceId,
     accountId: found.accountId,
     plan: found.plan,

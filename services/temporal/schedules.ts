@@ -10,8 +10,10 @@ export async function ensureSchedules(client: Client, taskQueue: string, options
   const desired: ScheduleOptions = {
     scheduleId: scheduleIds.sweepEndedKeys,
     spec: { intervals: [{ every: options.keySweepEvery }] },
-    action: { type: 'startWorkflow', workflowType: 'sweepEndedKeysWorkflow', taskQueue, args: [] },
-    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+    action: { type: 'startWorkflow', workflowType: 'sweepEndedKeysWorkflow', taskQueue, args: [], workflowRunTimeout: '5 minutes' },
+    // A sweep is short and idempotent: a new one replaces a run that is stuck (e.g. left on the queue
+    // of a worker that is gone) instead of being skipped behind it forever.
+    policies: { overlap: ScheduleOverlapPolicy.TERMINATE_OTHER, catchupWindow: '1 minute' },
   };
   try {
     await client.schedule.create(desired);

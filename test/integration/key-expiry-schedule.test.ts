@@ -33,6 +33,7 @@ describe('expired-key sweep Schedule', () => {
     await ensureSchedules(h.client, h.taskQueue, { keySweepEvery: '1s' }); // a second worker start changes nothing
     const description = await h.client.schedule.getHandle(scheduleIds.sweepEndedKeys).describe();
     expect(description.action).toEqual(expect.objectContaining({ workflowType: 'sweepEndedKeysWorkflow', taskQueue: h.taskQueue }));
+    expect(description.policies.overlap).toBe('TERMINATE_OTHER');
 
     const deadline = Date.now() + 20_000;
     let row = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: created.body.id });
