@@ -48,7 +48,7 @@ export interface AutoForecast {
 }
 
 /**
- * Default members of the combination, chosen on M3 (bench/forecast/RESULTS.md):
+ * Default members of the combination, chosen on M3 (bench/RESULTS.md):
  * - yearly and quarterly data: damped-trend ETS and Theta (seasonally adjusted series), ETS (seasonal
  *   when seasonality is detected) and the random walk with drift; ARIMA's order selection is
  *   unreliable on these short, low-frequency series;

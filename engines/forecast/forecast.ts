@@ -8,7 +8,7 @@ import { SeriesError } from './errors';
 import { PreparedSeries } from './prepare';
 
 export const MAX_HORIZON = 1000;
-/** quantile calibration kept after measuring on M3 WQL (bench/forecast/RESULTS.md) */
+/** quantile calibration kept after measuring on M3 WQL (bench/RESULTS.md) */
 export const DEFAULT_INTERVALS: Intervals = 'model';
 
 export interface ForecastOptions {

@@ -37,7 +37,7 @@ export interface EngineConfig {
 export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & { grower?: Partial<GrowerParams> };
 
 /**
- * Size-dependent defaults, chosen on the benchmark (bench/tabular/RESULTS.md): learning rate 0.1
+ * Size-dependent defaults, chosen on the benchmark (bench/RESULTS.md): learning rate 0.1
  * with early stopping (20 rounds without an improvement of 1e-4 x the first round's loss);
  * cross-fit ensembles of 5 models up to 8,000 row-outputs (rows x classes for multiclass), of 3
  * models up to 40,000, and above that a single model early-stopped on a 15% holdout. Binary
