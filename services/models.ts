@@ -271,6 +271,13 @@ export function presentModel(model: Model, current: ModelVersion | null) {
 }
 
 export async function presentModelWithVersion(em: EntityManager, model: Model) {
-  const current = model.currentVersion ? await em.findOne(ModelVersionSchema, { model: model.id, number: model.currentVersion }) : null;
-  return presentModel(model, current);
+  return (await presentModelsWithVersions(em, [model]))[0]!;
+}
+
+/** Presents models with their serving versions, fetched in one query. */
+export async function presentModelsWithVersions(em: EntityManager, models: Model[]) {
+  const wanted = models.filter((m) => m.currentVersion !== null).map((m) => ({ model: m.id, number: m.currentVersion! }));
+  const versions = wanted.length ? await em.find(ModelVersionSchema, { $or: wanted }) : [];
+  const byModel = new Map(versions.map((v) => [v.model.id, v]));
+  return models.map((m) => presentModel(m, byModel.get(m.id) ?? null));
 }

@@ -37,7 +37,7 @@ export async function readBody(ctx: Context, kind: BodyKind, config: AppConfig, 
     return null;
   }
   const limits = PLANS[plan ?? 'free'];
-  const multipart = ctx.is('multipart/form-data') !== false && ctx.is('multipart/form-data') !== null;
+  const multipart = Boolean(ctx.is('multipart/form-data'));
   try {
     await runParser(
       ctx,

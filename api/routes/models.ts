@@ -10,6 +10,7 @@ import {
   listModels,
   listVersions,
   presentModelWithVersion,
+  presentModelsWithVersions,
   presentVersion,
   renameModel,
   restoreModel,
@@ -126,7 +127,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
         const a = requireAuth(auth);
         const fork = em();
         const { items, total } = await listModels(fork, a.workspaceId, query);
-        ctx.body = paginated(await Promise.all(items.map((m) => presentModelWithVersion(fork, m))), total, query);
+        ctx.body = paginated(await presentModelsWithVersions(fork, items), total, query);
       },
     }),
     route({
@@ -321,9 +322,18 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
         const fork = em();
         const model = await getModel(fork, requireAuth(auth).workspaceId, params.id);
         const recorded = await recordOutcomes(fork, model, body.outcomes);
-        if (model.autoUpdate) await deps.temporal.signalIntegration(model.id, recorded.ids.length);
+        let integrationStarted = false;
+        if (model.autoUpdate) {
+          // The batch is stored either way: a failed signal must not make a retry record it twice.
+          try {
+            await deps.temporal.signalIntegration(model.id, recorded.ids.length);
+            integrationStarted = true;
+          } catch (err) {
+            deps.logger.error({ err, modelId: model.id }, 'could not signal the integration workflow');
+          }
+        }
         ctx.status = 201;
-        ctx.body = { accepted: recorded.ids.length, pending: recorded.pending, outcome_ids: recorded.ids, integration_started: model.autoUpdate };
+        ctx.body = { accepted: recorded.ids.length, pending: recorded.pending, outcome_ids: recorded.ids, integration_started: integrationStarted };
       },
     }),
     route({
