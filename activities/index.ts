@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { revokeEndedKey, sweepEndedKeys } from '../services/api-keys';
 import { EngineDataError, type EnginePool } from '../services/engine-pool';
 import { pruneIdempotencyRecords } from '../services/idempotency';
+import { pruneRequestLog } from '../services/request-log';
 import { fitAndStoreVersion, foldPendingOutcomes, type FitRequest } from '../services/training';
 
 export interface ActivityDeps {
@@ -26,12 +27,15 @@ export function createActivities(deps: ActivityDeps) {
       return revoked;
     },
 
-    async sweepEndedKeys(): Promise<{ expired: number; ended: number; idempotencyPruned: number }> {
+    /** The periodic sweep: ended keys, idempotency records past 24 h, request log past 30 days. */
+    async sweepEndedKeys(): Promise<{ expired: number; ended: number; idempotencyPruned: number; requestLogPruned: number }> {
       const now = new Date();
       const result = await sweepEndedKeys(deps.orm.em.fork(), now);
       const idempotencyPruned = await pruneIdempotencyRecords(deps.orm.em.fork(), now);
-      if (result.expired + result.ended + idempotencyPruned > 0) deps.logger.info({ ...result, idempotencyPruned }, 'swept ended keys');
-      return { ...result, idempotencyPruned };
+      const requestLogPruned = await pruneRequestLog(deps.orm.em.fork(), now);
+      const swept = { ...result, idempotencyPruned, requestLogPruned };
+      if (Object.values(swept).some((n) => n > 0)) deps.logger.info(swept, 'sweep');
+      return swept;
     },
 
     /** Fits and stores a version in the engine pool, heartbeating so that a lost worker is noticed. */

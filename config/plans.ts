@@ -42,7 +42,4 @@ export const KEY_ROTATION = {
 /** Rows scored by one predict call, on every plan. */
 export const MAX_PREDICT_ROWS_PER_CALL = 10_000;
 
-/** Largest body any dataset route reads before the plan checks (the deployment's hard ceiling). */
-export const MAX_DATASET_BODY_BYTES = 500 * MiB;
-
 export const IDEMPOTENCY_TTL_HOURS = 24;

@@ -155,7 +155,7 @@ export async function listKeys(
   const [items, total] = await em.findAndCount(
     ApiKeySchema,
     { workspace: workspaceId },
-    { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset, populate: ['rotatedFrom'] },
+    { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset },
   );
   return { items, total };
 }

@@ -72,10 +72,3 @@ export function parseUploadedFile(file: { name: string | null; mimetype: string 
   const looksJson = name.endsWith('.json') || mimetype.includes('json') || (!name.endsWith('.csv') && /^\s*[[{]/.test(text));
   return looksJson ? parseJsonRows(text) : parseCsv(text);
 }
-
-/** Column names in first-seen order across rows. */
-export function columnsOf(rows: Row[]): string[] {
-  const seen = new Set<string>();
-  for (const row of rows) for (const key of Object.keys(row)) seen.add(key);
-  return [...seen];
-}

@@ -19,6 +19,7 @@ import {
 import { TabularDataError, TabularModelFormatError } from '../engines/tabular';
 import { SeriesError, backtestSeries, forecastSeries, inferTimestampColumn, prepareSeries, type Backtest, type SeriesForecast } from '../engines/forecast';
 import type { Row } from './datasets';
+import { LruCache } from './lru';
 
 /** Errors lose their class and fields across threads, so data refusals travel as values. */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
@@ -78,20 +79,14 @@ function trainNow(task: TrainTask): TrainOutput {
   };
 }
 
-const MODEL_CACHE_SIZE = 32;
-const modelCache = new Map<string, TabularModel>();
+const modelCache = new LruCache<TabularModel>(32);
 
 function cachedModel(versionId: string, artefact: string | undefined): TabularModel | null {
   const hit = modelCache.get(versionId);
-  if (hit) {
-    modelCache.delete(versionId);
-    modelCache.set(versionId, hit);
-    return hit;
-  }
+  if (hit) return hit;
   if (artefact === undefined) return null;
   const model = loadModel(artefact);
   modelCache.set(versionId, model);
-  if (modelCache.size > MODEL_CACHE_SIZE) modelCache.delete(modelCache.keys().next().value as string);
   return model;
 }
 

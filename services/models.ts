@@ -28,10 +28,6 @@ export async function getModel(em: EntityManager, workspaceId: string, modelId: 
   return model;
 }
 
-export async function getVersion(em: EntityManager, modelId: string, number: number, withArtefact = false): Promise<ModelVersion> {
-  return em.findOneOrFail(ModelVersionSchema, { model: modelId, number }, withArtefact ? { populate: ['artefact'] } : {});
-}
-
 async function assertQuotaSlot(tx: EntityManager, accountId: string): Promise<void> {
   const account = await tx.findOneOrFail(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
   const limit = PLANS[account.plan].maxModels;

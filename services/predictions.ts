@@ -8,6 +8,7 @@ import type { Row } from './datasets';
 import type { EnginePool } from './engine-pool';
 import { AppError } from './errors';
 import { newId } from './ids';
+import { LruCache } from './lru';
 import { isServable } from './models';
 
 interface ColumnInfo {
@@ -70,9 +71,8 @@ async function storePredictions(
   );
 }
 
-/** Versions never change once stored: their metadata is cached (the artefact separately below). */
-const VERSION_CACHE_SIZE = 256;
-const versionCache = new Map<string, ModelVersion>();
+/** Versions never change once stored: their metadata is cached (the engine threads cache the models). */
+const versionCache = new LruCache<ModelVersion>(256);
 
 async function servingVersion(em: EntityManager, modelId: string, number: number): Promise<ModelVersion> {
   const key = `${modelId}:${number}`;
@@ -80,22 +80,14 @@ async function servingVersion(em: EntityManager, modelId: string, number: number
   if (hit) return hit;
   const version = await em.findOneOrFail(ModelVersionSchema, { model: modelId, number });
   versionCache.set(key, version);
-  if (versionCache.size > VERSION_CACHE_SIZE) versionCache.delete(versionCache.keys().next().value as string);
   return version;
 }
 
-const ARTEFACT_CACHE_SIZE = 64;
-const artefactCache = new Map<string, string>();
-
+/** The artefact, read only when an engine thread has not cached this version yet. */
 async function artefactOf(em: EntityManager, version: ModelVersion): Promise<string> {
-  const hit = artefactCache.get(version.id);
-  if (hit) return hit;
   const loaded = await em.findOneOrFail(ModelVersionSchema, { id: version.id }, { populate: ['artefact'] });
   if (!loaded.artefact) throw new AppError('ENGINE_MISMATCH', 409, 'This model version has no artefact left to serve.');
-  const text = gunzipText(loaded.artefact);
-  artefactCache.set(version.id, text);
-  if (artefactCache.size > ARTEFACT_CACHE_SIZE) artefactCache.delete(artefactCache.keys().next().value as string);
-  return text;
+  return gunzipText(loaded.artefact);
 }
 
 export interface PredictResult {

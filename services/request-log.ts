@@ -1,4 +1,5 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { REQUEST_LOG_RETENTION_DAYS } from '../config/plans';
 import type { Logger } from 'pino';
 import type { RequestLogEntry } from '../db/entities';
 
@@ -74,4 +75,10 @@ export class RequestLogWriter {
     this.timer = null;
     await this.flush();
   }
+}
+
+/** Drops log entries older than the retention (30 days); run by the sweep Schedule. */
+export async function pruneRequestLog(em: EntityManager, now: Date): Promise<number> {
+  const cutoff = new Date(now.getTime() - REQUEST_LOG_RETENTION_DAYS * 86_400_000);
+  return em.getKnex()('request_log').where('created_at', '<', cutoff).delete();
 }

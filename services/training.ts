@@ -1,7 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ContextChunkSchema, ModelSchema, OutcomeSchema, type Outcome } from '../db/entities';
-import { ENGINE_CATALOGUE } from '../engines/catalogue';
 import { TABULAR_ENGINE } from '../engines/tabular';
 import { gzipJson, gzipText } from './compression';
 import type { Row } from './datasets';
@@ -37,7 +36,6 @@ export async function fitAndStoreVersion(
   if (done[0]) return { versionId: done[0].id, number: request.number };
 
   const rows = await loadContext(em, request.modelId, request.number);
-  const engine = ENGINE_CATALOGUE.find((e) => e.id === TABULAR_ENGINE.id);
   const trained = await pool.train(
     {
       rows,
@@ -50,8 +48,8 @@ export async function fitAndStoreVersion(
   );
   const version = await storeVersion(em.fork(), request.modelId, request.number, {
     artefact: gzipText(trained.artefact),
-    engineId: engine?.id ?? TABULAR_ENGINE.id,
-    engineVersion: engine?.version ?? TABULAR_ENGINE.version,
+    engineId: TABULAR_ENGINE.id,
+    engineVersion: TABULAR_ENGINE.version,
     formatVersion: TABULAR_ENGINE.artefactFormatVersion,
     report: trained.report as unknown as Record<string, unknown>,
     validation: trained.validation,

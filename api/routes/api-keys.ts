@@ -2,8 +2,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { AppError, validationError } from '../../services/errors';
 import { createKey, listKeys, presentKey, revokeKey, rotateKey } from '../../services/api-keys';
 import type { TemporalGateway } from '../../services/temporal/gateway';
-import type { AuthContext } from '../middleware/auth';
 import { route, type AnyRoute } from '../route';
+import { requireAuth } from './helpers';
 import { pageQuerySchema, paginated } from '../schemas/common';
 import {
   apiKeyListSchema,
@@ -13,11 +13,6 @@ import {
   rotateApiKeyBodySchema,
   rotationResultSchema,
 } from '../schemas/api-keys';
-
-function workspaceOf(auth: AuthContext | null): string {
-  if (!auth) throw new AppError('AUTH_REQUIRED', 401, 'This route needs credentials.');
-  return auth.workspaceId;
-}
 
 export function apiKeyRoutes(deps: { orm: MikroORM; temporal: TemporalGateway }): AnyRoute[] {
   return [
@@ -32,7 +27,7 @@ export function apiKeyRoutes(deps: { orm: MikroORM; temporal: TemporalGateway })
       errors: [],
       async handler(ctx, { query, auth }) {
         const now = new Date();
-        const { items, total } = await listKeys(deps.orm.em.fork(), workspaceOf(auth), query);
+        const { items, total } = await listKeys(deps.orm.em.fork(), requireAuth(auth).workspaceId, query);
         ctx.body = paginated(
           items.map((key) => presentKey(key, now)),
           total,
@@ -50,7 +45,7 @@ export function apiKeyRoutes(deps: { orm: MikroORM; temporal: TemporalGateway })
       responses: { 201: { description: 'The new key with its secret.', schema: apiKeyWithSecretSchema } },
       errors: [[403, 'WEB_SESSION_REQUIRED']],
       async handler(ctx, { body, auth }) {
-        const workspaceId = workspaceOf(auth);
+        const workspaceId = requireAuth(auth).workspaceId;
         if (body.kind === 'admin' && auth?.type === 'api_key') {
           throw new AppError('WEB_SESSION_REQUIRED', 403, 'An administration key can only be created from a web session.');
         }
@@ -72,7 +67,7 @@ export function apiKeyRoutes(deps: { orm: MikroORM; temporal: TemporalGateway })
       responses: { 204: { description: 'Revoked.' } },
       errors: [[404, 'NOT_FOUND']],
       async handler(ctx, { params, auth }) {
-        await revokeKey(deps.orm.em.fork(), workspaceOf(auth), params.keyId, new Date());
+        await revokeKey(deps.orm.em.fork(), requireAuth(auth).workspaceId, params.keyId, new Date());
         ctx.status = 204;
       },
     }),
@@ -91,7 +86,7 @@ export function apiKeyRoutes(deps: { orm: MikroORM; temporal: TemporalGateway })
       ],
       async handler(ctx, { params, body, auth }) {
         const now = new Date();
-        const rotation = await rotateKey(deps.orm.em.fork(), workspaceOf(auth), params.keyId, body.grace_days, now);
+        const rotation = await rotateKey(deps.orm.em.fork(), requireAuth(auth).workspaceId, params.keyId, body.grace_days, now);
         if (rotation.graceMs > 0) await deps.temporal.startKeyGrace(rotation.old.id, rotation.graceMs);
         ctx.status = 201;
         ctx.body = {

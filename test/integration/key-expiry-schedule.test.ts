@@ -19,8 +19,22 @@ describe('expired-key sweep Schedule', () => {
     await h.stop();
   });
 
-  it('is created or updated idempotently and marks keys past expires_at as revoked (reason expired)', async () => {
-    const { adminKey } = await h.provision();
+  it('is created or updated idempotently, marks keys past expires_at as revoked (reason expired) and prunes the log', async () => {
+    const { adminKey, account, workspace } = await h.provision();
+    const knex = h.orm.em.fork().getKnex();
+    const entry = (id: string, daysAgo: number) => ({
+      id,
+      workspace_id: workspace.id,
+      account_id: account.id,
+      method: 'GET',
+      path: '/v1/models',
+      operation: 'models.list',
+      status: 200,
+      credits: 0,
+      duration_ms: 1,
+      created_at: new Date(Date.now() - daysAgo * 86_400_000),
+    });
+    await knex('request_log').insert([entry('req_old_entry_31_days', 31), entry('req_recent_entry_29_days', 29)]);
     const created = await h.http
       .post('/v1/api-keys')
       .set('X-API-Key', adminKey)
@@ -42,6 +56,8 @@ describe('expired-key sweep Schedule', () => {
       row = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: created.body.id });
     }
     expect(row.revokeReason).toBe('expired');
+    const kept = (await knex('request_log').whereIn('id', ['req_old_entry_31_days', 'req_recent_entry_29_days']).select('id')) as Array<{ id: string }>;
+    expect(kept.map((r) => r.id)).toEqual(['req_recent_entry_29_days']);
     expect(row.revokedAt!.getTime()).toBeGreaterThanOrEqual(row.expiresAt!.getTime());
   });
 });
