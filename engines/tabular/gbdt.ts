@@ -3,7 +3,7 @@
  * (early stopping, progress) receive a frozen state after every round, as in LightGBM's callback.py.
  */
 import type { BinnedFeatureInfo } from './binning';
-import { type GrowerParams, type BuiltTree, TreeGrower, leafOfBinned } from './grower';
+import { type GrowerParams, type BuiltTree, TreeGrower, leafOfRouted, routerOf } from './grower';
 import type { Loss } from './loss';
 import { Prng } from './prng';
 import { PredictorBuilder, type FlatPredictor } from './predictor';
@@ -32,7 +32,8 @@ export interface TrainingState {
   readonly validLoss: number | null;
 }
 
-export type CallbackResult = void | { stop: true; bestIteration: number };
+/** `best`: this iteration is now the one early stopping would keep (boost keeps its validation scores). */
+export type CallbackResult = void | { stop: true; bestIteration: number } | { best: true };
 export type TrainingCallback = (state: Readonly<TrainingState>) => CallbackResult;
 
 /**
@@ -49,6 +50,8 @@ export function earlyStoppingCallback(rounds: number, minDelta = 0, relative = f
     if (s.validLoss < best - delta) {
       best = s.validLoss;
       bestIter = s.iteration;
+      if (s.iteration === s.maxRounds) return { stop: true, bestIteration: bestIter };
+      return { best: true };
     } else if (s.iteration - bestIter >= rounds) {
       return { stop: true, bestIteration: bestIter };
     }
@@ -91,12 +94,15 @@ export function boost(
   const featOrder = new Int32Array(F);
   const rounds: BuiltTree[][] = [];
   const validHistory: number[] = [];
+  // validation scores at the iteration early stopping keeps, so they need not be rebuilt at the end
+  const bestVraw = new Float64Array(nv * K);
+  let bestVrawIteration = -1;
   let kept = -1;
   for (let it = 1; it <= params.maxRounds; it++) {
     loss.gradHess(train.y, raw, grad, hess);
     let m = 0;
     if (params.subsample < 1) {
-      for (let i = 0; i < n; i++) if (rng.nextFloat() < params.subsample) rows[m++] = i;
+      m = rng.sampleIndices(rows, n, params.subsample);
       if (m < 2) {
         m = 0;
         for (let i = 0; i < n; i++) rows[m++] = i;
@@ -119,17 +125,14 @@ export function boost(
       const tree = grower.grow(g, h, rows, m, mask);
       for (let l = 0; l < tree.leafValue.length; l++) tree.leafValue[l] *= params.learningRate;
       trees.push(tree);
+      const router = routerOf(tree, info);
       const rowLeaf = grower.rowLeaf;
       const lv = tree.leafValue;
       for (let i = 0; i < n; i++) {
         const l = rowLeaf[i];
-        raw[i * K + k] += lv[l >= 0 ? l : leafOfBinned(tree, info, train.bins, i * F)];
+        raw[i * K + k] += lv[l >= 0 ? l : leafOfRouted(router, train.bins, i * F)];
       }
-      if (valid) {
-        for (let i = 0; i < nv; i++) {
-          vraw[i * K + k] += tree.leafValue[leafOfBinned(tree, info, valid.bins, i * F)];
-        }
-      }
+      for (let i = 0; i < nv; i++) vraw[i * K + k] += lv[leafOfRouted(router, (valid as BinnedSet).bins, i * F)];
     }
     rounds.push(trees);
     const vl = valid ? loss.loss(valid.y, vraw) : null;
@@ -138,9 +141,12 @@ export function boost(
     let stop = false;
     for (const cb of callbacks) {
       const r = cb(state);
-      if (r && r.stop) {
+      if (r && 'stop' in r) {
         stop = true;
         kept = r.bestIteration;
+      } else if (r && 'best' in r) {
+        bestVraw.set(vraw);
+        bestVrawIteration = it;
       }
     }
     if (stop) break;
@@ -153,12 +159,15 @@ export function boost(
   if (kept < 0) kept = rounds.length;
   if (kept === 0) kept = Math.min(1, rounds.length);
   // rebuild the validation scores for the kept rounds
-  if (valid && kept < rounds.length) {
+  if (valid && kept < rounds.length && kept === bestVrawIteration) {
+    vraw.set(bestVraw);
+  } else if (valid && kept < rounds.length) {
     for (let i = 0; i < nv; i++) for (let k = 0; k < K; k++) vraw[i * K + k] = init[k];
     for (let r = 0; r < kept; r++) {
       for (let k = 0; k < K; k++) {
         const tree = rounds[r][k];
-        for (let i = 0; i < nv; i++) vraw[i * K + k] += tree.leafValue[leafOfBinned(tree, info, valid.bins, i * F)];
+        const router = routerOf(tree, info);
+        for (let i = 0; i < nv; i++) vraw[i * K + k] += tree.leafValue[leafOfRouted(router, valid.bins, i * F)];
       }
     }
   }
