@@ -186,7 +186,6 @@ export function fitCore(
         }
       }
       foldModels.push({ predictor: res.predictor, validRows: va, rounds: res.rounds });
-      if (process.env.GBDT_DEBUG) console.error(`model ${m}: ${res.rounds} rounds, n=${tr.length}`);
     }
   }
   const oofRaw = new Float64Array(n * K).fill(NaN);
