@@ -1,5 +1,5 @@
 import { fitBins, transformBins } from '../../../engines/tabular/binning';
-import { DEFAULT_GROWER_PARAMS, TreeGrower, leafOfBinned, type GrowerParams } from '../../../engines/tabular/grower';
+import { DEFAULT_GROWER_PARAMS, TreeGrower, leafOfBinned, leafOfRouted, routerOf, type GrowerParams } from '../../../engines/tabular/grower';
 import { Prng } from '../../../engines/tabular/prng';
 
 const lambda = 0.5;
@@ -133,5 +133,55 @@ describe('tree grower split finding', () => {
     expect(tree.leafValue.length).toBe(7);
     expect(Math.min(...tree.leafCount)).toBeGreaterThanOrEqual(25);
     expect(tree.leafCount.reduce((a, b) => a + b, 0)).toBe(n);
+  });
+});
+
+describe('routing rows through a grown tree', () => {
+  it('puts every row in the same leaf through the partition, the tree walk and the routing tables', () => {
+    for (let trial = 0; trial < 10; trial++) {
+      const rng = new Prng(900 + trial);
+      const n = 500;
+      const F = 4;
+      const X = new Float64Array(n * F);
+      for (let i = 0; i < n; i++) {
+        X[i * F] = rng.nextFloat() < 0.1 ? NaN : rng.nextFloat() * 10;
+        X[i * F + 1] = rng.nextFloat() < 0.05 ? NaN : rng.nextInt(8);
+        X[i * F + 2] = Math.round(rng.nextFloat() * 50);
+        X[i * F + 3] = rng.nextFloat() < 0.2 ? NaN : rng.nextFloat();
+      }
+      const info = fitBins(X, n, F, [0, 8, 0, 0], 255, 1);
+      const bins = transformBins(info, X, n, F);
+      const g = Float64Array.from({ length: n }, (_, i) => Math.sin(X[i * F + 2] / 7) + (X[i * F + 1] % 3 === 0 ? 1 : -0.5) + rng.nextFloat() * 0.3);
+      const h = new Float64Array(n).fill(1);
+      // a bagged sample: the partition only sees these rows
+      const rows = new Uint32Array(n);
+      const m = rng.sampleIndices(rows, n, 0.7);
+      const grower = new TreeGrower(bins, n, F, info, params({ maxLeaves: 15, minDataInLeaf: 5 }));
+      const tree = grower.grow(g, h, rows, m, new Uint8Array(F).fill(1));
+      expect(tree.feature.length).toBe(14);
+      const router = routerOf(tree, info);
+      const sampled = new Set(Array.from(rows.subarray(0, m)));
+      for (let i = 0; i < n; i++) {
+        const walked = leafOfBinned(tree, info, bins, i * F);
+        expect(leafOfRouted(router, bins, i * F)).toBe(walked);
+        expect(grower.rowLeaf[i]).toBe(sampled.has(i) ? walked : -1);
+      }
+    }
+  });
+});
+
+describe('bagging sampler', () => {
+  it('keeps exactly the rows whose uniform draw is below the fraction, as one draw per row would', () => {
+    for (const fraction of [0.1, 0.5, 0.8, 1]) {
+      const a = new Prng(77);
+      const b = new Prng(77);
+      const out = new Uint32Array(1000);
+      const m = a.sampleIndices(out, 1000, fraction);
+      const expected: number[] = [];
+      for (let i = 0; i < 1000; i++) if (b.nextFloat() < fraction) expected.push(i);
+      expect(Array.from(out.subarray(0, m))).toEqual(expected);
+      // both generators are in the same state afterwards
+      expect(a.nextUint32()).toBe(b.nextUint32());
+    }
   });
 });
