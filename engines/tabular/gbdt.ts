@@ -3,7 +3,7 @@
  * (early stopping, progress) receive a frozen state after every round, as in LightGBM's callback.py.
  */
 import type { BinnedFeatureInfo } from './binning';
-import { type GrowerParams, type BuiltTree, TreeGrower, leafOfRouted, routerOf } from './grower';
+import { type GrowerParams, type BuiltTree, TreeGrower, leafOfRouted, routerBuffer, routerOf } from './grower';
 import type { Loss } from './loss';
 import { Prng } from './prng';
 import { PredictorBuilder, type FlatPredictor } from './predictor';
@@ -92,6 +92,7 @@ export function boost(
   const rows = new Uint32Array(n);
   const mask = new Uint8Array(F);
   const featOrder = new Int32Array(F);
+  const routerScratch = routerBuffer(Math.max(1, params.grower.maxLeaves - 1));
   const rounds: BuiltTree[][] = [];
   const validHistory: number[] = [];
   // validation scores at the iteration early stopping keeps, so they need not be rebuilt at the end
@@ -125,7 +126,7 @@ export function boost(
       const tree = grower.grow(g, h, rows, m, mask);
       for (let l = 0; l < tree.leafValue.length; l++) tree.leafValue[l] *= params.learningRate;
       trees.push(tree);
-      const router = routerOf(tree, info);
+      const router = routerOf(tree, info, routerScratch);
       const rowLeaf = grower.rowLeaf;
       const lv = tree.leafValue;
       for (let i = 0; i < n; i++) {

@@ -188,11 +188,26 @@ export class TreeGrower {
     for (let i = 0; i < n; i++) for (let f = 0; f < F; f++) this.slots[i * F + f] = this.offsets[f] + bins[i * F + f];
     this.catOrder = new Int32Array(257);
     this.catRatio = new Float64Array(257);
+    this.active = new Int32Array(F);
+    this.activeMask = new Uint8Array(F);
   }
 
   /** features of the tree being grown; histograms are only read and written for these */
-  private active = new Int32Array(0);
+  private active: Int32Array;
   private nActive = 0;
+  private activeMask: Uint8Array;
+
+  /** the active features from a mask; the K trees of a multiclass round reuse the same list */
+  private setActive(featureMask: Uint8Array): { active: Int32Array; nActive: number } {
+    let same = this.nActive > 0;
+    for (let f = 0; f < this.F && same; f++) same = this.activeMask[f] === featureMask[f];
+    if (!same) {
+      this.activeMask.set(featureMask);
+      this.nActive = 0;
+      for (let f = 0; f < this.F; f++) if (featureMask[f]) this.active[this.nActive++] = f;
+    }
+    return { active: this.active, nActive: this.nActive };
+  }
 
   private takeHist(): Float64Array {
     const h = this.pool.pop();
@@ -213,11 +228,7 @@ export class TreeGrower {
   grow(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array): BuiltTree {
     const p = this.params;
     const idx = this.idx;
-    const active = new Int32Array(this.F);
-    let nActive = 0;
-    for (let f = 0; f < this.F; f++) if (featureMask[f]) active[nActive++] = f;
-    this.active = active;
-    this.nActive = nActive;
+    const { active, nActive } = this.setActive(featureMask);
 
     const tree: BuiltTree = {
       feature: [], thresholdBin: [], defaultLeft: [], isCategorical: [], catLeft: [], left: [], right: [], gain: [], leafValue: [], leafCount: [],
@@ -556,11 +567,20 @@ export interface BinnedRouter {
   goesLeft: Uint8Array;
 }
 
-export function routerOf(tree: BuiltTree, info: BinnedFeatureInfo): BinnedRouter {
+/** `reuse` (from routerBuffer) avoids allocating tables for every tree of a training run. */
+export function routerOf(tree: BuiltTree, info: BinnedFeatureInfo, reuse: BinnedRouter | null = null): BinnedRouter {
   const nodes = tree.feature.length;
-  const goesLeft = new Uint8Array(nodes * 256);
+  const fits = reuse !== null && reuse.feature.length >= nodes;
+  const r: BinnedRouter = fits
+    ? { feature: reuse.feature.subarray(0, nodes), left: reuse.left.subarray(0, nodes), right: reuse.right.subarray(0, nodes), goesLeft: reuse.goesLeft.subarray(0, nodes * 256) }
+    : { feature: new Int32Array(nodes), left: new Int32Array(nodes), right: new Int32Array(nodes), goesLeft: new Uint8Array(nodes * 256) };
+  const goesLeft = r.goesLeft;
+  if (fits) goesLeft.fill(0);
   for (let node = 0; node < nodes; node++) {
     const f = tree.feature[node];
+    r.feature[node] = f;
+    r.left[node] = tree.left[node];
+    r.right[node] = tree.right[node];
     const base = node * 256;
     const missingBin = info.numBins[f];
     if (tree.isCategorical[node]) {
@@ -572,7 +592,12 @@ export function routerOf(tree: BuiltTree, info: BinnedFeatureInfo): BinnedRouter
       goesLeft[base + missingBin] = tree.defaultLeft[node] ? 1 : 0;
     }
   }
-  return { feature: Int32Array.from(tree.feature), left: Int32Array.from(tree.left), right: Int32Array.from(tree.right), goesLeft };
+  return r;
+}
+
+/** An empty router with room for trees of up to `maxNodes` splits, for `routerOf(tree, info, reuse)`. */
+export function routerBuffer(maxNodes: number): BinnedRouter {
+  return { feature: new Int32Array(maxNodes), left: new Int32Array(maxNodes), right: new Int32Array(maxNodes), goesLeft: new Uint8Array(maxNodes * 256) };
 }
 
 /** Routes one binned row through a router; returns the leaf index. */
