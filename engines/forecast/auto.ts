@@ -9,13 +9,17 @@ import { autoEts } from './models/ets';
 import { fitDrift, fitNaive, fitSeasonalNaive } from './models/naive';
 import { autoTheta } from './models/theta';
 import { FittedModel, ModelForecast, normalQuantiles } from './models/types';
+import { temporalForecast } from './temporal';
 
 export type Method = 'ensemble' | 'ets' | 'theta' | 'arima' | 'naive' | 'seasonal_naive' | 'drift';
 export type Combine = 'mean' | 'median';
 /** `decompose`: every model on the seasonally adjusted series; `native`: seasonal ETS and ARIMA on the raw series */
 export type SeasonalMode = 'decompose' | 'native';
-/** `ets_seasonal` / `arima_seasonal`: fitted on the raw series with seasonal components when seasonality is detected */
-export type Member = 'ets' | 'ets_damped' | 'theta' | 'arima' | 'drift' | 'naive' | 'ets_seasonal' | 'arima_seasonal';
+/**
+ * `ets_seasonal` / `arima_seasonal`: fitted on the raw series with seasonal components when seasonality is
+ * detected; `ets_temporal` / `arima_temporal`: temporal hierarchies (see defaultMembers)
+ */
+export type Member = 'ets' | 'ets_damped' | 'theta' | 'arima' | 'drift' | 'naive' | 'ets_seasonal' | 'arima_seasonal' | 'ets_temporal' | 'arima_temporal';
 
 export interface AutoOptions {
   /** candidate season length (1 = none) */
@@ -48,24 +52,26 @@ export interface AutoForecast {
 }
 
 /**
- * Default members of the combination, chosen on M3 (bench/RESULTS.md):
- * - yearly and quarterly data: damped-trend ETS and Theta (seasonally adjusted series), ETS (seasonal
- *   when seasonality is detected) and the random walk with drift; ARIMA's order selection is
- *   unreliable on these short, low-frequency series;
- * - other seasonal data (season 2..24): damped-trend ETS (adjusted series), seasonal ETS and seasonal
- *   ARIMA (raw series) and Theta (adjusted series);
+ * Default members of the combination (bench/RESULTS.md):
+ * - yearly and quarterly data: damped-trend ETS and Theta (seasonally adjusted series), ETS through a
+ *   temporal hierarchy (below) and the random walk with drift; ARIMA's order selection is unreliable on
+ *   these short, low-frequency series;
+ * - other seasonal data (season 2..24): damped-trend ETS and Theta (seasonally adjusted series), ETS
+ *   and ARIMA through temporal hierarchies;
  * - otherwise (no season, a season too long for seasonal models, or a history longer than
  *   NATIVE_SEASONAL_MAX_LENGTH, where seasonal models get slow): ETS + Theta + ARIMA, on the seasonally
  *   adjusted series.
- * Seasonal members fall back to their non-seasonal form on the adjusted series when the seasonality
- * test rejects the season.
+ * `ets_temporal` / `arima_temporal` (THieF, temporal.ts): the model is fitted to the raw series and to
+ * its sums over every divisor of the season (e.g. 2, 3, 4, 6 and 12 months), choosing its own seasonal
+ * form by AICc at every level, and the forecasts of all levels are reconciled. With season 1 they are
+ * plain ETS / ARIMA.
  */
 export const NATIVE_SEASONAL_MAX_LENGTH = 400;
 
 export function defaultMembers(unit: IntervalUnit | null, seasonLength = 1, length = 0): Member[] {
-  if (unit === 'year' || unit === 'quarter') return ['ets_damped', 'ets_seasonal', 'theta', 'drift'];
+  if (unit === 'year' || unit === 'quarter') return ['ets_damped', 'ets_temporal', 'theta', 'drift'];
   if (seasonLength > 1 && seasonLength <= 24 && length <= NATIVE_SEASONAL_MAX_LENGTH) {
-    return ['ets_damped', 'ets_seasonal', 'theta', 'arima_seasonal'];
+    return ['ets_damped', 'ets_temporal', 'theta', 'arima_temporal'];
   }
   return ['ets', 'theta', 'arima'];
 }
@@ -161,6 +167,17 @@ export function memberForecasts(y: number[], h: number, opts: AutoOptions): { fi
     } else if (member === 'ets_seasonal') {
       fit = adj.kind !== 'none' ? autoEts(y, { seasonLength: m }) : autoEts(ya, { seasonLength: 1 });
       useAdj = adj.kind === 'none';
+    } else if (member === 'ets_temporal' || member === 'arima_temporal') {
+      // the model chooses its seasonal form itself (AICc), on the raw series and on every aggregated level
+      const fitAt = (x: number[], s: number): FittedModel =>
+        member === 'ets_temporal' ? autoEts(x, { seasonLength: s }) : autoArima(x, { seasonLength: s });
+      const bottom = fitAt(y, m);
+      const fc = temporalForecast(y, m, h, (k) => bottom.predict(k), (x, s, k) => fitAt(x, s).predict(k).mean);
+      fit = m > 1 ? { ...bottom, name: `THieF ${bottom.name}` } : bottom;
+      done.set(member, { fit, fc });
+      fits.push(fit);
+      forecasts.push(fc);
+      continue;
     } else if (member === 'arima_seasonal') {
       fit = adj.kind !== 'none' ? autoArima(y, { seasonLength: m }) : autoArima(ya, { seasonLength: 1 });
       useAdj = adj.kind === 'none';

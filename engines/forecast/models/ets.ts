@@ -1,7 +1,8 @@
 /**
  * ETS (exponential smoothing state space models, Hyndman et al. 2008): error A/M, trend N/A/Ad,
  * season N/A/M. Smoothing parameters and initial level/trend by maximum likelihood (Nelder–Mead),
- * initial seasonal states from a classical decomposition; model selection by AICc.
+ * initial seasonal states from a classical decomposition (or, option `seasonInit: 'ml'`, by maximum
+ * likelihood too); model selection by AICc.
  */
 import { linearFit, mean, nelderMead, seasonalIndices } from '../math';
 import { FittedModel, ForecastModel, ModelForecast } from './types';
@@ -130,8 +131,16 @@ function initialStates(y: number[], spec: EtsSpec, m: number): { l0: number; b0:
   return { l0: intercept - slope, b0: slope, s0 };
 }
 
+/**
+ * How the initial seasonal states are set: `decompose` fixes them at the classical decomposition's
+ * indices; `ml` estimates them by maximum likelihood with the other parameters (as R's forecast::ets
+ * and statsforecast), starting from the decomposition, m − 1 free values and the last one given by
+ * the normalisation (additive states sum to 0, multiplicative ones average 1).
+ */
+export type SeasonInit = 'decompose' | 'ml';
+
 /** Fits one ETS specification by maximum likelihood; null when it cannot be fitted. */
-export function fitEtsSpec(y: number[], spec: EtsSpec, m: number): EtsFit | null {
+export function fitEtsSpec(y: number[], spec: EtsSpec, m: number, seasonInit: SeasonInit = 'decompose'): EtsFit | null {
   const n = y.length;
   const seasonal = spec.season !== 'N';
   if (seasonal && (m < 2 || n < 2 * m + 2)) return null;
@@ -168,6 +177,23 @@ export function fitEtsSpec(y: number[], spec: EtsSpec, m: number): EtsFit | null
     lo.push(-Infinity);
     hi.push(Infinity);
   }
+  const nSmooth = 1 + (trend ? 1 : 0) + (seasonal ? 1 : 0) + (damped ? 1 : 0);
+  const mlSeason = seasonal && seasonInit === 'ml';
+  const sUnit = spec.season === 'M' ? 1 : scale;
+  if (mlSeason) {
+    for (let i = 0; i < m - 1; i++) {
+      x0.push(init.s0[i] / sUnit);
+      lo.push(spec.season === 'M' ? 1e-3 : -Infinity);
+      hi.push(Infinity);
+    }
+  }
+  const seasonFrom = (x: number[], j: number): number[] => {
+    if (!mlSeason) return init.s0;
+    const s0 = x.slice(j, j + m - 1).map((v) => v * sUnit);
+    const sum = s0.reduce((a, b) => a + b, 0);
+    s0.push(spec.season === 'M' ? m - sum : -sum);
+    return s0;
+  };
   const unpack = (x: number[]): EtsParams => {
     let j = 0;
     const alpha = x[j++];
@@ -176,7 +202,7 @@ export function fitEtsSpec(y: number[], spec: EtsSpec, m: number): EtsFit | null
     const phi = damped ? x[j++] : 1;
     const l0 = x[j++] * scale;
     const b0 = trend ? x[j++] * scale : 0;
-    return { alpha, beta, gamma, phi, l0, b0, s0: init.s0 };
+    return { alpha, beta, gamma, phi, l0, b0, s0: seasonFrom(x, j) };
   };
   const objective = (x: number[]) => {
     const p = unpack(x);
@@ -184,16 +210,18 @@ export function fitEtsSpec(y: number[], spec: EtsSpec, m: number): EtsFit | null
     const run = etsFilter(y, spec, m, p);
     return run.ok ? run.lik : 1e300;
   };
-  const steps = x0.map((v, i) => (i < x0.length - (trend ? 2 : 1) ? 0.1 : Math.max(0.05 * Math.abs(v), 0.01)));
+  const steps = x0.map((v, i) => (i < nSmooth ? 0.1 : Math.max(0.05 * Math.abs(v), 0.01)));
   const res = nelderMead(objective, x0, { lower: lo, upper: hi, maxIter: 120 * x0.length, tol: 1e-7, step: steps });
   if (!(res.fx < 1e299)) return null;
   const params = unpack(res.x);
   const run = etsFilter(y, spec, m, params);
   if (!run.ok) return null;
-  const k = x0.length + (seasonal ? m - 1 : 0) + 1;
+  // free parameters: smoothing, initial level/trend, m − 1 initial seasonal states (estimated or not, the
+  // decomposition fits them to the same data), and σ
+  const k = nSmooth + (trend ? 2 : 1) + (seasonal ? m - 1 : 0) + 1;
   const aic = run.lik + n * (1 + Math.log(2 * Math.PI)) + 2 * k;
   const aicc = n - k - 1 > 0 ? aic + (2 * k * (k + 1)) / (n - k - 1) : Infinity;
-  const nParams = x0.length;
+  const nParams = nSmooth + (trend ? 2 : 1);
   let sigma: number;
   if (spec.error === 'A') sigma = Math.sqrt(run.sse / Math.max(1, n - nParams));
   else {
@@ -244,6 +272,8 @@ export interface AutoEtsOptions {
   /** restrict to these specs (e.g. for tests) */
   specs?: EtsSpec[];
   damped?: boolean | 'both';
+  /** initial seasonal states (default `decompose`) */
+  seasonInit?: SeasonInit;
 }
 
 export function candidateSpecs(m: number, positive: boolean, seasonal: boolean, damped: boolean | 'both' = 'both'): EtsSpec[] {
@@ -270,7 +300,7 @@ export function autoEts(y: number[], opts: AutoEtsOptions = {}): EtsFit {
   const specs = opts.specs ?? candidateSpecs(m, positive, seasonal, opts.damped ?? 'both');
   let best: EtsFit | null = null;
   for (const spec of specs) {
-    const fit = fitEtsSpec(y, spec, m);
+    const fit = fitEtsSpec(y, spec, m, opts.seasonInit);
     if (fit && (!best || fit.aicc < best.aicc)) best = fit;
   }
   if (!best) {

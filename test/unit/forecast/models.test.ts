@@ -60,6 +60,33 @@ describe('ETS recovers known parameters', () => {
     expect(Math.abs(fit.params.gamma - 0.15)).toBeLessThan(0.08);
   });
 
+  test('initial seasonal states by maximum likelihood recover the true ones of a drifting pattern', () => {
+    // the seasonal pattern drifts (γ = 0.3), so indices averaged over the whole history (decomposition)
+    // differ from the initial states; estimating them with the other parameters recovers them
+    for (const seed of [6, 7, 8]) {
+      const z = normals(seed);
+      const s = [0, 10, 0, -10];
+      const truth = s.slice();
+      let l = 100;
+      const y: number[] = [];
+      for (let t = 0; t < 80; t++) {
+        const e = z();
+        const si = s[t % 4];
+        y.push(l + si + e);
+        l += 0.2 * e;
+        s[t % 4] = si + 0.3 * e;
+      }
+      const spec = { error: 'A', trend: 'N', season: 'A' } as const;
+      const dec = fitEtsSpec(y, spec, 4)!;
+      const ml = fitEtsSpec(y, spec, 4, 'ml')!;
+      const err = (f: typeof dec) => Math.max(...f.params.s0.map((v, i) => Math.abs(v - truth[i])));
+      expect(ml.params.s0.reduce((a, b) => a + b, 0)).toBeCloseTo(0, 8);
+      expect(ml.aicc).toBeLessThanOrEqual(dec.aicc + 1e-9);
+      expect(err(ml)).toBeLessThan(1.5);
+      expect(err(ml)).toBeLessThan(err(dec));
+    }
+  });
+
   test('AICc selection finds the seasonal component and not a spurious one', () => {
     const seasonal = simulateEts(200, 4, { alpha: 0.2, gamma: 0.1, m: 4, l0: 100, sigma: 1 });
     expect(autoEts(seasonal, { seasonLength: 4 }).spec.season).not.toBe('N');
