@@ -12,7 +12,7 @@ export type { Method, Combine, SeasonalMode, Member, Intervals } from './auto';
 
 export const FORECAST_ENGINE = {
   id: 'forecast-auto',
-  version: '1.0.0',
+  version: '1.1.0',
   tasks: ['forecast'] as const,
   creditPricePerPoint: 1,
 };
