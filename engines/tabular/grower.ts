@@ -190,7 +190,30 @@ export class TreeGrower {
     this.catRatio = new Float64Array(257);
     this.active = new Int32Array(F);
     this.activeMask = new Uint8Array(F);
+    // sorting a leaf's rows beats scanning every bin while the leaf has fewer rows than about half
+    // the bins of a numeric feature (capped: the sort is an insertion sort)
+    let numericBins = 0;
+    let numeric = 0;
+    for (let f = 0; f < F; f++) {
+      if (info.isCategorical[f]) continue;
+      numericBins += info.numBins[f];
+      numeric++;
+    }
+    this.rowSplitMax = numeric === 0 ? 0 : Math.min(64, Math.floor(numericBins / numeric / 2));
+    this.rowBin = new Int32Array(this.rowSplitMax);
+    this.rowRef = new Int32Array(this.rowSplitMax);
+    this.rowIds = new Int32Array(257);
   }
+
+  /** leaves of at most this many rows search their splits from their rows (bestSplitFromRows) */
+  private readonly rowSplitMax: number;
+  private readonly rowBin: Int32Array;
+  private readonly rowRef: Int32Array;
+  private readonly rowIds: Int32Array;
+  private readonly rowStats = new Float64Array(257 * 3);
+  /** gradients and hessians of the tree being grown */
+  private grad: Float64Array = new Float64Array(0);
+  private hess: Float64Array = new Float64Array(0);
 
   /** features of the tree being grown; histograms are only read and written for these */
   private active: Int32Array;
@@ -229,6 +252,8 @@ export class TreeGrower {
     const p = this.params;
     const idx = this.idx;
     const { active, nActive } = this.setActive(featureMask);
+    this.grad = grad;
+    this.hess = hess;
 
     const tree: BuiltTree = {
       feature: [], thresholdBin: [], defaultLeft: [], isCategorical: [], catLeft: [], left: [], right: [], gain: [], leafValue: [], leafCount: [],
@@ -281,12 +306,17 @@ export class TreeGrower {
       const rightLeaf: LeafState = {
         start: leaf.start + nLeft, end: leaf.end, g: leaf.g - s.lg, h: leaf.h - s.lh, c: leaf.c - nLeft, depth: leaf.depth + 1, hist: null, split: null, parentNode: nodeId, isLeft: false,
       };
-      const parentHist = leaf.hist as Float64Array;
+      const parentHist = leaf.hist;
       const canL = this.canSplit(leftLeaf);
       const canR = this.canSplit(rightLeaf);
-      if (canL || canR) {
-        const smaller = leftLeaf.c <= rightLeaf.c ? leftLeaf : rightLeaf;
-        const larger = smaller === leftLeaf ? rightLeaf : leftLeaf;
+      const smaller = leftLeaf.c <= rightLeaf.c ? leftLeaf : rightLeaf;
+      const larger = smaller === leftLeaf ? rightLeaf : leftLeaf;
+      if ((canL || canR) && larger.c <= this.rowSplitMax) {
+        // both children are small: their splits are searched from their rows, without histograms
+        if (parentHist) this.pool.push(parentHist);
+        if (canL) leftLeaf.split = this.findBestSplit(leftLeaf, active, nActive);
+        if (canR) rightLeaf.split = this.findBestSplit(rightLeaf, active, nActive);
+      } else if ((canL || canR) && parentHist) {
         const sh = this.takeHist();
         this.buildHist(sh, smaller.start, smaller.end, grad, hess, active, nActive);
         smaller.hist = sh;
@@ -298,7 +328,7 @@ export class TreeGrower {
         if (canR) rightLeaf.split = this.findBestSplit(rightLeaf, active, nActive);
         if (!canL) this.release(leftLeaf);
         if (!canR) this.release(rightLeaf);
-      } else {
+      } else if (parentHist) {
         this.pool.push(parentHist);
       }
       leaves[best] = leftLeaf;
@@ -340,24 +370,103 @@ export class TreeGrower {
     for (let a = 0; a < nActive; a++) {
       const f = active[a];
       const floor: number = best === null ? -Infinity : best.gain;
-      const s: SplitInfo | null = this.info.isCategorical[f]
-        ? this.bestCategoricalSplit(leaf, f)
-        : this.bestNumericSplit(leaf, f, floor);
+      let s: SplitInfo | null;
+      if (leaf.hist === null) s = this.bestSplitFromRows(leaf, f, floor);
+      else s = this.info.isCategorical[f] ? this.bestCategoricalSplit(leaf, f) : this.bestNumericSplit(leaf, f, floor);
       if (s && (best === null || s.gain > best.gain)) best = s;
     }
     return best;
   }
 
+  /**
+   * Split search for a small leaf without a histogram: the leaf's rows are sorted by bin (stably, so
+   * each bin's sums are added in the same order as a histogram would add them) and only the bins
+   * present are scanned, instead of every bin of the feature.
+   */
+  private bestSplitFromRows(leaf: LeafState, f: number, floor: number): SplitInfo | null {
+    const nb = this.info.numBins[f];
+    const F = this.F;
+    const bins = this.bins;
+    const idx = this.idx;
+    const grad = this.grad;
+    const hess = this.hess;
+    const stats = this.rowStats;
+    if (this.info.isCategorical[f]) {
+      stats.fill(0, 0, (nb + 1) * 3);
+      for (let k = leaf.start; k < leaf.end; k++) {
+        const i = idx[k];
+        const j = bins[i * F + f] * 3;
+        stats[j] += grad[i];
+        stats[j + 1] += hess[i];
+        stats[j + 2] += 1;
+      }
+      return this.bestCategoricalSplit(leaf, f, stats, 0);
+    }
+    const c = leaf.end - leaf.start;
+    const rb = this.rowBin;
+    const rr = this.rowRef;
+    for (let t = 0; t < c; t++) {
+      const i = idx[leaf.start + t];
+      const b = bins[i * F + f];
+      // insertion sort by bin, stable: equal bins keep the leaf's row order
+      let u = t - 1;
+      while (u >= 0 && rb[u] > b) {
+        rb[u + 1] = rb[u];
+        rr[u + 1] = rr[u];
+        u--;
+      }
+      rb[u + 1] = b;
+      rr[u + 1] = i;
+    }
+    // present value bins below nb-1 as (g, h, count) triples in bin order, then the missing triple
+    const ids = this.rowIds;
+    let nScan = 0;
+    let t = 0;
+    while (t < c && rb[t] < nb - 1) {
+      const b = rb[t];
+      const j = nScan * 3;
+      stats[j] = 0;
+      stats[j + 1] = 0;
+      stats[j + 2] = 0;
+      for (; t < c && rb[t] === b; t++) {
+        stats[j] += grad[rr[t]];
+        stats[j + 1] += hess[rr[t]];
+        stats[j + 2] += 1;
+      }
+      ids[nScan++] = b;
+    }
+    const mOff = nScan * 3;
+    stats[mOff] = 0;
+    stats[mOff + 1] = 0;
+    stats[mOff + 2] = 0;
+    for (; t < c; t++) {
+      if (rb[t] !== nb) continue;
+      stats[mOff] += grad[rr[t]];
+      stats[mOff + 1] += hess[rr[t]];
+      stats[mOff + 2] += 1;
+    }
+    return this.scanNumeric(leaf, f, floor, stats, 0, nScan, mOff, ids);
+  }
+
   private bestNumericSplit(leaf: LeafState, f: number, floor: number): SplitInfo | null {
-    const p = this.params;
-    const hist = leaf.hist as Float64Array;
-    const lambda = p.lambdaL2;
     const nb = this.info.numBins[f];
     const off = this.offsets[f] * 3;
+    // value bins 0..nb-2 are thresholds (nb-1 would send every value left: the last case below)
+    return this.scanNumeric(leaf, f, floor, leaf.hist as Float64Array, off, nb - 1, off + nb * 3, null);
+  }
+
+  /**
+   * The best threshold of a numeric feature from its bin statistics: `nScan` (gradient, hessian, count)
+   * triples from `off` in increasing bin order, the missing values' triple at `mOff`; candidate t is
+   * bin `ids[t]` (bin t without ids).
+   */
+  private scanNumeric(leaf: LeafState, f: number, floor: number, hist: Float64Array, off: number, nScan: number, mOff: number, ids: Int32Array | null): SplitInfo | null {
+    const p = this.params;
+    const lambda = p.lambdaL2;
+    const nb = this.info.numBins[f];
     const G = leaf.g;
     const H = leaf.h;
     const C = leaf.c;
-    const mOff = off + nb * 3;
     const gm = hist[mOff];
     const hm = hist[mOff + 1];
     const cm = hist[mOff + 2];
@@ -373,7 +482,7 @@ export class TreeGrower {
     let gl = 0;
     let hl = 0;
     let cl = 0;
-    for (let b = 0; b < nb - 1; b++) {
+    for (let b = 0; b < nScan; b++) {
       const j = off + b * 3;
       const cb = hist[j + 2];
       gl += hist[j];
@@ -438,15 +547,14 @@ export class TreeGrower {
       }
     }
     if (bestBin < 0 || !(bestGain > floor)) return null;
-    return { gain: bestGain, feature: f, bin: bestBin, defaultLeft: bestDefaultLeft, isCategorical: false, catLeft: null, lg: blg, lh: blh, lc: blc };
+    const bin = bestBin === nb - 1 || ids === null ? bestBin : ids[bestBin];
+    return { gain: bestGain, feature: f, bin, defaultLeft: bestDefaultLeft, isCategorical: false, catLeft: null, lg: blg, lh: blh, lc: blc };
   }
 
-  private bestCategoricalSplit(leaf: LeafState, f: number): SplitInfo | null {
+  private bestCategoricalSplit(leaf: LeafState, f: number, hist = leaf.hist as Float64Array, off = this.offsets[f] * 3): SplitInfo | null {
     const p = this.params;
-    const hist = leaf.hist as Float64Array;
     const lambda = p.lambdaL2 + p.catL2;
     const nb = this.info.numBins[f];
-    const off = this.offsets[f] * 3;
     const G = leaf.g;
     const H = leaf.h;
     const C = leaf.c;

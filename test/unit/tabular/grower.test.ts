@@ -185,3 +185,50 @@ describe('bagging sampler', () => {
     }
   });
 });
+
+describe('split search from rows for small leaves', () => {
+  it('gives every split of a grown tree the best gain over the rows of its node, as brute force', () => {
+    for (let trial = 0; trial < 6; trial++) {
+      const rng = new Prng(1300 + trial);
+      // continuous values give many bins, so leaves of up to 64 rows search their splits from their rows
+      const n = 240;
+      const F = 3;
+      const X = new Float64Array(n * F);
+      const g: number[] = [];
+      const h: number[] = [];
+      for (let i = 0; i < n; i++) {
+        for (let f = 0; f < F; f++) X[i * F + f] = rng.nextFloat() < 0.1 ? NaN : rng.nextFloat() * 100;
+        g.push(Math.sin(X[i * F] / 9 || 0) + (X[i * F + 1] > 50 ? 0.7 : -0.3) + rng.nextFloat() * 0.5 - 0.25);
+        h.push(0.3 + rng.nextFloat());
+      }
+      const minData = 2 + (trial % 3);
+      const info = fitBins(X, n, F, [0, 0, 0], 255, 1);
+      expect(Math.min(...info.numBins)).toBeGreaterThan(150);
+      const bins = transformBins(info, X, n, F);
+      const grower = new TreeGrower(bins, n, F, info, params({ maxLeaves: 24, minDataInLeaf: minData }));
+      const tree = grower.grow(Float64Array.from(g), Float64Array.from(h), Uint32Array.from({ length: n }, (_, i) => i), n, new Uint8Array(F).fill(1));
+      expect(tree.feature.length).toBe(23);
+      // rows reaching each node
+      const reach: number[][] = tree.feature.map(() => []);
+      for (let i = 0; i < n; i++) {
+        let node = 0;
+        while (node >= 0) {
+          reach[node].push(i);
+          const b = bins[i * F + tree.feature[node]];
+          const left = b === info.numBins[tree.feature[node]] ? tree.defaultLeft[node] : b <= tree.thresholdBin[node];
+          node = left ? tree.left[node] : tree.right[node];
+        }
+      }
+      const small = reach.filter((r) => r.length <= 64).length;
+      expect(small).toBeGreaterThan(5);
+      tree.feature.forEach((_, node) => {
+        const rows = reach[node];
+        let expected = -Infinity;
+        for (let f = 0; f < F; f++) {
+          expected = Math.max(expected, bruteForceNumeric(rows.map((i) => X[i * F + f]), rows.map((i) => g[i]), rows.map((i) => h[i]), minData));
+        }
+        expect(tree.gain[node]).toBeCloseTo(expected, 8);
+      });
+    }
+  });
+});
