@@ -3,8 +3,8 @@
  * the engine never uses Math.random.
  */
 export class Prng {
-  // int32 state in a typed array: plain number fields beyond 2^30 are boxed by V8, which made the
-  // generator a tenth of training time (it draws one number per row per round for bagging)
+  // int32 state in a typed array: plain number fields beyond 2^30 are boxed by V8, and the generator
+  // draws one number per row per round for bagging (it was about a tenth of training time)
   private readonly s = new Int32Array(4);
 
   constructor(seed: number) {
