@@ -152,6 +152,8 @@ export function memberForecasts(y: number[], h: number, opts: AutoOptions): { fi
     }
     let fit: FittedModel;
     let useAdj = true;
+    // set by members whose forecast is not their fit's own prediction
+    let fc: ModelForecast | null = null;
     if (member === 'ets') {
       if (native) {
         fit = autoEts(y, { seasonLength: m });
@@ -172,12 +174,9 @@ export function memberForecasts(y: number[], h: number, opts: AutoOptions): { fi
       const fitAt = (x: number[], s: number): FittedModel =>
         member === 'ets_temporal' ? autoEts(x, { seasonLength: s }) : autoArima(x, { seasonLength: s });
       const bottom = fitAt(y, m);
-      const fc = temporalForecast(y, m, h, (k) => bottom.predict(k), (x, s, k) => fitAt(x, s).predict(k).mean);
+      fc = temporalForecast(y, m, h, (k) => bottom.predict(k), (x, s, k) => fitAt(x, s).predict(k).mean);
       fit = m > 1 ? { ...bottom, name: `THieF ${bottom.name}` } : bottom;
-      done.set(member, { fit, fc });
-      fits.push(fit);
-      forecasts.push(fc);
-      continue;
+      useAdj = false;
     } else if (member === 'arima_seasonal') {
       fit = adj.kind !== 'none' ? autoArima(y, { seasonLength: m }) : autoArima(ya, { seasonLength: 1 });
       useAdj = adj.kind === 'none';
@@ -188,7 +187,7 @@ export function memberForecasts(y: number[], h: number, opts: AutoOptions): { fi
     } else {
       fit = autoTheta(ya);
     }
-    let fc = fit.predict(h);
+    fc ??= fit.predict(h);
     if (useAdj) fc = reseasonalize(fc, n, adj);
     done.set(member, { fit, fc });
     fits.push(fit);

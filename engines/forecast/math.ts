@@ -303,3 +303,35 @@ export function normalGenerator(rand: () => number): () => number {
     return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
   };
 }
+
+/** Solves A x = b in place by Gaussian elimination with partial pivoting; null when singular. */
+export function solveLinear(A: Float64Array, b: Float64Array, n: number): Float64Array | null {
+  for (let c = 0; c < n; c++) {
+    let piv = c;
+    for (let r = c + 1; r < n; r++) if (Math.abs(A[r * n + c]) > Math.abs(A[piv * n + c])) piv = r;
+    if (Math.abs(A[piv * n + c]) < 1e-12) return null;
+    if (piv !== c) {
+      for (let k = 0; k < n; k++) {
+        const t = A[c * n + k];
+        A[c * n + k] = A[piv * n + k];
+        A[piv * n + k] = t;
+      }
+      const t = b[c];
+      b[c] = b[piv];
+      b[piv] = t;
+    }
+    for (let r = c + 1; r < n; r++) {
+      const f = A[r * n + c] / A[c * n + c];
+      if (f === 0) continue;
+      for (let k = c; k < n; k++) A[r * n + k] -= f * A[c * n + k];
+      b[r] -= f * b[c];
+    }
+  }
+  const x = new Float64Array(n);
+  for (let r = n - 1; r >= 0; r--) {
+    let v = b[r];
+    for (let k = r + 1; k < n; k++) v -= A[r * n + k] * x[k];
+    x[r] = v / A[r * n + r];
+  }
+  return x;
+}

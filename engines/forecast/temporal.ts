@@ -6,6 +6,7 @@
  * (the variance of a level-k forecast taken proportional to k). Aggregated levels see the trend with
  * less noise, the bottom level sees the fine seasonal pattern; reconciliation pools them.
  */
+import { solveLinear } from './math';
 import type { ModelForecast } from './models/types';
 
 /** Fits a model to x with season length s and returns its point forecasts for h steps. */
@@ -31,31 +32,6 @@ export function aggregate(y: ArrayLike<number>, k: number, blocks: number): numb
   return out;
 }
 
-/** Solves the symmetric positive definite system A x = b (Cholesky); A is n×n row-major. */
-function solveSpd(A: number[], b: number[], n: number): number[] {
-  const L = new Array<number>(n * n).fill(0);
-  for (let i = 0; i < n; i++) {
-    for (let j = 0; j <= i; j++) {
-      let s = A[i * n + j];
-      for (let k = 0; k < j; k++) s -= L[i * n + k] * L[j * n + k];
-      L[i * n + j] = i === j ? Math.sqrt(s) : s / L[j * n + j];
-    }
-  }
-  const z = new Array<number>(n);
-  for (let i = 0; i < n; i++) {
-    let s = b[i];
-    for (let k = 0; k < i; k++) s -= L[i * n + k] * z[k];
-    z[i] = s / L[i * n + i];
-  }
-  const x = new Array<number>(n);
-  for (let i = n - 1; i >= 0; i--) {
-    let s = z[i];
-    for (let k = i + 1; k < n; k++) s -= L[k * n + i] * x[k];
-    x[i] = s / L[i * n + i];
-  }
-  return x;
-}
-
 /**
  * Reconciles one block of m bottom-level periods: `base[l]` holds the m / levels[l] base forecasts of
  * level levels[l] (levels include 1). Returns the m bottom-level values minimising
@@ -63,8 +39,8 @@ function solveSpd(A: number[], b: number[], n: number): number[] {
  */
 export function reconcileBlock(base: number[][], levels: number[], m: number): number[] {
   // normal equations: (S' Λ S) b = S' Λ ŷ, with S' Λ S = Σ_k (1/k) · [i, j in the same level-k block]
-  const A = new Array<number>(m * m).fill(0);
-  const rhs = new Array<number>(m).fill(0);
+  const A = new Float64Array(m * m);
+  const rhs = new Float64Array(m);
   levels.forEach((k, l) => {
     const w = 1 / k;
     for (let node = 0; node < m / k; node++) {
@@ -74,7 +50,10 @@ export function reconcileBlock(base: number[][], levels: number[], m: number): n
       }
     }
   });
-  return solveSpd(A, rhs, m);
+  // S' Λ S is positive definite (the bottom level alone gives the identity), so never singular
+  const x = solveLinear(A, rhs, m);
+  if (!x) throw new Error('temporal reconciliation: singular system');
+  return Array.from(x);
 }
 
 /**

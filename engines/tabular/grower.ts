@@ -189,7 +189,6 @@ export class TreeGrower {
     this.catOrder = new Int32Array(257);
     this.catRatio = new Float64Array(257);
     this.active = new Int32Array(F);
-    this.activeMask = new Uint8Array(F);
     // sorting a leaf's rows beats scanning every bin while the leaf has fewer rows than about half
     // the bins of a numeric feature (capped: the sort is an insertion sort)
     let numericBins = 0;
@@ -218,17 +217,10 @@ export class TreeGrower {
   /** features of the tree being grown; histograms are only read and written for these */
   private active: Int32Array;
   private nActive = 0;
-  private activeMask: Uint8Array;
 
-  /** the active features from a mask; the K trees of a multiclass round reuse the same list */
   private setActive(featureMask: Uint8Array): { active: Int32Array; nActive: number } {
-    let same = this.nActive > 0;
-    for (let f = 0; f < this.F && same; f++) same = this.activeMask[f] === featureMask[f];
-    if (!same) {
-      this.activeMask.set(featureMask);
-      this.nActive = 0;
-      for (let f = 0; f < this.F; f++) if (featureMask[f]) this.active[this.nActive++] = f;
-    }
+    this.nActive = 0;
+    for (let f = 0; f < this.F; f++) if (featureMask[f]) this.active[this.nActive++] = f;
     return { active: this.active, nActive: this.nActive };
   }
 
@@ -418,33 +410,35 @@ export class TreeGrower {
       rb[u + 1] = b;
       rr[u + 1] = i;
     }
-    // present value bins below nb-1 as (g, h, count) triples in bin order, then the missing triple
+    // present value bins below nb-1 as (g, h, count) triples in bin order, then the missing triple;
+    // rows of the last value bin are in neither (it is not a threshold)
     const ids = this.rowIds;
     let nScan = 0;
-    let t = 0;
-    while (t < c && rb[t] < nb - 1) {
+    let gm = 0;
+    let hm = 0;
+    let cm = 0;
+    for (let t = 0; t < c; t++) {
       const b = rb[t];
-      const j = nScan * 3;
-      stats[j] = 0;
-      stats[j + 1] = 0;
-      stats[j + 2] = 0;
-      for (; t < c && rb[t] === b; t++) {
-        stats[j] += grad[rr[t]];
-        stats[j + 1] += hess[rr[t]];
+      const i = rr[t];
+      if (b === nb) {
+        gm += grad[i];
+        hm += hess[i];
+        cm += 1;
+      } else if (b < nb - 1) {
+        if (nScan === 0 || ids[nScan - 1] !== b) {
+          stats.fill(0, nScan * 3, nScan * 3 + 3);
+          ids[nScan++] = b;
+        }
+        const j = (nScan - 1) * 3;
+        stats[j] += grad[i];
+        stats[j + 1] += hess[i];
         stats[j + 2] += 1;
       }
-      ids[nScan++] = b;
     }
     const mOff = nScan * 3;
-    stats[mOff] = 0;
-    stats[mOff + 1] = 0;
-    stats[mOff + 2] = 0;
-    for (; t < c; t++) {
-      if (rb[t] !== nb) continue;
-      stats[mOff] += grad[rr[t]];
-      stats[mOff + 1] += hess[rr[t]];
-      stats[mOff + 2] += 1;
-    }
+    stats[mOff] = gm;
+    stats[mOff + 1] = hm;
+    stats[mOff + 2] = cm;
     return this.scanNumeric(leaf, f, floor, stats, 0, nScan, mOff, ids);
   }
 

@@ -37,26 +37,12 @@ export class Prng {
    * when the i-th draw is below `fraction` (the same draws as n calls of nextFloat).
    */
   sampleIndices(out: Uint32Array, n: number, fraction: number): number {
-    const s = this.s;
-    let a = s[0];
-    let b = s[1];
-    let c = s[2];
-    let d = s[3];
     const limit = fraction * 4294967296;
     let m = 0;
     for (let i = 0; i < n; i++) {
-      const t = (a + b + d) | 0;
-      d = (d + 1) | 0;
-      a = b ^ (b >>> 9);
-      b = (c + (c << 3)) | 0;
-      c = (((c << 21) | (c >>> 11)) + t) | 0;
       out[m] = i;
-      m += t >>> 0 < limit ? 1 : 0;
+      m += this.nextUint32() < limit ? 1 : 0;
     }
-    s[0] = a;
-    s[1] = b;
-    s[2] = c;
-    s[3] = d;
     return m;
   }
 

@@ -3,7 +3,7 @@
  * stationary/invertible region through partial autocorrelations), and AutoARIMA with unit-root tests
  * (KPSS for d, seasonal strength for D) and the Hyndman–Khandakar stepwise search on AICc.
  */
-import { diff, isConstant, kpssStatistic, mean, nelderMead, seasonalIndices, variance } from '../math';
+import { diff, isConstant, kpssStatistic, mean, nelderMead, seasonalIndices, solveLinear, variance } from '../math';
 import { FittedModel, ForecastModel, ModelForecast } from './types';
 
 export interface ArimaOrder {
@@ -86,38 +86,6 @@ function cssResiduals(x: number[], mu: number, ar: number[], ma: number[]): { e:
   return { e, sse, nUsed: n };
 }
 
-/** Solves A x = b in place by Gaussian elimination with partial pivoting; null when singular. */
-function solve(A: Float64Array, b: Float64Array, n: number): Float64Array | null {
-  for (let c = 0; c < n; c++) {
-    let piv = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs(A[r * n + c]) > Math.abs(A[piv * n + c])) piv = r;
-    if (Math.abs(A[piv * n + c]) < 1e-12) return null;
-    if (piv !== c) {
-      for (let k = 0; k < n; k++) {
-        const t = A[c * n + k];
-        A[c * n + k] = A[piv * n + k];
-        A[piv * n + k] = t;
-      }
-      const t = b[c];
-      b[c] = b[piv];
-      b[piv] = t;
-    }
-    for (let r = c + 1; r < n; r++) {
-      const f = A[r * n + c] / A[c * n + c];
-      if (f === 0) continue;
-      for (let k = c; k < n; k++) A[r * n + k] -= f * A[c * n + k];
-      b[r] -= f * b[c];
-    }
-  }
-  const x = new Float64Array(n);
-  for (let r = n - 1; r >= 0; r--) {
-    let v = b[r];
-    for (let k = r + 1; k < n; k++) v -= A[r * n + k] * x[k];
-    x[r] = v / A[r * n + r];
-  }
-  return x;
-}
-
 /** Largest state dimension for which the exact likelihood is used (beyond it, CSS only). */
 export const MAX_EXACT_STATE = 8;
 
@@ -155,7 +123,7 @@ export function armaExactLik(x: ArrayLike<number>, ar: number[], ma: number[]): 
       }
     }
   }
-  const p0 = solve(A, b, r2);
+  const p0 = solveLinear(A, b, r2);
   if (!p0) return { lik: NaN, sigma2: NaN };
   let P = Array.from({ length: r }, (_, i) => Array.from({ length: r }, (_, j) => p0[i * r + j]));
   const a = new Float64Array(r);
