@@ -3,14 +3,22 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { revokeEndedKey, sweepEndedKeys } from '../services/api-keys';
 import { EngineDataError, type EnginePool } from '../services/engine-pool';
+import { releaseLapsedReservations } from '../services/credits';
 import { pruneIdempotencyRecords } from '../services/idempotency';
+import { abandonTraining, strandedTrainings } from '../services/models';
+import { strandedIntegrations } from '../services/outcomes';
+import { prunePredictions } from '../services/predictions';
 import { pruneRequestLog } from '../services/request-log';
+import { workflowIds } from '../services/temporal/ids';
 import { fitAndStoreVersion, foldPendingOutcomes, type FitRequest } from '../services/training';
 
 export interface ActivityDeps {
   orm: MikroORM;
   logger: Logger;
   enginePool: EnginePool;
+  /** A model still `training` this long after its creation may have lost its workflow. */
+  strandedAfterMs: number;
+  fitHeartbeatTimeoutMs: number;
 }
 
 const HEARTBEAT_EVERY_MS = 2000;
@@ -27,19 +35,24 @@ export function createActivities(deps: ActivityDeps) {
       return revoked;
     },
 
-    /** The periodic sweep: ended keys, idempotency records past 24 h, request log past 30 days. */
-    async sweepEndedKeys(): Promise<{ expired: number; ended: number; idempotencyPruned: number; requestLogPruned: number }> {
+    /**
+     * The periodic sweep: ended keys, credit reservations held past their deadline, idempotency
+     * records past 24 h, request log and predictions past their retention.
+     */
+    async sweepEndedKeys() {
       const now = new Date();
       const result = await sweepEndedKeys(deps.orm.em.fork(), now);
+      const reservationsReleased = await releaseLapsedReservations(deps.orm.em.fork(), now);
       const idempotencyPruned = await pruneIdempotencyRecords(deps.orm.em.fork(), now);
       const requestLogPruned = await pruneRequestLog(deps.orm.em.fork(), now);
-      const swept = { ...result, idempotencyPruned, requestLogPruned };
+      const predictionsPruned = await prunePredictions(deps.orm.em.fork(), now);
+      const swept = { ...result, reservationsReleased, idempotencyPruned, requestLogPruned, predictionsPruned };
       if (Object.values(swept).some((n) => n > 0)) deps.logger.info(swept, 'sweep');
       return swept;
     },
 
     /** Fits and stores a version in the engine pool, heartbeating so that a lost worker is noticed. */
-    async fitVersion(request: FitRequest): Promise<{ versionId: string; number: number }> {
+    async fitVersion(request: FitRequest): Promise<{ versionId: string; number: number } | null> {
       const ctx = Context.current();
       let progress = { done: 0, total: 0 };
       ctx.heartbeat(progress);
@@ -61,8 +74,27 @@ export function createActivities(deps: ActivityDeps) {
       }
     },
 
-    async foldOutcomes(modelId: string): Promise<{ number: number; folded: number }> {
+    async foldOutcomes(modelId: string): Promise<{ number: number; folded: number } | null> {
       return foldPendingOutcomes(deps.orm.em.fork(), modelId);
+    },
+
+    /** A fit that failed for good: the model is given up so that it frees its quota slot. */
+    async abandonTraining(modelId: string): Promise<void> {
+      await abandonTraining(deps.orm.em.fork(), modelId);
+      deps.logger.warn({ modelId }, 'training abandoned');
+    },
+
+    /** Models still `training` long after creation: the sweep (re)starts their `train/<mdl>`. */
+    async strandedTrainings(): Promise<Array<{ modelId: string; workflowId: string; heartbeatTimeoutMs: number }>> {
+      const ids = await strandedTrainings(deps.orm.em.fork(), new Date(Date.now() - deps.strandedAfterMs));
+      return ids.map((modelId) => ({ modelId, workflowId: workflowIds.train(modelId), heartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs }));
+    },
+
+    /** Auto-updated models whose outcomes wait (signal lost): the sweep starts `integrate/<mdl>`. */
+    async strandedIntegrations(): Promise<Array<{ modelId: string; workflowId: string; heartbeatTimeoutMs: number }>> {
+      const now = Date.now();
+      const ids = await strandedIntegrations(deps.orm.em.fork(), new Date(now - deps.strandedAfterMs), new Date(now - 86_400_000));
+      return ids.map((modelId) => ({ modelId, workflowId: workflowIds.integrate(modelId), heartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs }));
     },
   };
 }

@@ -5,16 +5,18 @@ import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
 import type { AppConfig } from '../config/env';
 import type { EnginePool } from '../services/engine-pool';
+import { RateLimited, RateLimits, type RateBudget } from '../services/rate-limits';
 import type { RequestLogWriter } from '../services/request-log';
 import type { TemporalGateway } from '../services/temporal/gateway';
 import { version } from '../package.json';
 import { authenticate, type AuthContext } from './middleware/auth';
 import { readBody } from './middleware/body';
 import { errorHandler, renderError, zodToAppError } from './middleware/errors';
-import { withIdempotency } from './middleware/idempotency';
-import { requestId } from './middleware/request-id';
+import { runCommitted } from './middleware/idempotency';
+import { refuseNulInUrl, requestId } from './middleware/request-id';
 import { buildOpenApiDocument } from './openapi';
 import { route, type AnyRoute } from './route';
+import { coerceFormFields } from './zod';
 import { apiKeyRoutes } from './routes/api-keys';
 import { datasetRoutes } from './routes/datasets';
 import { engineRoutes } from './routes/engines';
@@ -65,7 +67,26 @@ async function logged(ctx: Context, deps: AppDeps, def: AnyRoute, auth: AuthCont
   });
 }
 
-function mount(router: Router, deps: AppDeps, def: AnyRoute): void {
+function setRateHeaders(ctx: Context, budget: RateBudget): void {
+  ctx.set('RateLimit-Limit', String(budget.limit));
+  ctx.set('RateLimit-Remaining', String(budget.remaining));
+  ctx.set('RateLimit-Reset', String(budget.resetSeconds));
+}
+
+/** Counts the call against its key's and workspace's budgets; 429 RATE_LIMITED with Retry-After when spent. */
+async function withinRateLimits(ctx: Context, rateLimits: RateLimits, auth: AuthContext): Promise<void> {
+  try {
+    setRateHeaders(ctx, await rateLimits.consume({ keyId: auth.keyId, workspaceId: auth.workspaceId, plan: auth.plan }));
+  } catch (err) {
+    if (err instanceof RateLimited) {
+      setRateHeaders(ctx, err.budget);
+      ctx.set('Retry-After', String(err.budget.resetSeconds));
+    }
+    throw err;
+  }
+}
+
+function mount(router: Router, deps: AppDeps, rateLimits: RateLimits, def: AnyRoute): void {
   const bodyKind = def.bodyKind ?? (def.body ? 'json' : 'none');
   router[def.method](def.path, async (ctx: Context) => {
     const auth = await authenticate(ctx, def.auth, {
@@ -74,15 +95,19 @@ function mount(router: Router, deps: AppDeps, def: AnyRoute): void {
       keyLastUsedResolutionSeconds: deps.config.KEY_LAST_USED_RESOLUTION_SECONDS,
     });
     await logged(ctx, deps, def, auth, async () => {
+      if (auth) await withinRateLimits(ctx, rateLimits, auth);
       const upload = await readBody(ctx, bodyKind, deps.config, auth?.plan ?? null);
       const run = async () => {
         const params = parseWith(def.params, ctx.params, 'params');
         const query = parseWith(def.query, ctx.query, 'query');
-        const body = parseWith(def.body, ctx.request.body ?? {}, 'body', def.validationCode);
+        const raw = ctx.is('multipart/form-data') ? coerceFormFields(def.body, ctx.request.body) : ctx.request.body;
+        const body = parseWith(def.body, raw ?? {}, 'body', def.validationCode);
         await def.handler(ctx, { body, query, params, auth, upload, requestId: ctx.state.requestId as string });
       };
-      if (def.idempotent && auth) await withIdempotency(ctx, deps, auth.workspaceId, upload, run);
-      else await run();
+      if (auth) {
+        const commitDeps = { orm: deps.orm, idempotencyLeaseSeconds: deps.config.IDEMPOTENCY_LEASE_SECONDS };
+        await runCommitted(ctx, commitDeps, { workspaceId: auth.workspaceId, idempotent: def.idempotent === true, upload }, run);
+      } else await run();
     });
   });
 }
@@ -120,13 +145,15 @@ export function createApp(deps: AppDeps): Koa {
     { version },
   );
   const router = new Router();
-  for (const def of routes) mount(router, deps, def);
+  const rateLimits = new RateLimits(deps.orm.em.getKnex());
+  for (const def of routes) mount(router, deps, rateLimits, def);
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApi;
   });
 
   app.use(requestId());
   app.use(errorHandler(deps.logger));
+  app.use(refuseNulInUrl());
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -7,8 +7,16 @@ const GENERIC_ERRORS: Array<[number, string]> = [
   [400, 'VALIDATION_ERROR'],
   [400, 'INVALID_JSON'],
   [413, 'PAYLOAD_TOO_LARGE'],
+  [415, 'UNSUPPORTED_MEDIA_TYPE'],
   [500, 'INTERNAL_ERROR'],
+  [503, 'SERVICE_UNAVAILABLE'],
 ];
+
+const RATE_HEADERS = {
+  'RateLimit-Limit': { description: 'Requests allowed in the current window (the tighter of the key and workspace budgets).', schema: { type: 'integer' as const } },
+  'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' as const } },
+  'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' as const } },
+};
 
 const AUTH_ERRORS: Record<AnyRoute['auth'], Array<[number, string]>> = {
   public: [],
@@ -16,12 +24,14 @@ const AUTH_ERRORS: Record<AnyRoute['auth'], Array<[number, string]>> = {
     [401, 'AUTH_REQUIRED'],
     [401, 'API_KEY_INVALID'],
     [401, 'TOKEN_INVALID'],
+    [429, 'RATE_LIMITED'],
   ],
   admin: [
     [401, 'AUTH_REQUIRED'],
     [401, 'API_KEY_INVALID'],
     [401, 'TOKEN_INVALID'],
     [403, 'ADMIN_KEY_REQUIRED'],
+    [429, 'RATE_LIMITED'],
   ],
   session: [
     [401, 'AUTH_REQUIRED'],
@@ -62,6 +72,9 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
     responses[String(status)] = {
       description: `Error envelope; \`message\` is one of: ${codes.join(', ')}.`,
       content: { 'application/json': { schema: errorEnvelopeSchema } },
+      ...(status === 429
+        ? { headers: { ...RATE_HEADERS, 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' as const } } } }
+        : {}),
     };
   }
   return responses;

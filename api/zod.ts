@@ -1,8 +1,59 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
-import { z } from 'zod';
+import { z, type ZodType } from 'zod';
 
 // Adds `.openapi()` to zod schemas once, before any schema is declared, so that the schemas which
 // validate requests are also the source of the OpenAPI document.
 extendZodWithOpenApi(z);
 
 export { z };
+
+interface DefLike {
+  type: string;
+  innerType?: ZodType;
+  element?: ZodType;
+  shape?: Record<string, ZodType>;
+  in?: ZodType;
+}
+
+const defOf = (schema: ZodType): DefLike => (schema as unknown as { def: DefLike }).def;
+
+/** The kind a field expects once optional/default/nullable wrappers are peeled. */
+function fieldKind(schema: ZodType): { kind: string; element?: string } {
+  let def = defOf(schema);
+  while ((def.type === 'optional' || def.type === 'default' || def.type === 'nullable' || def.type === 'prefault') && def.innerType) def = defOf(def.innerType);
+  if (def.type === 'array' && def.element) return { kind: 'array', element: fieldKind(def.element).kind };
+  return { kind: def.type };
+}
+
+/**
+ * Multipart form fields are text by nature: read "6", "true" or "0.1,0.9" (or "[0.1,0.9]") as the
+ * number, boolean or list the body schema expects, before the same schema validates them. JSON bodies
+ * are never coerced: a JSON string where the contract says integer is refused.
+ */
+export function coerceFormFields(schema: ZodType | undefined, fields: unknown): unknown {
+  if (!schema || !fields || typeof fields !== 'object' || Array.isArray(fields)) return fields;
+  const shape = defOf(schema).shape;
+  if (!shape) return fields;
+  const out: Record<string, unknown> = { ...(fields as Record<string, unknown>) };
+  for (const [name, raw] of Object.entries(out)) {
+    const field = shape[name];
+    if (!field || typeof raw !== 'string') continue;
+    const text = raw.trim();
+    const { kind, element } = fieldKind(field);
+    const asNumber = (t: string): unknown => (t !== '' && Number.isFinite(Number(t)) ? Number(t) : t);
+    if (kind === 'number') out[name] = asNumber(text);
+    else if (kind === 'boolean') out[name] = text === 'true' ? true : text === 'false' ? false : raw;
+    else if (kind === 'array') {
+      let list: unknown = raw;
+      if (text.startsWith('[')) {
+        try {
+          list = JSON.parse(text) as unknown;
+        } catch {
+          list = raw;
+        }
+      } else list = text === '' ? [] : text.split(',').map((part) => (element === 'number' ? asNumber(part.trim()) : part.trim()));
+      out[name] = list;
+    }
+  }
+  return out;
+}

@@ -34,6 +34,12 @@ const envSchema = z.object({
   KEY_EXPIRY_SWEEP_EVERY: z.string().regex(durationPattern).default('1m'),
   /** Minimum interval between two writes of an API key's last_used_at. */
   KEY_LAST_USED_RESOLUTION_SECONDS: z.coerce.number().int().min(0).default(60),
+  /** A model still `training` this long after creation gets its training (re)started by the sweep. */
+  TRAINING_STRANDED_AFTER_SECONDS: z.coerce.number().int().min(1).default(120),
+  /** How long a paid call may hold its credits before the sweep gives them back (its process died). */
+  CREDIT_HOLD_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  /** How long an Idempotency-Key stays claimed by a call that stopped renewing it (its process died). */
+  IDEMPOTENCY_LEASE_SECONDS: z.coerce.number().int().min(1).max(3_600).default(30),
 });
 
 export type AppConfig = z.infer<typeof envSchema>;

@@ -26,8 +26,23 @@ export const PLANS: Record<PlanName, PlanLimits> = {
   contract: { monthlyAllowance: null, maxModels: null, maxTrainingRows: null, maxDatasetBytes: 500 * MiB, maxFileBytes: 500 * MiB, canBuyCredits: false },
 };
 
+/**
+ * Request budgets (requests per second, averaged over RATE_LIMIT_WINDOW_SECONDS so that short bursts
+ * pass): per API key and per workspace (all its keys together).
+ */
+export const RATE_LIMITS: Record<PlanName, { perKey: number; perWorkspace: number }> = {
+  free: { perKey: 10, perWorkspace: 20 },
+  build: { perKey: 50, perWorkspace: 100 },
+  pro: { perKey: 200, perWorkspace: 400 },
+  growth: { perKey: 1_000, perWorkspace: 2_000 },
+  contract: { perKey: 2_000, perWorkspace: 4_000 },
+};
+export const RATE_LIMIT_WINDOW_SECONDS = 10;
+
 export const MAX_WEBHOOKS_PER_WORKSPACE = 10;
 export const REQUEST_LOG_RETENTION_DAYS = 30;
+/** Scored rows stay in the prediction history this long: past the longest performance window (365 days). */
+export const PREDICTION_RETENTION_DAYS = 400;
 
 export const PAGINATION = {
   defaultLimit: 50,

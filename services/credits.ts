@@ -6,14 +6,6 @@ import { newId } from './ids';
 
 export const currentPeriod = (now: Date): string => now.toISOString().slice(0, 7);
 
-export interface Charge {
-  ledgerId: string;
-  accountId: string;
-  fromAllowance: number;
-  fromBalance: number;
-  /** Allowance left + purchased balance after the charge. */
-  remaining: number;
-}
 
 export const remainingOf = (account: Pick<Account, 'allowanceRemaining' | 'purchasedBalance'>): number =>
   account.allowanceRemaining + account.purchasedBalance;
@@ -61,10 +53,11 @@ interface ChargeRow {
 
 /**
  * The whole reservation in one statement: lock the account row if it can pay, draw the allowance
- * first and the purchased balance after, and append the ledger row. Concurrent statements queue on
- * the row lock and re-check the balance they find, so they can never overdraw.
+ * first and the purchased balance after, append the ledger row and the reservation row that holds
+ * the credits until the call's answer is stored. Concurrent statements queue on the row lock and
+ * re-check the balance they find, so they can never overdraw.
  */
-const CHARGE_SQL = `
+const RESERVE_SQL = `
 with old as (
   select id, allowance_remaining as a0, purchased_balance as b0
     from accounts
@@ -76,43 +69,65 @@ with old as (
          purchased_balance = old.b0 - (? - least(old.a0, ?))
     from old
    where a.id = old.id
-  returning a.id, old.a0, old.b0, a.allowance_remaining as a1, a.purchased_balance as b1
+  returning a.id, old.a0, old.b0, a.allowance_remaining as a1, a.purchased_balance as b1, a.allowance_period as period
+), led as (
+  insert into credit_ledger (id, account_id, workspace_id, kind, operation, allowance_delta, balance_delta, allowance_after, balance_after, reference, created_at)
+  select ?, upd.id, ?, 'charge', ?, upd.a1 - upd.a0, upd.b1 - upd.b0, upd.a1, upd.b1, ?, now() from upd
+  returning id, allowance_delta, balance_delta, allowance_after, balance_after
+), held as (
+  insert into credit_reservations (id, account_id, workspace_id, operation, reference, from_allowance, from_balance, period, state, deadline, created_at)
+  select led.id, upd.id, ?, ?, ?, -led.allowance_delta, -led.balance_delta, upd.period, 'held', now() + make_interval(secs => ?), now()
+    from led, upd
 )
-insert into credit_ledger (id, account_id, workspace_id, kind, operation, allowance_delta, balance_delta, allowance_after, balance_after, reference, created_at)
-select ?, upd.id, ?, 'charge', ?, upd.a1 - upd.a0, upd.b1 - upd.b0, upd.a1, upd.b1, ?, now() from upd
-returning allowance_delta, balance_delta, allowance_after, balance_after`;
+select allowance_delta, balance_delta, allowance_after, balance_after from led`;
+
+/** Credits held for one paid call, from before its computation until its answer is stored. */
+export interface Reservation {
+  /** Also the id of the charge's ledger row. */
+  id: string;
+  accountId: string;
+  amount: number;
+  /** Allowance left + purchased balance after the reservation. */
+  remaining: number;
+}
 
 /**
  * Reserves `amount` credits before any computation. Without enough credits nothing is written and
- * 402 CREDITS_EXHAUSTED carries the balance and the required amount.
+ * 402 CREDITS_EXHAUSTED carries the balance and the required amount. The reservation must be settled
+ * (the answer is stored) or released (the call failed) before `holdSeconds`; past that the sweep
+ * releases it, so a process that dies mid-call never keeps the credits.
  */
 export async function reserveCredits(
   em: EntityManager,
-  input: { accountId: string; workspaceId: string; amount: number; operation: string; reference: string },
-): Promise<Charge> {
-  if (!Number.isInteger(input.amount) || input.amount < 0) throw new Error(`invalid credit amount ${input.amount}`);
-  const ledgerId = newId('event');
+  input: { accountId: string; workspaceId: string; amount: number; operation: string; reference: string; holdSeconds: number },
+): Promise<Reservation> {
+  if (!Number.isInteger(input.amount) || input.amount <= 0) throw new Error(`invalid credit amount ${input.amount}`);
+  const id = newId('event');
   const attempt = async (): Promise<ChargeRow | undefined> => {
     const rows = await em
       .getConnection()
-      .execute<ChargeRow[]>(CHARGE_SQL, [
+      .execute<ChargeRow[]>(RESERVE_SQL, [
         input.accountId,
         currentPeriod(new Date()),
         input.amount,
         input.amount,
         input.amount,
         input.amount,
-        ledgerId,
+        id,
         input.workspaceId,
         input.operation,
         input.reference,
+        input.workspaceId,
+        input.operation,
+        input.reference,
+        input.holdSeconds,
       ]);
     return rows[0];
   };
   let charged = await attempt();
   if (!charged) {
     // Either a new month has not been opened yet, or the credits do not suffice.
-    const remaining = await creditsRemaining(em, input.accountId);
+    const remaining = await creditsRemaining(em.fork(), input.accountId);
     if (remaining >= input.amount) charged = await attempt();
     if (!charged) {
       const account = await em.fork().findOneOrFail(AccountSchema, { id: input.accountId });
@@ -125,45 +140,61 @@ export async function reserveCredits(
       );
     }
   }
-  return {
-    ledgerId,
-    accountId: input.accountId,
-    fromAllowance: -charged.allowance_delta,
-    fromBalance: -charged.balance_delta,
-    remaining: charged.allowance_after + charged.balance_after,
-  };
+  return { id, accountId: input.accountId, amount: input.amount, remaining: charged.allowance_after + charged.balance_after };
 }
 
 /**
- * Gives back a reservation whose computation failed, to where it was drawn from (an allowance drawn
- * in an earlier month is not restored into the new month's allowance: it goes to nobody, as a reset
- * would have cleared it anyway). Idempotent: a charge is refunded at most once.
+ * Settles a reservation once its call's answer is stored: the credits are spent for good. False when
+ * it is no longer held (the sweep released it after its deadline): the answer must then not be sent.
  */
-export async function refundCredits(em: EntityManager, charge: Charge, operation: string): Promise<number> {
-  return em.transactional(async (tx) => {
-    const now = new Date();
-    const already = await tx.count(CreditLedgerSchema, { kind: 'refund', reference: charge.ledgerId });
-    const account = await lockAccount(tx, charge.accountId, now);
-    if (already > 0) return remainingOf(account);
-    const original = await tx.findOneOrFail(CreditLedgerSchema, { id: charge.ledgerId });
-    const samePeriod = currentPeriod(original.createdAt) === account.allowancePeriod;
-    const allowanceBack = samePeriod ? charge.fromAllowance : 0;
-    account.allowanceRemaining += allowanceBack;
-    account.purchasedBalance += charge.fromBalance;
-    tx.create(CreditLedgerSchema, {
-      id: newId('event'),
-      accountId: charge.accountId,
-      workspaceId: original.workspaceId,
-      kind: 'refund',
-      operation,
-      allowanceDelta: allowanceBack,
-      balanceDelta: charge.fromBalance,
-      allowanceAfter: account.allowanceRemaining,
-      balanceAfter: account.purchasedBalance,
-      reference: charge.ledgerId,
-      createdAt: now,
-    });
-    await tx.flush();
-    return remainingOf(account);
-  });
+export async function settleReservation(em: EntityManager, reservationId: string): Promise<boolean> {
+  const rows = await em
+    .getConnection()
+    .execute<Array<{ id: string }>>(
+      `update credit_reservations set state = 'settled', closed_at = now() where id = ? and state = 'held' returning id`,
+      [reservationId],
+      'all',
+      em.getTransactionContext(),
+    );
+  return rows.length === 1;
+}
+
+/**
+ * Gives a held reservation back, in one statement, to where it was drawn from (an allowance drawn in
+ * an earlier month is not restored into the new month's: a reset would have cleared it anyway), with
+ * its refund row in the ledger. A reservation is released at most once: the state change is
+ * conditional and the ledger accepts one refund per charge.
+ */
+const RELEASE_SQL = `
+with r as (
+  update credit_reservations set state = 'released', closed_at = now()
+   where id = ? and state = 'held'
+  returning id, account_id, workspace_id, operation, from_allowance, from_balance, period
+), acc as (
+  update accounts a
+     set allowance_remaining = a.allowance_remaining + (case when a.allowance_period = r.period then r.from_allowance else 0 end),
+         purchased_balance = a.purchased_balance + r.from_balance
+    from r
+   where a.id = r.account_id
+  returning a.id, a.allowance_remaining, a.purchased_balance, r.id as charge_id, r.workspace_id, r.operation, r.from_balance,
+            (case when a.allowance_period = r.period then r.from_allowance else 0 end) as allowance_back
+)
+insert into credit_ledger (id, account_id, workspace_id, kind, operation, allowance_delta, balance_delta, allowance_after, balance_after, reference, created_at)
+select ?, acc.id, acc.workspace_id, 'refund', acc.operation, acc.allowance_back, acc.from_balance, acc.allowance_remaining, acc.purchased_balance, acc.charge_id, now() from acc
+returning allowance_after + balance_after as remaining`;
+
+/** Releases a held reservation; returns the credits left after it, or null when it was not held. */
+export async function releaseReservation(em: EntityManager, reservationId: string): Promise<number | null> {
+  const rows = await em.getConnection().execute<Array<{ remaining: number }>>(RELEASE_SQL, [reservationId, newId('event')], 'all', em.getTransactionContext());
+  return rows[0]?.remaining ?? null;
+}
+
+/** The sweep: releases every reservation still held past its deadline (its call died or hung). */
+export async function releaseLapsedReservations(em: EntityManager, now: Date): Promise<number> {
+  const lapsed = await em
+    .getConnection()
+    .execute<Array<{ id: string }>>(`select id from credit_reservations where state = 'held' and deadline < ? order by deadline limit 1000`, [now]);
+  let released = 0;
+  for (const { id } of lapsed) if ((await releaseReservation(em, id)) !== null) released += 1;
+  return released;
 }

@@ -1,4 +1,6 @@
 import Papa from 'papaparse';
+import { parseJsonBody } from './json';
+import { EngineDataError, type EnginePool } from './engine-pool';
 import { AppError } from './errors';
 
 export type Row = Record<string, unknown>;
@@ -32,18 +34,21 @@ export function parseCsv(text: string): Row[] {
   if (new Set(fields).size !== fields.length || (renamed && Object.keys(renamed).length > 0)) {
     throw unreadable('The CSV header row repeats a column name.');
   }
+  if (fields.includes('__proto__')) throw unreadable('The CSV header row names a column "__proto__", which is not allowed.');
   if (parsed.data.length === 0) throw unreadable('The CSV has a header row but no data rows.');
+  parsed.data.forEach((row, i) => {
+    for (const [column, value] of Object.entries(row)) {
+      if (typeof value === 'number' && !Number.isFinite(value)) {
+        throw new AppError('VALIDATION_ERROR', 400, `Invalid file: data row ${i + 1}, column "${column}" holds a number out of range (${JSON.stringify(value)}).`);
+      }
+    }
+  });
   return parsed.data;
 }
 
 /** A JSON file: an array of row objects, or an object holding one under `data` or `rows`. */
 export function parseJsonRows(text: string): Row[] {
-  let value: unknown;
-  try {
-    value = JSON.parse(text.replace(/^\uFEFF/, ''));
-  } catch {
-    throw new AppError('INVALID_JSON', 400, 'The uploaded JSON file is not valid JSON.');
-  }
+  const value = parseJsonBody(text.replace(/^\uFEFF/, ''));
   const rows = Array.isArray(value) ? value : (value as { data?: unknown; rows?: unknown } | null)?.data ?? (value as { rows?: unknown } | null)?.rows;
   if (!Array.isArray(rows)) throw new AppError('VALIDATION_ERROR', 400, 'The JSON file must hold an array of row objects (or {"data": [...]}).');
   return checkRows(rows, 'file');
@@ -71,4 +76,32 @@ export function parseUploadedFile(file: { name: string | null; mimetype: string 
   const mimetype = (file.mimetype ?? '').toLowerCase();
   const looksJson = name.endsWith('.json') || mimetype.includes('json') || (!name.endsWith('.csv') && /^\s*[[{]/.test(text));
   return looksJson ? parseJsonRows(text) : parseCsv(text);
+}
+
+export interface ValidationReport {
+  valid: boolean;
+  target: string;
+  report: unknown;
+  errors: Array<{ code: string; message: string }>;
+  hint: string;
+  trial: { verdict?: unknown; metrics?: unknown };
+}
+
+/**
+ * The free trial run: the training report and a trial fit against the lazy answer. Data the engine
+ * refuses is a report with valid false; a request it cannot even start (no target) is a 400.
+ */
+export async function validateDataset(
+  pool: EnginePool,
+  input: { rows: Row[]; target: string; task: 'classification' | 'regression' | undefined; seed: number },
+): Promise<ValidationReport> {
+  try {
+    const report = await pool.analyse(input.rows, input.target, input.task);
+    const trial = await pool.trial(input.rows, input.target, input.seed, input.task);
+    return { valid: true, target: input.target, report, errors: [], hint: trial.hint, trial: { verdict: trial.verdict, metrics: trial.metrics } };
+  } catch (err) {
+    if (!(err instanceof EngineDataError)) throw err;
+    if (err.code === 'TARGET_MISSING' || err.code === 'INVALID_OPTIONS') throw new AppError('VALIDATION_ERROR', 400, err.message);
+    return { valid: false, target: input.target, report: null, errors: [{ code: err.code, message: err.message }], hint: err.message, trial: {} };
+  }
 }

@@ -8,8 +8,10 @@ export class AppError extends Error {
     readonly status: number,
     readonly detail: string,
     readonly extra: Record<string, unknown> = {},
+    /** What went wrong underneath (logged for 5xx answers, never sent). */
+    cause?: unknown,
   ) {
-    super(`${code}: ${detail}`);
+    super(`${code}: ${detail}`, cause === undefined ? undefined : { cause });
     this.name = 'AppError';
   }
 }
@@ -38,4 +40,25 @@ export function mapDatabaseError(err: unknown, conflicts: Record<string, AppErro
   }
   if (pg.code === '23503') return new AppError('CONFLICT', 409, 'A referenced resource does not exist.');
   return err;
+}
+
+const UNAVAILABLE_NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether an unexpected error means a dependency (PostgreSQL, Temporal) is unreachable or restarting:
+ * the caller gets a clear 503 to retry, not a 500. PostgreSQL classes 08 (connection), 57P0x (shut
+ * down), 53 (insufficient resources); pool acquisition timeouts; gRPC UNAVAILABLE (14) and
+ * DEADLINE_EXCEEDED (4) from Temporal.
+ */
+export function isDependencyUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
+    const x = e as { code?: unknown; message?: unknown; name?: unknown };
+    const code = typeof x.code === 'string' ? x.code : typeof x.code === 'number' ? x.code : undefined;
+    if (typeof code === 'string' && (UNAVAILABLE_NETWORK_CODES.has(code) || code.startsWith('08') || code.startsWith('57P0') || code.startsWith('53'))) return true;
+    if (typeof code === 'number' && (code === 14 || code === 4) && (x.name === 'ServiceError' || String(x.message ?? '').includes('UNAVAILABLE') || String(x.message ?? '').includes('DEADLINE'))) return true;
+    const message = String(x.message ?? '');
+    if (/Timeout acquiring a connection|Connection terminated|terminating connection|connect ECONNREFUSED|Client has encountered a connection error|Connection lost/i.test(message)) return true;
+    if (x.name === 'ServiceError' && /UNAVAILABLE|DEADLINE_EXCEEDED|failed to connect/i.test(message)) return true;
+  }
+  return false;
 }

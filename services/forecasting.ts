@@ -4,7 +4,7 @@ import type { Backtest, SeriesForecast } from '../engines/forecast';
 import { beatsBaseline } from '../engines/forecast/backtest';
 import { FORECAST_ENGINE } from '../engines/forecast';
 import { findEngine } from '../engines/catalogue';
-import { refundCredits, reserveCredits } from './credits';
+import { releaseReservation, reserveCredits } from './credits';
 import type { Row } from './datasets';
 import { EngineDataError, type EnginePool } from './engine-pool';
 import { AppError } from './errors';
@@ -24,17 +24,26 @@ function seriesRefusal(err: EngineDataError, code: 'INVALID_INPUT' | 'VALIDATION
   return new AppError(code, 400, err.message, { reason: err.code });
 }
 
+/**
+ * A text cell a spreadsheet would run as a formula (=, +, -, @, tab or carriage return first) gets a
+ * leading apostrophe (OWASP's CSV injection advice); numbers, negative ones included, stay numbers.
+ */
+export function neutraliseCell(value: unknown): unknown {
+  if (typeof value !== 'string' || !/^[=+\-@\t\r]/.test(value)) return value;
+  return value.trim() !== '' && Number.isFinite(Number(value)) ? value : `'${value}`;
+}
+
 export function forecastCsv(request: ForecastRequest, timestampColumn: string, forecasts: SeriesForecast[]): string {
   const predictionColumn = `${request.target}_prediction`;
   const quantileColumns = request.quantiles.map((q) => `quantile_${String(q)}`);
-  const fields = [timestampColumn, ...(request.itemId ? [request.itemId] : []), predictionColumn, ...quantileColumns];
+  const fields = [timestampColumn, ...(request.itemId ? [request.itemId] : []), predictionColumn, ...quantileColumns].map((f) => String(neutraliseCell(f)));
   const data: unknown[][] = [];
   for (const f of forecasts) {
     const point = request.pointEstimate === 'median' ? f.median : f.mean;
     f.timestamps.forEach((ts, step) => {
       data.push([
-        ts,
-        ...(request.itemId ? [f.id ?? ''] : []),
+        neutraliseCell(ts),
+        ...(request.itemId ? [neutraliseCell(f.id ?? '')] : []),
         point[step],
         ...request.quantiles.map((q) => f.quantiles[String(q)]?.[step]),
       ]);
@@ -47,6 +56,8 @@ export interface ForecastResult {
   csv: string;
   charged: number;
   remaining: number;
+  /** Held until the caller has the answer to send (settle) or the sweep gives it back. */
+  reservationId: string;
 }
 
 /**
@@ -57,7 +68,7 @@ export async function runForecast(
   em: EntityManager,
   pool: EnginePool,
   request: ForecastRequest,
-  billing: { accountId: string; workspaceId: string; httpRequestId: string },
+  billing: { accountId: string; workspaceId: string; httpRequestId: string; holdSeconds: number },
 ): Promise<ForecastResult> {
   const seriesRequest = { rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId };
   let summary;
@@ -77,14 +88,15 @@ export async function runForecast(
   }
   const price = findEngine(FORECAST_ENGINE.id)?.creditPricePerRow ?? FORECAST_ENGINE.creditPricePerPoint;
   const cost = request.horizon * summary.series.length * price;
-  const charge = await reserveCredits(em, { ...billing, amount: cost, operation: 'forecast', reference: billing.httpRequestId });
+  const reservation = await reserveCredits(em, { ...billing, amount: cost, operation: 'forecast', reference: billing.httpRequestId });
   try {
     const { timestampColumn, forecasts } = await pool.forecast({ ...seriesRequest, horizon: request.horizon, quantiles: request.quantiles });
     const finite = forecasts.every((f) => f.mean.every(Number.isFinite) && f.median.every(Number.isFinite));
     if (!finite) throw new Error('the engine produced a non-finite forecast');
-    return { csv: forecastCsv(request, timestampColumn, forecasts), charged: cost, remaining: charge.remaining };
+    return { csv: forecastCsv(request, timestampColumn, forecasts), charged: cost, remaining: reservation.remaining, reservationId: reservation.id };
   } catch (err) {
-    await refundCredits(em, charge, 'forecast');
+    // Gives the credits back now rather than at the sweep; the sweep stays the guarantee.
+    await releaseReservation(em, reservation.id);
     const detail = err instanceof Error ? err.message : String(err);
     throw new AppError('FORECAST_FAILED', 422, `The forecast could not be computed: ${detail}. Nothing was charged.`);
   }

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IDEMPOTENCY_TTL_HOURS } from '../config/plans';
-import { IdempotencyRecordSchema } from '../db/entities';
 import { AppError } from './errors';
 
 export interface StoredResponse {
@@ -20,46 +19,89 @@ export function requestFingerprint(parts: { method: string; path: string; body: 
   return hash.digest('hex');
 }
 
-/**
- * Claims an Idempotency-Key for a call, atomically (INSERT … ON CONFLICT DO NOTHING). A completed call
- * with the same content is replayed; other content is 422 IDEMPOTENCY_KEY_REUSED; a call still running
- * is 409 REQUEST_IN_PROGRESS. An expired record (older than 24 h) is replaced.
- */
-export async function claimIdempotencyKey(em: EntityManager, workspaceId: string, key: string, fingerprint: string): Promise<ClaimResult> {
-  const knex = em.getKnex();
-  const now = new Date();
-  const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_HOURS * 3_600_000);
-  await knex('idempotency_records').where({ workspace_id: workspaceId, key }).andWhere('expires_at', '<=', now).delete();
-  const inserted = await knex('idempotency_records')
-    .insert({ workspace_id: workspaceId, key, request_hash: fingerprint, state: 'in_progress', created_at: now, expires_at: expiresAt })
-    .onConflict(['workspace_id', 'key'])
-    .ignore()
-    .returning('key');
-  if (inserted.length === 1) return { kind: 'claimed' };
+interface RecordRow {
+  request_hash: string;
+  state: 'in_progress' | 'completed';
+  response_status: number | null;
+  response_body: string | null;
+  response_headers: Record<string, string> | null;
+  claimed: boolean;
+}
 
-  const existing = await em.fork().findOne(IdempotencyRecordSchema, { workspaceId, key });
-  if (!existing) return claimIdempotencyKey(em, workspaceId, key, fingerprint); // expired and removed meanwhile
-  if (existing.requestHash !== fingerprint) {
+/**
+ * One statement claims the key: a new key, an expired record (older than 24 h) or an in-progress
+ * claim whose lease ended (its call died) is taken with a fresh lease; otherwise the existing record
+ * is returned untouched. `xmax = 0` tells an insert from an update of the conflicting row.
+ */
+const CLAIM_SQL = `
+insert into idempotency_records as r (workspace_id, key, request_hash, state, created_at, expires_at, lease_until)
+values (?, ?, ?, 'in_progress', now(), now() + make_interval(hours => ?), now() + make_interval(secs => ?))
+on conflict (workspace_id, key) do update
+   set request_hash = excluded.request_hash, state = 'in_progress', response_status = null, response_body = null,
+       response_headers = null, created_at = excluded.created_at, expires_at = excluded.expires_at, lease_until = excluded.lease_until
+ where r.expires_at <= now()
+    or (r.state = 'in_progress' and r.lease_until <= now() and r.request_hash = excluded.request_hash)
+returning request_hash, state, response_status, response_body, response_headers, true as claimed`;
+
+/**
+ * Claims an Idempotency-Key for a call, atomically. A completed call with the same content is
+ * replayed; other content is 422 IDEMPOTENCY_KEY_REUSED; a call still running (its lease renewed) is
+ * 409 REQUEST_IN_PROGRESS. A call that died mid-way stops renewing its lease, and the next retry with
+ * the same content takes the key over.
+ */
+export async function claimIdempotencyKey(
+  em: EntityManager,
+  claim: { workspaceId: string; key: string; fingerprint: string; leaseSeconds: number },
+): Promise<ClaimResult> {
+  const connection = em.getConnection();
+  const taken = await connection.execute<RecordRow[]>(CLAIM_SQL, [claim.workspaceId, claim.key, claim.fingerprint, IDEMPOTENCY_TTL_HOURS, claim.leaseSeconds]);
+  if (taken.length === 1) return { kind: 'claimed' };
+  const [existing] = await connection.execute<RecordRow[]>(
+    `select request_hash, state, response_status, response_body, response_headers, false as claimed from idempotency_records where workspace_id = ? and key = ?`,
+    [claim.workspaceId, claim.key],
+  );
+  if (!existing) return claimIdempotencyKey(em, claim); // released meanwhile
+  if (existing.request_hash !== claim.fingerprint) {
     throw new AppError('IDEMPOTENCY_KEY_REUSED', 422, 'This Idempotency-Key was already used for a different request; use a new key per logical call.');
   }
-  if (existing.state !== 'completed' || existing.responseStatus === null) {
+  if (existing.state !== 'completed' || existing.response_status === null) {
     throw new AppError('REQUEST_IN_PROGRESS', 409, 'The first call with this Idempotency-Key has not answered yet; retry later with the same key.');
   }
-  return { kind: 'replay', response: { status: existing.responseStatus, body: existing.responseBody, headers: existing.responseHeaders ?? {} } };
+  return { kind: 'replay', response: { status: existing.response_status, body: existing.response_body, headers: existing.response_headers ?? {} } };
 }
 
+/** Keeps a running call's claim alive; called periodically while it runs. */
+export async function renewIdempotencyLease(em: EntityManager, workspaceId: string, key: string, leaseSeconds: number): Promise<void> {
+  await em
+    .getConnection()
+    .execute(`update idempotency_records set lease_until = now() + make_interval(secs => ?) where workspace_id = ? and key = ? and state = 'in_progress'`, [
+      leaseSeconds,
+      workspaceId,
+      key,
+    ]);
+}
+
+/** Stores the answer to replay; runs inside the transaction that settles the call's credits. */
 export async function completeIdempotencyKey(em: EntityManager, workspaceId: string, key: string, response: StoredResponse): Promise<void> {
   await em
-    .getKnex()('idempotency_records')
-    .where({ workspace_id: workspaceId, key })
-    .update({ state: 'completed', response_status: response.status, response_body: response.body, response_headers: JSON.stringify(response.headers) });
+    .getConnection()
+    .execute(
+      `update idempotency_records set state = 'completed', response_status = ?, response_body = ?, response_headers = ?::jsonb where workspace_id = ? and key = ?`,
+      [response.status, response.body, JSON.stringify(response.headers), workspaceId, key],
+      'run',
+      em.getTransactionContext(),
+    );
 }
 
-/** A call that failed on our side (5xx) may be retried with the same key: forget it. */
+/** A call that failed on our side (5xx) may be retried with the same key at once: forget it. */
 export async function releaseIdempotencyKey(em: EntityManager, workspaceId: string, key: string): Promise<void> {
-  await em.getKnex()('idempotency_records').where({ workspace_id: workspaceId, key, state: 'in_progress' }).delete();
+  await em.getConnection().execute(`delete from idempotency_records where workspace_id = ? and key = ? and state = 'in_progress'`, [workspaceId, key]);
 }
 
 export async function pruneIdempotencyRecords(em: EntityManager, now: Date): Promise<number> {
-  return em.getKnex()('idempotency_records').where('expires_at', '<=', now).delete();
+  const rows = await em.getConnection().execute<Array<{ n: number }>>(
+    `with gone as (delete from idempotency_records where expires_at <= ? returning 1) select count(*)::int as n from gone`,
+    [now],
+  );
+  return rows[0]?.n ?? 0;
 }

@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { PLANS } from '../config/plans';
+import { PLANS, type PlanName } from '../config/plans';
 import {
   AccountSchema,
   ContextChunkSchema,
@@ -16,7 +16,10 @@ import {
 import { findEngine } from '../engines/catalogue';
 import { gunzipJson, gzipJson } from './compression';
 import type { Row } from './datasets';
-import { AppError, notFound } from './errors';
+import { EngineDataError, type EnginePool } from './engine-pool';
+import { AppError, notFound, validationError } from './errors';
+import { assertServing, pendingCount } from './outcomes';
+import type { TemporalGateway } from './temporal/gateway';
 import { newId } from './ids';
 
 /** Models that take a quota slot: everything not archived and not deleted. */
@@ -95,14 +98,43 @@ export async function createModelForTraining(em: EntityManager, input: NewModelI
   });
 }
 
-/** The rows version `versionNumber` learns from: every chunk up to it, in order. */
-export async function loadContext(em: EntityManager, modelId: string, versionNumber: number): Promise<Row[]> {
-  const chunks = await em.find(
+/**
+ * The rows version `versionNumber` learns from: every chunk up to it, in order, capped at `maxRows`
+ * (the plan's training rows) by dropping the oldest rows, so that a model fed outcomes for years
+ * trains on its most recent data within its plan. Chunks are read newest first and no further than
+ * needed.
+ */
+export async function loadContext(em: EntityManager, modelId: string, versionNumber: number, maxRows: number | null = null): Promise<Row[]> {
+  const sizes = await em.find(
     ContextChunkSchema,
     { model: modelId, versionNumber: { $lte: versionNumber } },
-    { orderBy: { versionNumber: 'asc', createdAt: 'asc' }, populate: ['data'] },
+    { fields: ['id', 'rowCount', 'versionNumber', 'createdAt'], orderBy: { versionNumber: 'desc', createdAt: 'desc' } },
   );
-  return chunks.flatMap((chunk) => gunzipJson<Row[]>(chunk.data));
+  const needed: string[] = [];
+  let count = 0;
+  for (const chunk of sizes) {
+    if (maxRows !== null && count >= maxRows) break;
+    needed.push(chunk.id);
+    count += chunk.rowCount;
+  }
+  const chunks = needed.length ? await em.find(ContextChunkSchema, { id: { $in: needed } }, { orderBy: { versionNumber: 'asc', createdAt: 'asc' }, populate: ['data'] }) : [];
+  const rows = chunks.flatMap((chunk) => gunzipJson<Row[]>(chunk.data));
+  return maxRows !== null && rows.length > maxRows ? rows.slice(rows.length - maxRows) : rows;
+}
+
+/** Models still `training` since before `createdBefore`: their creating call may have died. */
+export async function strandedTrainings(em: EntityManager, createdBefore: Date): Promise<string[]> {
+  const rows = await em
+    .getConnection()
+    .execute<Array<{ id: string }>>(`select id from models where status = 'training' and created_at < ? order by created_at limit 100`, [createdBefore]);
+  return rows.map((r) => r.id);
+}
+
+/** A model whose first fit failed for good: deleted, so it never holds a quota slot. Idempotent. */
+export async function abandonTraining(em: EntityManager, modelId: string): Promise<void> {
+  const model = await em.findOne(ModelSchema, { id: modelId });
+  if (!model || model.status !== 'training') return;
+  await deleteModel(em, model.workspace.id, modelId);
 }
 
 export interface FittedVersion {
@@ -123,11 +155,13 @@ export interface FittedVersion {
  * Stores version `number` and makes it serve. Idempotent: a retried activity that finds the version
  * already stored changes nothing, so a model ends trained exactly once.
  */
-export async function storeVersion(em: EntityManager, modelId: string, number: number, fitted: FittedVersion): Promise<ModelVersion> {
+export async function storeVersion(em: EntityManager, modelId: string, number: number, fitted: FittedVersion): Promise<ModelVersion | null> {
   return em.transactional(async (tx) => {
     const model = await tx.findOneOrFail(ModelSchema, { id: modelId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     const existing = await tx.findOne(ModelVersionSchema, { model: modelId, number });
     if (existing) return existing;
+    // A model deleted while its fit ran gets no new artefact.
+    if (model.status === 'deleted') return null;
     const version = tx.create(ModelVersionSchema, {
       id: newId('version'),
       model,
@@ -145,12 +179,10 @@ export async function storeVersion(em: EntityManager, modelId: string, number: n
       trigger: fitted.trigger,
       createdAt: new Date(),
     });
-    if (model.status !== 'deleted') {
-      model.currentVersion = Math.max(model.currentVersion ?? 0, number);
-      model.featureColumns = fitted.featureColumns;
-      model.engineId = fitted.engineId;
-      if (model.status === 'training') model.status = 'serving';
-    }
+    model.currentVersion = Math.max(model.currentVersion ?? 0, number);
+    model.featureColumns = fitted.featureColumns;
+    model.engineId = fitted.engineId;
+    if (model.status === 'training') model.status = 'serving';
     await tx.flush();
     return version;
   });
@@ -161,7 +193,8 @@ export async function listModels(
   workspaceId: string,
   query: { status?: 'archived'; limit: number; offset: number },
 ): Promise<{ items: Model[]; total: number }> {
-  const statuses: ModelStatus[] = query.status === 'archived' ? ['archived'] : ['serving', 'training'];
+  // Models still training are not listed: they cannot serve yet (the contract lists serving models).
+  const statuses: ModelStatus[] = query.status === 'archived' ? ['archived'] : ['serving'];
   const [items, total] = await em.findAndCount(
     ModelSchema,
     { workspace: workspaceId, status: { $in: statuses } },
@@ -228,52 +261,111 @@ export function isServable(version: Pick<ModelVersion, 'engineId' | 'engineVersi
   return engine !== undefined && engine.kind === 'tabular' && engine.version === version.engineVersion;
 }
 
-const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
-
-export function presentVersion(version: ModelVersion, model: Model) {
-  return {
-    id: version.id,
-    number: version.number,
-    engine: { id: version.engineId, version: version.engineVersion },
-    format_version: version.formatVersion,
-    trigger: version.trigger,
-    serving: model.currentVersion === version.number && model.status === 'serving',
-    context_rows: version.contextRows,
-    outcomes_folded: version.outcomesFolded,
-    validation: version.validation,
-    ...(model.explain && version.topFactors ? { top_factors: version.topFactors } : {}),
-    created_at: version.createdAt.toISOString(),
-  };
-}
-
-export function presentModel(model: Model, current: ModelVersion | null) {
-  return {
-    id: model.id,
-    name: model.name,
-    target: model.target,
-    task: model.task,
-    engine: model.engineId,
-    status: model.status,
-    feature_columns: model.featureColumns,
-    explain: model.explain,
-    auto_update: model.autoUpdate,
-    version: current ? presentVersion(current, model) : null,
-    versions_count: model.currentVersion ?? 0,
-    workspace_id: model.workspace.id,
-    created_at: model.createdAt.toISOString(),
-    updated_at: model.updatedAt.toISOString(),
-    archived_at: iso(model.archivedAt),
-  };
-}
-
-export async function presentModelWithVersion(em: EntityManager, model: Model) {
-  return (await presentModelsWithVersions(em, [model]))[0]!;
-}
-
-/** Presents models with their serving versions, fetched in one query. */
-export async function presentModelsWithVersions(em: EntityManager, models: Model[]) {
+/** Models with their serving versions, fetched in one query. */
+export async function withServingVersions(em: EntityManager, models: Model[]): Promise<Array<{ model: Model; version: ModelVersion | null }>> {
   const wanted = models.filter((m) => m.currentVersion !== null).map((m) => ({ model: m.id, number: m.currentVersion! }));
   const versions = wanted.length ? await em.find(ModelVersionSchema, { $or: wanted }) : [];
   const byModel = new Map(versions.map((v) => [v.model.id, v]));
-  return models.map((m) => presentModel(m, byModel.get(m.id) ?? null));
+  return models.map((model) => ({ model, version: byModel.get(model.id) ?? null }));
+}
+
+export interface CreateModelInput {
+  workspaceId: string;
+  accountId: string;
+  plan: PlanName;
+  engine: string | undefined;
+  target: string;
+  task: 'classification' | 'regression' | undefined;
+  name: string | undefined;
+  explain: boolean;
+  autoUpdate: boolean;
+  rows: Row[];
+}
+
+/**
+ * Creates a model and trains it (the call answers once trained). The rows are checked against the
+ * plan and the engine first; the model row and its context commit before `train/<mdl>` starts, and
+ * the workflow itself gives the model up if the fit fails, so a call that dies half-way leaves a
+ * model the sweep trains (or gives up), never one that holds a quota slot for ever.
+ */
+export async function createModel(
+  em: EntityManager,
+  deps: { pool: EnginePool; temporal: TemporalGateway },
+  input: CreateModelInput,
+): Promise<{ model: Model; version: ModelVersion | null }> {
+  if (!input.engine) throw validationError('Invalid body.engine: required when creating a model (engine ids come from GET /v1/engines).');
+  const engine = findEngine(input.engine);
+  if (!engine || engine.kind !== 'tabular') throw validationError(`Invalid body.engine: ${input.engine} is not a tabular engine of GET /v1/engines.`);
+  const maxRows = PLANS[input.plan].maxTrainingRows;
+  if (maxRows !== null && input.rows.length > maxRows) {
+    throw new AppError('TOO_MANY_ROWS', 413, `Your plan trains on at most ${maxRows} rows; got ${input.rows.length}.`, { limit: maxRows, rows: input.rows.length });
+  }
+  let task: ModelTask;
+  try {
+    task = (await deps.pool.analyse(input.rows, input.target, input.task)).task;
+  } catch (err) {
+    throw err instanceof EngineDataError ? dataRefusal(err) : err;
+  }
+  const model = await createModelForTraining(em.fork(), {
+    workspaceId: input.workspaceId,
+    accountId: input.accountId,
+    name: input.name,
+    target: input.target,
+    task,
+    engineId: engine.id,
+    explain: input.explain,
+    autoUpdate: input.autoUpdate,
+    rows: input.rows,
+  });
+  await deps.temporal.trainModel(model.id);
+  const fresh = em.fork();
+  const [trained] = await withServingVersions(fresh, [await getModel(fresh, input.workspaceId, model.id)]);
+  return trained!;
+}
+
+/** The engine's refusal of a dataset, as the contract's answer. */
+export function dataRefusal(err: EngineDataError): AppError {
+  if (err.code === 'TARGET_MISSING' || err.code === 'INVALID_OPTIONS') return new AppError('VALIDATION_ERROR', 400, err.message);
+  return new AppError('DATA_VALIDATION_FAILED', 422, err.message, { report: { valid: false, errors: [{ code: err.code, message: err.message }] } });
+}
+
+/**
+ * Folds the pending outcomes into a new version that serves at once (through `refresh/<mdl>`; a
+ * refresh already running answers 409 UPDATE_IN_PROGRESS, nothing to fold 409 NO_PENDING_OUTCOMES).
+ */
+export async function refreshModel(
+  em: EntityManager,
+  temporal: TemporalGateway,
+  workspaceId: string,
+  modelId: string,
+): Promise<{ model: Model; version: ModelVersion; folded: number }> {
+  const model = await getModel(em, workspaceId, modelId);
+  assertServing(model);
+  if ((await pendingCount(em, model)) === 0) throw noPendingOutcomes();
+  const refreshed = await temporal.refreshModel(model.id);
+  if (!refreshed) throw noPendingOutcomes();
+  const after = em.fork();
+  const current = await after.findOneOrFail(ModelSchema, { id: model.id });
+  const version = await after.findOneOrFail(ModelVersionSchema, { model: model.id, number: refreshed.number });
+  return { model: current, version, folded: refreshed.folded };
+}
+
+const noPendingOutcomes = (): AppError => new AppError('NO_PENDING_OUTCOMES', 409, 'There is no pending outcome to fold in; report outcomes first.');
+
+/** Deletes a model and stops its running work (the fit's store step refuses a deleted model anyway). */
+export async function deleteModelAndWork(em: EntityManager, temporal: TemporalGateway, workspaceId: string, modelId: string): Promise<void> {
+  await deleteModel(em, workspaceId, modelId);
+  await temporal.cancelModelWork(modelId);
+}
+
+/** A page of a model's versions, newest first. */
+export async function versionsPage(
+  em: EntityManager,
+  workspaceId: string,
+  modelId: string,
+  page: { limit: number; offset: number },
+): Promise<{ model: Model; items: ModelVersion[]; total: number }> {
+  const model = await getModel(em, workspaceId, modelId);
+  const [items, total] = await em.findAndCount(ModelVersionSchema, { model: modelId }, { orderBy: { number: 'desc' }, limit: page.limit, offset: page.offset });
+  return { model, items, total };
 }

@@ -1,8 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ContextChunkSchema, OutcomeSchema, PredictionSchema, type Model } from '../db/entities';
+import type { Logger } from 'pino';
+import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema, PredictionSchema, type Model, type ModelVersion } from '../db/entities';
 import type { Row } from './datasets';
-import { AppError } from './errors';
+import { AppError, validationError } from './errors';
 import { newId } from './ids';
+import { getModel } from './models';
+import { checkPredictionRows } from './predictions';
+import type { TemporalGateway } from './temporal/gateway';
 
 export interface OutcomeInput {
   actual: string | number | boolean;
@@ -16,6 +20,67 @@ export function assertServing(model: Model): void {
 }
 
 /**
+ * An outcome's `actual` must fit the frozen task: one of the training classes for a classification
+ * (a binary model never grows a third class), a finite number for a regression.
+ */
+function checkActual(model: Model, version: ModelVersion, actual: OutcomeInput['actual'], i: number): void {
+  if (model.task === 'regression') {
+    const value = typeof actual === 'string' && actual.trim() !== '' ? Number(actual) : actual;
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      throw validationError(`Invalid body.outcomes.${i}.actual: this regression model needs a finite number; got ${JSON.stringify(actual)}.`);
+    }
+    return;
+  }
+  const classes = ((version.report as { classes?: unknown[] }).classes ?? []).map(String);
+  if (!classes.includes(String(actual))) {
+    throw validationError(`Invalid body.outcomes.${i}.actual: this ${model.task} model knows the classes ${classes.map((c) => JSON.stringify(c)).join(', ')}; got ${JSON.stringify(actual)}.`);
+  }
+}
+
+export interface ReportedOutcomes {
+  ids: string[];
+  pending: number;
+  integrationStarted: boolean;
+}
+
+/**
+ * Records one batch and, for a model with auto_update, signals its integration. The batch is stored
+ * first and never twice: when the signal cannot be sent, the sweep starts the integration of a model
+ * whose outcomes wait too long.
+ */
+export async function reportOutcomes(
+  em: EntityManager,
+  deps: { temporal: TemporalGateway; logger: Logger },
+  workspaceId: string,
+  modelId: string,
+  outcomes: OutcomeInput[],
+): Promise<ReportedOutcomes> {
+  const model = await getModel(em, workspaceId, modelId);
+  const recorded = await recordOutcomes(em, model, outcomes);
+  let integrationStarted = false;
+  if (model.autoUpdate) {
+    try {
+      await deps.temporal.signalIntegration(model.id, recorded.ids.length);
+      integrationStarted = true;
+    } catch (err) {
+      deps.logger.error({ err, modelId: model.id }, 'could not signal the integration workflow; the sweep will start it');
+    }
+  }
+  return { ...recorded, integrationStarted };
+}
+
+/** Serving models with auto_update whose outcomes wait since before `olderThan` (a lost signal). */
+export async function strandedIntegrations(em: EntityManager, olderThan: Date, notBefore: Date): Promise<string[]> {
+  const rows = await em.getConnection().execute<Array<{ id: string }>>(
+    `select distinct m.id from models m join outcomes o on o.model_id = m.id
+      where m.status = 'serving' and m.auto_update and o.status = 'pending' and o.created_at < ? and o.created_at >= ?
+      limit 100`,
+    [olderThan, notBefore],
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
  * Records one batch of outcomes as pending. Each names its prediction (`request_id`: the features are
  * looked up) or carries the full feature set; the whole batch is refused if one is invalid.
  */
@@ -26,7 +91,7 @@ export async function recordOutcomes(em: EntityManager, model: Model, outcomes: 
     ? await em.find(PredictionSchema, { id: { $in: requestIds }, modelId: model.id }, { fields: ['id', 'features'] })
     : [];
   const byId = new Map(predictions.map((p) => [p.id, p]));
-  const expected = new Set(model.featureColumns);
+  const version = await em.findOneOrFail(ModelVersionSchema, { model: model.id, number: model.currentVersion ?? 0 });
   const now = new Date();
   const rows = outcomes.map((o, i) => {
     let features: Row;
@@ -41,16 +106,9 @@ export async function recordOutcomes(em: EntityManager, model: Model, outcomes: 
     } else {
       features = o.features ?? {};
     }
-    const missing = model.featureColumns.filter((c) => !(c in features));
-    const unexpected = Object.keys(features).filter((k) => !expected.has(k));
-    if (missing.length || unexpected.length) {
-      throw new AppError('COLUMN_MISMATCH', 400, `Outcome ${i}: features must hold exactly the model's feature columns.`, {
-        expected_columns: model.featureColumns,
-        missing_columns: missing,
-        unexpected_columns: unexpected,
-        row: i,
-      });
-    }
+    checkActual(model, version, o.actual, i);
+    // Features must fit the training columns and types, or every later refresh would fail on them.
+    checkPredictionRows(model, version, [features], i);
     return { id: newId('event'), modelId: model.id, workspaceId: model.workspace.id, predictionId, features, actual: o.actual, status: 'pending' as const, foldedInVersion: null, createdAt: now };
   });
   await em.insertMany(OutcomeSchema, rows);

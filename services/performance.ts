@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ModelVersionSchema, type Model } from '../db/entities';
+import { AppError } from './errors';
 
 /**
  * Verdict thresholds, against the validation score the serving version earned at training time:
@@ -10,62 +11,71 @@ import { ModelVersionSchema, type Model } from '../db/entities';
  */
 export const PERFORMANCE_THRESHOLDS = { holdingGap: 0.05, weakGap: 0.15, holdingRatio: 1.2, weakRatio: 1.5 } as const;
 
-interface Matched {
-  output: Record<string, unknown>;
-  actual: unknown;
+interface Observed {
+  matched: number;
+  score: number | null;
 }
 
-function rocAuc(scores: number[], labels: boolean[]): number | null {
-  const positives = labels.filter(Boolean).length;
-  const negatives = labels.length - positives;
-  if (positives === 0 || negatives === 0) return null;
-  const order = scores.map((s, i) => [s, i] as const).sort((a, b) => a[0] - b[0]);
-  let rankSum = 0;
-  let i = 0;
-  while (i < order.length) {
-    let j = i;
-    while (j + 1 < order.length && order[j + 1]![0] === order[i]![0]) j += 1;
-    const averageRank = (i + j) / 2 + 1;
-    for (let k = i; k <= j; k += 1) if (labels[order[k]![1]]) rankSum += averageRank;
-    i = j + 1;
-  }
-  return (rankSum - (positives * (positives + 1)) / 2) / (positives * negatives);
-}
+const MATCHED_CTE = `with m as (
+  select p.output, o.actual #>> '{}' as actual
+    from predictions p join outcomes o on o.prediction_id = p.id
+   where p.model_id = ? and p.created_at >= ?
+)`;
 
-function observedScore(metric: string, matched: Matched[], classes: string[]): number | null {
-  if (matched.length === 0) return null;
+/**
+ * The observed score over predictions matched to outcomes, aggregated in PostgreSQL so that a year
+ * of pairs never travels to the API process. ROC AUC uses average ranks for ties (Mann-Whitney).
+ */
+async function observedScore(em: EntityManager, metric: string, modelId: string, since: Date, classes: string[]): Promise<Observed> {
+  const connection = em.getConnection();
   if (metric === 'rmse') {
-    const errors = matched.map((m) => Number(m.output.prediction) - Number(m.actual));
-    return Math.sqrt(errors.reduce((s, e) => s + e * e, 0) / errors.length);
+    const [row] = await connection.execute<Array<{ n: number; score: number | null }>>(
+      `${MATCHED_CTE} select count(*)::int as n, sqrt(avg(power((output->>'prediction')::float8 - actual::float8, 2))) as score from m`,
+      [modelId, since],
+    );
+    return { matched: row?.n ?? 0, score: row?.score ?? null };
   }
   if (metric === 'roc_auc') {
     const positive = classes[classes.length - 1] ?? '';
-    return rocAuc(
-      matched.map((m) => Number(m.output[`proba_${positive}`] ?? 0)),
-      matched.map((m) => String(m.actual) === positive),
+    const [row] = await connection.execute<Array<{ n: number; positives: number; rank_sum: number | null }>>(
+      `${MATCHED_CTE}, s as (select coalesce((output->>?)::float8, 0) as score, actual = ? as pos from m),
+       r as (select pos, rank() over (order by score) + (count(*) over (partition by score) - 1) / 2.0 as rk from s)
+       select count(*)::int as n, coalesce(sum(case when pos then 1 else 0 end), 0)::int as positives, sum(case when pos then rk else 0 end)::float8 as rank_sum from r`,
+      [modelId, since, `proba_${positive}`, positive],
     );
+    const n = row?.n ?? 0;
+    const positives = row?.positives ?? 0;
+    const negatives = n - positives;
+    if (n === 0 || positives === 0 || negatives === 0) return { matched: n, score: null };
+    return { matched: n, score: ((row?.rank_sum ?? 0) - (positives * (positives + 1)) / 2) / (positives * negatives) };
   }
   // log loss (multiclass)
-  const eps = 1e-15;
-  const losses = matched.map((m) => -Math.log(Math.max(eps, Number(m.output[`proba_${String(m.actual)}`] ?? 0))));
-  return losses.reduce((s, l) => s + l, 0) / losses.length;
+  const [row] = await connection.execute<Array<{ n: number; score: number | null }>>(
+    `${MATCHED_CTE} select count(*)::int as n, avg(-ln(greatest(1e-15, coalesce((output->>('proba_' || actual))::float8, 0)))) as score from m`,
+    [modelId, since],
+  );
+  return { matched: row?.n ?? 0, score: row?.score ?? null };
 }
 
+/** Performance of a model over the last `days`; 503 PERFORMANCE_UNAVAILABLE when the logs cannot be read. */
 export async function modelPerformance(em: EntityManager, model: Model, days: number) {
+  try {
+    return await computePerformance(em, model, days);
+  } catch (err) {
+    throw new AppError('PERFORMANCE_UNAVAILABLE', 503, 'Performance cannot be computed right now; retry later.', {}, err);
+  }
+}
+
+async function computePerformance(em: EntityManager, model: Model, days: number) {
   const since = new Date(Date.now() - days * 86_400_000);
   const version = model.currentVersion ? await em.findOne(ModelVersionSchema, { model: model.id, number: model.currentVersion }) : null;
   const validation = (version?.validation ?? {}) as { metric?: string; score?: number; higher_is_better?: boolean; baseline_score?: number };
   const classes = ((version?.report as { classes?: string[] } | undefined)?.classes ?? []).map(String);
-  const knex = em.getKnex();
-  const [{ count: predictionCount }] = (await knex('predictions').where('model_id', model.id).andWhere('created_at', '>=', since).count({ count: '*' })) as Array<{ count: string }>;
-  const matched = (await knex('predictions as p')
-    .join('outcomes as o', 'o.prediction_id', 'p.id')
-    .where('p.model_id', model.id)
-    .andWhere('p.created_at', '>=', since)
-    .select('p.output', 'o.actual')) as Matched[];
-
+  const [counted] = await em
+    .getConnection()
+    .execute<Array<{ n: number }>>(`select count(*)::int as n from predictions where model_id = ? and created_at >= ?`, [model.id, since]);
   const metric = validation.metric ?? 'rmse';
-  const score = observedScore(metric, matched, classes);
+  const { matched, score } = await observedScore(em, metric, model.id, since, classes);
   const expected = validation.score ?? null;
   let verdict: 'holding' | 'weak' | 'dropped' | null = null;
   if (score !== null && expected !== null) {
@@ -83,9 +93,9 @@ export async function modelPerformance(em: EntityManager, model: Model, days: nu
     model_id: model.id,
     days,
     from: since.toISOString(),
-    predictions: Number(predictionCount),
+    predictions: counted?.n ?? 0,
     expected: version ? { version: version.number, metric, score: expected, higher_is_better: validation.higher_is_better ?? false, baseline_score: validation.baseline_score ?? null } : null,
-    observed: matched.length > 0 ? { matched: matched.length, metric, score } : null,
+    observed: matched > 0 ? { matched, metric, score } : null,
     verdict,
     thresholds: PERFORMANCE_THRESHOLDS,
   };

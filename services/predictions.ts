@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MAX_PREDICT_ROWS_PER_CALL } from '../config/plans';
-import { ModelVersionSchema, type Model, type ModelVersion } from '../db/entities';
+import { MAX_PREDICT_ROWS_PER_CALL, PREDICTION_RETENTION_DAYS } from '../config/plans';
+import { ModelVersionSchema, OutcomeSchema, PredictionSchema, type Model, type ModelVersion, type Prediction } from '../db/entities';
 import { findEngine } from '../engines/catalogue';
 import { gunzipText } from './compression';
-import { reserveCredits, refundCredits, type Charge } from './credits';
+import { releaseReservation, reserveCredits } from './credits';
 import type { Row } from './datasets';
 import type { EnginePool } from './engine-pool';
 import { AppError } from './errors';
@@ -20,9 +20,10 @@ interface ColumnInfo {
  * Column names must equal the training columns minus the target (COLUMN_MISMATCH names the missing
  * and unexpected ones); values must fit the column's type (SCHEMA_MISMATCH names the column).
  */
-export function checkPredictionRows(model: Model, version: ModelVersion, rows: Row[]): void {
+export function checkPredictionRows(model: Model, version: ModelVersion, rows: Row[], firstIndex = 0): void {
   const expected = new Set(model.featureColumns);
-  rows.forEach((row, i) => {
+  rows.forEach((row, index) => {
+    const i = firstIndex + index;
     const keys = Object.keys(row);
     const missing = model.featureColumns.filter((c) => !(c in row));
     const unexpected = keys.filter((k) => !expected.has(k));
@@ -42,7 +43,8 @@ export function checkPredictionRows(model: Model, version: ModelVersion, rows: R
   const columns = ((version.report as { columns?: ColumnInfo[] }).columns ?? []).filter((c) => c.name !== model.target);
   for (const column of columns) {
     if (column.type !== 'numeric') continue;
-    rows.forEach((row, i) => {
+    rows.forEach((row, index) => {
+      const i = firstIndex + index;
       const value = row[column.name];
       if (value === null || value === undefined || value === '' || typeof value === 'number') return;
       if (typeof value === 'string' && Number.isFinite(Number(value))) return;
@@ -91,26 +93,25 @@ async function artefactOf(em: EntityManager, version: ModelVersion): Promise<str
 }
 
 export interface PredictResult {
-  body: {
-    model_id: string;
-    version: { id: string; number: number };
-    predictions: Array<Record<string, unknown>>;
-    credits_charged: number;
-    credits_remaining: number;
-  };
+  modelId: string;
+  version: { id: string; number: number };
+  predictions: Array<Record<string, unknown>>;
   charged: number;
   remaining: number;
+  /** Held until the caller stores the answer (settle) or the sweep gives it back. */
+  reservationId: string;
 }
 
 /**
  * Scores rows: checks the model and the columns, reserves the credits before any computation, scores
- * in the engine pool, stores one prediction per row (its id is the request_id for outcomes), and
- * refunds the reservation if anything after it fails.
+ * in the engine pool and stores one prediction per row (its id is the request_id for outcomes). The
+ * reservation stays held: the caller settles it with the stored answer; a failure here releases it at
+ * once, and a process that dies leaves it to the sweep.
  */
 export async function predict(
   em: EntityManager,
   pool: EnginePool,
-  input: { model: Model; rows: Row[]; accountId: string; workspaceId: string; httpRequestId: string },
+  input: { model: Model; rows: Row[]; accountId: string; workspaceId: string; httpRequestId: string; holdSeconds: number },
 ): Promise<PredictResult> {
   const { model, rows } = input;
   if (model.status === 'archived') throw new AppError('MODEL_ARCHIVED', 409, 'The model is archived; restore it to predict.');
@@ -119,7 +120,10 @@ export async function predict(
   }
   if (rows.length === 0) throw new AppError('VALIDATION_ERROR', 400, 'Send at least one row to score.');
   if (rows.length > MAX_PREDICT_ROWS_PER_CALL) {
-    throw new AppError('TOO_MANY_ROWS', 413, `One call scores at most ${MAX_PREDICT_ROWS_PER_CALL} rows; got ${rows.length}.`);
+    throw new AppError('TOO_MANY_ROWS', 413, `One call scores at most ${MAX_PREDICT_ROWS_PER_CALL} rows; got ${rows.length}.`, {
+      limit: MAX_PREDICT_ROWS_PER_CALL,
+      rows: rows.length,
+    });
   }
   const version = await servingVersion(em, model.id, model.currentVersion);
   if (!isServable(version)) {
@@ -132,12 +136,13 @@ export async function predict(
   checkPredictionRows(model, version, rows);
   const price = findEngine(version.engineId)?.creditPricePerRow ?? 1;
   const cost = price * rows.length;
-  const charge: Charge = await reserveCredits(em.fork(), {
+  const reservation = await reserveCredits(em, {
     accountId: input.accountId,
     workspaceId: input.workspaceId,
     amount: cost,
     operation: 'models.predict',
     reference: input.httpRequestId,
+    holdSeconds: input.holdSeconds,
   });
   try {
     const scored = await pool.predict(version.id, () => artefactOf(em, version), rows);
@@ -153,19 +158,47 @@ export async function predict(
       httpRequestId: input.httpRequestId,
       rows: predictions.map((p, i) => ({ id: p.request_id as string, features: rows[i] ?? {}, output: p })),
     });
-    return {
-      body: {
-        model_id: model.id,
-        version: { id: version.id, number: version.number },
-        predictions,
-        credits_charged: cost,
-        credits_remaining: charge.remaining,
-      },
-      charged: cost,
-      remaining: charge.remaining,
-    };
+    return { modelId: model.id, version: { id: version.id, number: version.number }, predictions, charged: cost, remaining: reservation.remaining, reservationId: reservation.id };
   } catch (err) {
-    await refundCredits(em.fork(), charge, 'models.predict');
+    // Gives the credits back now rather than at the sweep; the sweep stays the guarantee.
+    await releaseReservation(em, reservation.id);
     throw err;
+  }
+}
+
+/** Drops scored rows past their retention (with their outcomes' link kept as is); run by the sweep. */
+export async function prunePredictions(em: EntityManager, now: Date): Promise<number> {
+  const cutoff = new Date(now.getTime() - PREDICTION_RETENTION_DAYS * 86_400_000);
+  const rows = await em
+    .getConnection()
+    .execute<Array<{ n: number }>>(`with gone as (delete from predictions where created_at < ? returning 1) select count(*)::int as n from gone`, [cutoff]);
+  return rows[0]?.n ?? 0;
+}
+
+export interface PredictionHistoryEntry {
+  prediction: Prediction;
+  /** The outcome reported for it, when there is one. */
+  outcome?: unknown;
+}
+
+/** A page of a model's scored rows, newest first, with their reported outcomes. */
+export async function predictionHistory(
+  em: EntityManager,
+  model: Model,
+  page: { limit: number; offset: number },
+): Promise<{ items: PredictionHistoryEntry[]; total: number }> {
+  try {
+    const [predictions, total] = await em.findAndCount(
+      PredictionSchema,
+      { modelId: model.id },
+      { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset },
+    );
+    const outcomes = predictions.length
+      ? await em.find(OutcomeSchema, { predictionId: { $in: predictions.map((p) => p.id) } }, { fields: ['predictionId', 'actual'] })
+      : [];
+    const actualOf = new Map(outcomes.map((o) => [o.predictionId, o.actual]));
+    return { items: predictions.map((prediction) => (actualOf.has(prediction.id) ? { prediction, outcome: actualOf.get(prediction.id) } : { prediction })), total };
+  } catch (err) {
+    throw new AppError('PREDICTION_HISTORY_UNAVAILABLE', 503, 'The prediction history cannot be read right now; retry later.', {}, err);
   }
 }

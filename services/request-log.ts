@@ -1,3 +1,4 @@
+import { AppError } from './errors';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { REQUEST_LOG_RETENTION_DAYS } from '../config/plans';
 import type { Logger } from 'pino';
@@ -81,4 +82,59 @@ export class RequestLogWriter {
 export async function pruneRequestLog(em: EntityManager, now: Date): Promise<number> {
   const cutoff = new Date(now.getTime() - REQUEST_LOG_RETENTION_DAYS * 86_400_000);
   return em.getKnex()('request_log').where('created_at', '<', cutoff).delete();
+}
+
+export interface LogWindow {
+  from: Date;
+  to: Date;
+}
+
+export interface RequestLogRow {
+  id: string;
+  method: string;
+  path: string;
+  operation: string;
+  status: number;
+  error_code: string | null;
+  credits: number;
+  duration_ms: number;
+  key_id: string | null;
+  created_at: Date;
+}
+
+/** A page of a workspace's calls in a window, newest first; 503 REQUEST_LOG_UNAVAILABLE when unreadable. */
+export async function requestLogPage(
+  em: EntityManager,
+  workspaceId: string,
+  query: LogWindow & { errorsOnly: boolean; limit: number; offset: number },
+): Promise<{ items: RequestLogRow[]; total: number }> {
+  try {
+    const filter = `workspace_id = ? and created_at >= ? and created_at <= ?${query.errorsOnly ? ' and status >= 400' : ''}`;
+    const params = [workspaceId, query.from, query.to];
+    const connection = em.getConnection();
+    const [counted] = await connection.execute<Array<{ n: number }>>(`select count(*)::int as n from request_log where ${filter}`, params);
+    const items = await connection.execute<RequestLogRow[]>(
+      `select id, method, path, operation, status, error_code, credits, duration_ms, key_id, created_at from request_log where ${filter}
+        order by created_at desc, id desc limit ? offset ?`,
+      [...params, query.limit, query.offset],
+    );
+    return { items, total: counted?.n ?? 0 };
+  } catch (err) {
+    throw new AppError('REQUEST_LOG_UNAVAILABLE', 503, 'The request log cannot be read right now; retry later.', {}, err);
+  }
+}
+
+/** Credits and calls of a workspace by UTC day and operation; 503 USAGE_UNAVAILABLE when unreadable. */
+export async function usageByDay(em: EntityManager, workspaceId: string, window: LogWindow): Promise<Array<{ day: string; operation: string; credits: number; calls: number }>> {
+  try {
+    const rows = await em.getConnection().execute<Array<{ day: string; operation: string; credits: number; calls: number }>>(
+      `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, operation, coalesce(sum(credits), 0)::int as credits, count(*)::int as calls
+         from request_log where workspace_id = ? and created_at >= ? and created_at <= ?
+        group by day, operation order by day, operation`,
+      [workspaceId, window.from, window.to],
+    );
+    return rows;
+  } catch (err) {
+    throw new AppError('USAGE_UNAVAILABLE', 503, 'Usage cannot be read right now; retry later.', {}, err);
+  }
 }

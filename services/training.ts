@@ -1,5 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { PLANS } from '../config/plans';
 import { ContextChunkSchema, ModelSchema, OutcomeSchema, type Outcome } from '../db/entities';
 import { TABULAR_ENGINE } from '../engines/tabular';
 import { gzipJson, gzipText } from './compression';
@@ -27,15 +28,16 @@ export async function fitAndStoreVersion(
   pool: EnginePool,
   request: FitRequest,
   options: { onProgress?: (p: { done: number; total: number }) => void; signal?: AbortSignal } = {},
-): Promise<{ versionId: string; number: number }> {
-  const model = await em.findOneOrFail(ModelSchema, { id: request.modelId });
+): Promise<{ versionId: string; number: number } | null> {
+  const model = await em.findOneOrFail(ModelSchema, { id: request.modelId }, { populate: ['account'] });
   const done = await em.getConnection().execute<Array<{ id: string }>>('select id from model_versions where model_id = ? and number = ?', [
     request.modelId,
     request.number,
   ]);
   if (done[0]) return { versionId: done[0].id, number: request.number };
+  if (model.status === 'deleted') return null;
 
-  const rows = await loadContext(em, request.modelId, request.number);
+  const rows = await loadContext(em, request.modelId, request.number, PLANS[model.account.plan].maxTrainingRows);
   const trained = await pool.train(
     {
       rows,
@@ -59,7 +61,7 @@ export async function fitAndStoreVersion(
     outcomesFolded: request.outcomesFolded,
     trigger: request.trigger,
   });
-  return { versionId: version.id, number: version.number };
+  return version ? { versionId: version.id, number: version.number } : null;
 }
 
 export const outcomeToRow = (outcome: Pick<Outcome, 'features' | 'actual'>, target: string): Row => ({
@@ -70,15 +72,18 @@ export const outcomeToRow = (outcome: Pick<Outcome, 'features' | 'actual'>, targ
 /**
  * Folds every pending outcome into the context as the chunk of the next version, and marks them
  * folded, in one transaction. Idempotent: when the next version's chunk already exists (a retried
- * activity), it is reused.
+ * activity), it is reused. Null, and nothing changed, when there is nothing to fold (a racing
+ * refresh took the outcomes) or the model no longer serves (archived or deleted meanwhile).
  */
-export async function foldPendingOutcomes(em: EntityManager, modelId: string): Promise<{ number: number; folded: number }> {
+export async function foldPendingOutcomes(em: EntityManager, modelId: string): Promise<{ number: number; folded: number } | null> {
   return em.transactional(async (tx) => {
     const model = await tx.findOneOrFail(ModelSchema, { id: modelId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     const number = (model.currentVersion ?? 0) + 1;
     const existing = await tx.findOne(ContextChunkSchema, { model: modelId, versionNumber: number });
     if (existing) return { number, folded: existing.rowCount };
+    if (model.status !== 'serving') return null;
     const pending = await tx.find(OutcomeSchema, { modelId, status: 'pending' }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    if (pending.length === 0) return null;
     tx.create(ContextChunkSchema, {
       id: newId('event'),
       model,

@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { condition, defineSignal, executeChild, setHandler, sleep } from '@temporalio/workflow';
+import { condition, continueAsNew, defineSignal, executeChild, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import { refreshModel, type TrainModelInput } from './train-model';
 
 export const outcomesReceived = defineSignal<[{ count: number }]>('outcomesReceived');
@@ -13,8 +13,16 @@ const RETRY_WHEN_BUSY_MS = 30_000;
  * batches, then runs `refresh/<mdl>` as a child. A refresh already running (started by a caller) is
  * waited out and tried again; batches arriving meanwhile make another refresh.
  */
-export async function integration(input: TrainModelInput): Promise<{ refreshes: number }> {
-  let pendingBatches = 0;
+export interface IntegrationInput extends TrainModelInput {
+  /** Batches already waiting when it starts (the sweep's start for a lost signal, or continue-as-new). */
+  pendingAtStart?: number;
+}
+
+/** A long-lived integration starts afresh after this many refreshes, so its history stays small. */
+const REFRESHES_PER_RUN = 50;
+
+export async function integration(input: IntegrationInput): Promise<{ refreshes: number }> {
+  let pendingBatches = input.pendingAtStart ?? 0;
   setHandler(outcomesReceived, () => {
     pendingBatches += 1;
   });
@@ -34,6 +42,9 @@ export async function integration(input: TrainModelInput): Promise<{ refreshes: 
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       pendingBatches += 1;
       await sleep(RETRY_WHEN_BUSY_MS);
+    }
+    if (refreshes >= REFRESHES_PER_RUN || workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof integration>({ modelId: input.modelId, heartbeatTimeoutMs: input.heartbeatTimeoutMs, pendingAtStart: pendingBatches });
     }
   }
   return { refreshes };

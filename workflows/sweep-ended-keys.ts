@@ -1,15 +1,60 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
+import { integration } from './integration';
 import type { Activities } from '../activities';
+import { trainModel } from './train-model';
 
-const { sweepEndedKeys } = proxyActivities<Activities>({
+const { sweepEndedKeys, strandedTrainings, strandedIntegrations } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
 
+export interface SweepResult {
+  expired: number;
+  ended: number;
+  idempotencyPruned: number;
+  requestLogPruned: number;
+  predictionsPruned: number;
+  reservationsReleased: number;
+  trainingsResumed: number;
+  integrationsStarted: number;
+}
+
 /**
  * Run by the `sweep-ended-keys` Schedule: marks keys past `expires_at` (and overdue rotations)
- * revoked, and prunes idempotency records and request-log entries past their retention.
+ * revoked, releases credit reservations whose call died, prunes records past their retention, and
+ * starts `train/<mdl>` for a model whose creating call died before starting it (the stored context
+ * is all the fit needs; a workflow already running or done keeps its id and is not started twice),
+ * and `integrate/<mdl>` for an auto-updated model whose outcomes wait because their signal was lost.
  */
-export async function sweepEndedKeysWorkflow(): Promise<{ expired: number; ended: number; idempotencyPruned: number; requestLogPruned: number }> {
-  return sweepEndedKeys();
+export async function sweepEndedKeysWorkflow(): Promise<SweepResult> {
+  const swept = await sweepEndedKeys();
+  const stranded = await strandedTrainings();
+  let trainingsResumed = 0;
+  for (const model of stranded) {
+    try {
+      await startChild(trainModel, {
+        workflowId: model.workflowId,
+        args: [{ modelId: model.modelId, heartbeatTimeoutMs: model.heartbeatTimeoutMs }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
+      trainingsResumed += 1;
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+  let integrationsStarted = 0;
+  for (const model of await strandedIntegrations()) {
+    try {
+      await startChild(integration, {
+        workflowId: model.workflowId,
+        args: [{ modelId: model.modelId, heartbeatTimeoutMs: model.heartbeatTimeoutMs, pendingAtStart: 1 }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
+      integrationsStarted += 1;
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+  return { ...swept, trainingsResumed, integrationsStarted };
 }

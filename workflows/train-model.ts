@@ -15,16 +15,31 @@ function fitActivities(heartbeatTimeoutMs: number) {
   });
 }
 
-/** `train/<mdl>`: fits version 1 from the stored context; the model serves once it is stored. */
-export async function trainModel(input: TrainModelInput): Promise<{ versionId: string; number: number }> {
+const { abandonTraining } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: { maximumInterval: '30 seconds' } });
+
+/**
+ * `train/<mdl>`: fits version 1 from the stored context; the model serves once it is stored. A fit
+ * that fails for good gives the model up here, durably, so it never stays `training` holding a quota
+ * slot, whoever started the workflow (the route, or the sweep for a model whose route died).
+ */
+export async function trainModel(input: TrainModelInput): Promise<{ versionId: string; number: number } | null> {
   const { fitVersion } = fitActivities(input.heartbeatTimeoutMs);
-  return fitVersion({ modelId: input.modelId, number: 1, trigger: 'train', outcomesFolded: 0 });
+  try {
+    return await fitVersion({ modelId: input.modelId, number: 1, trigger: 'train', outcomesFolded: 0 });
+  } catch (err) {
+    await abandonTraining(input.modelId);
+    throw err;
+  }
 }
 
-/** `refresh/<mdl>`: folds the pending outcomes into the context, then fits the next version. */
-export async function refreshModel(input: TrainModelInput): Promise<{ versionId: string; number: number; folded: number }> {
+/**
+ * `refresh/<mdl>`: folds the pending outcomes into the context, then fits the next version. Nothing
+ * to fold (a racing refresh took them, or the model stopped serving) makes no version: null.
+ */
+export async function refreshModel(input: TrainModelInput): Promise<{ versionId: string; number: number; folded: number } | null> {
   const { fitVersion, foldOutcomes } = fitActivities(input.heartbeatTimeoutMs);
   const folded = await foldOutcomes(input.modelId);
+  if (!folded) return null;
   const version = await fitVersion({ modelId: input.modelId, number: folded.number, trigger: 'refresh', outcomesFolded: folded.folded });
-  return { ...version, folded: folded.folded };
+  return version ? { ...version, folded: folded.folded } : null;
 }

@@ -1,6 +1,8 @@
 import fs from 'node:fs/promises';
 import type { Context } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
+import getRawBody from 'raw-body';
+import { findUnstorable, parseJsonBody } from '../../services/json';
 import type { File } from 'formidable';
 import { PLANS, type PlanName } from '../../config/plans';
 import { AppError } from '../../services/errors';
@@ -16,6 +18,9 @@ export interface UploadedFile {
 
 const PARSED_METHODS = [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE];
 
+/** formidable's code for a second file part. */
+const FORMIDABLE_MAX_FILES_EXCEEDED = 1015;
+
 function isTooLarge(err: unknown): boolean {
   const e = err as { status?: number; statusCode?: number; httpCode?: number; code?: number } | null;
   return e?.status === 413 || e?.statusCode === 413 || e?.httpCode === 413 || e?.code === 1009 || e?.code === 1016;
@@ -23,6 +28,36 @@ function isTooLarge(err: unknown): boolean {
 
 async function runParser(ctx: Context, parser: ReturnType<typeof koaBody>): Promise<void> {
   await parser(ctx, async () => undefined);
+}
+
+function hasBody(ctx: Context): boolean {
+  const length = ctx.get('content-length');
+  return Boolean(ctx.get('transfer-encoding')) || (length !== '' && length !== '0');
+}
+
+/**
+ * Reads a JSON body with our own parser (see parseJsonBody). A body of another type is 415, not an
+ * empty object; no body at all is `{}` so that routes with only optional fields accept it.
+ */
+async function readJson(ctx: Context, limit: number, tooLarge: () => AppError): Promise<void> {
+  if (!hasBody(ctx)) {
+    ctx.request.body = {};
+    return;
+  }
+  if (!ctx.is('application/json', '+json')) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 415, `This route reads application/json${ctx.get('content-type') ? `, not ${ctx.get('content-type')}` : ''}.`);
+  }
+  if (ctx.get('content-encoding') && ctx.get('content-encoding') !== 'identity') {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 415, 'Compressed request bodies are not accepted; send the JSON as is.');
+  }
+  let text: string;
+  try {
+    text = await getRawBody(ctx.req, { limit, encoding: 'utf8', length: ctx.get('content-length') || undefined });
+  } catch (err) {
+    if (isTooLarge(err)) throw tooLarge();
+    throw new AppError('INVALID_JSON', 400, 'The request body could not be read as UTF-8 JSON.');
+  }
+  ctx.request.body = (text.trim() === '' ? {} : parseJsonBody(text)) as typeof ctx.request.body;
 }
 
 /**
@@ -33,18 +68,24 @@ async function runParser(ctx: Context, parser: ReturnType<typeof koaBody>): Prom
 export async function readBody(ctx: Context, kind: BodyKind, config: AppConfig, plan: PlanName | null): Promise<UploadedFile | null> {
   if (kind === 'none') return null;
   if (kind === 'json') {
-    await runParser(ctx, koaBody({ json: true, jsonStrict: true, jsonLimit: config.JSON_BODY_LIMIT_BYTES, text: false, urlencoded: false, multipart: false, parsedMethods: PARSED_METHODS }));
+    await readJson(ctx, config.JSON_BODY_LIMIT_BYTES, () => new AppError('PAYLOAD_TOO_LARGE', 413, 'The request body is larger than this route accepts.'));
     return null;
   }
   const limits = PLANS[plan ?? 'free'];
   const multipart = Boolean(ctx.is('multipart/form-data'));
+  if (!multipart) {
+    await readJson(
+      ctx,
+      limits.maxDatasetBytes,
+      () => new AppError('DATASET_TOO_LARGE', 413, `The dataset is larger than the ${Math.round(limits.maxDatasetBytes / 1048576)} MiB your plan accepts; send it as a file or in parts.`),
+    );
+    return null;
+  }
   try {
     await runParser(
       ctx,
       koaBody({
-        json: true,
-        jsonStrict: true,
-        jsonLimit: limits.maxDatasetBytes,
+        json: false,
         text: false,
         urlencoded: false,
         multipart: true,
@@ -53,14 +94,14 @@ export async function readBody(ctx: Context, kind: BodyKind, config: AppConfig, 
       }),
     );
   } catch (err) {
-    if (isTooLarge(err)) {
-      throw multipart
-        ? new AppError('FILE_TOO_LARGE', 413, `The uploaded file is larger than the ${Math.round(limits.maxFileBytes / 1048576)} MiB your plan accepts.`)
-        : new AppError('DATASET_TOO_LARGE', 413, `The dataset is larger than the ${Math.round(limits.maxDatasetBytes / 1048576)} MiB your plan accepts; send it as a file or in parts.`);
+    if ((err as { code?: number } | null)?.code === FORMIDABLE_MAX_FILES_EXCEEDED) {
+      throw new AppError('VALIDATION_ERROR', 400, 'Send one file, in the multipart field "file".');
     }
-    if (multipart) throw new AppError('CSV_UNREADABLE', 400, 'The multipart body could not be read.');
-    throw err;
+    if (isTooLarge(err)) throw new AppError('FILE_TOO_LARGE', 413, `The uploaded file is larger than the ${Math.round(limits.maxFileBytes / 1048576)} MiB your plan accepts.`);
+    throw new AppError('CSV_UNREADABLE', 400, 'The multipart body could not be read.');
   }
+  const unstorable = findUnstorable(ctx.request.body, 'body');
+  if (unstorable) throw new AppError('VALIDATION_ERROR', 400, `Invalid ${unstorable}.`);
   const files = ctx.request.files;
   if (!files) return null;
   const names = Object.keys(files);

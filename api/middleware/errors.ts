@@ -1,7 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { ZodError } from 'zod';
-import { AppError } from '../../services/errors';
+import { AppError, isDependencyUnavailable } from '../../services/errors';
 
 interface HttpishError {
   status?: number;
@@ -37,7 +37,14 @@ export function zodToAppError(err: ZodError, where: string, code = 'VALIDATION_E
 
 /** Turns any thrown value into the envelope on ctx; unexpected ones are logged with the request id. */
 export function renderError(ctx: Context, err: unknown, logger: Logger): void {
-  if (err instanceof AppError) return sendError(ctx, err);
+  if (err instanceof AppError) {
+    if (err.status >= 500) logger.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, `answered ${err.code}`);
+    return sendError(ctx, err);
+  }
+  if (isDependencyUnavailable(err)) {
+    logger.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'a dependency is unavailable');
+    return sendError(ctx, new AppError('SERVICE_UNAVAILABLE', 503, 'The service cannot reach one of its stores right now; retry in a few seconds.'));
+  }
   if (err instanceof ZodError) return sendError(ctx, zodToAppError(err, 'request'));
   const mapped = fromHttpError(err as HttpishError);
   if (mapped) return sendError(ctx, mapped);
@@ -53,9 +60,12 @@ export function errorHandler(logger: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
+      const empty = ctx.body === undefined || ctx.body === null;
+      if (ctx.status === 404 && empty) {
         sendError(ctx, new AppError('NOT_FOUND', 404, `No route matches ${ctx.method} ${ctx.path}.`));
-      } else if (ctx.status === 405 && ctx.body === undefined) {
+      } else if ((ctx.status === 405 || ctx.status === 501) && empty) {
+        // 501 is the router's answer to a method it does not know at all (PROPFIND, …): for the
+        // client it is the same as any other method this path does not allow.
         sendError(ctx, new AppError('METHOD_NOT_ALLOWED', 405, `${ctx.method} is not allowed on ${ctx.path}.`));
       }
     } catch (err) {

@@ -1,10 +1,12 @@
 import type { Context } from 'koa';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { releaseReservation, settleReservation } from '../../services/credits';
 import { AppError } from '../../services/errors';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
   releaseIdempotencyKey,
+  renewIdempotencyLease,
   requestFingerprint,
   type StoredResponse,
 } from '../../services/idempotency';
@@ -29,46 +31,88 @@ function replay(ctx: Context, stored: StoredResponse): void {
   ctx.set('Idempotent-Replayed', 'true');
 }
 
-/**
- * Runs `handle` at most once per (workspace, Idempotency-Key): a retry with the same content gets the
- * stored status, body and remaining-credits header, and is charged nothing.
- */
-export async function withIdempotency(
-  ctx: Context,
-  deps: { orm: MikroORM },
-  workspaceId: string,
-  upload: UploadedFile | null,
-  handle: () => Promise<void>,
-): Promise<void> {
-  const key = ctx.get('idempotency-key');
-  if (!key) return handle();
-  if (key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
-    throw new AppError('VALIDATION_ERROR', 400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
-  }
-  const em = deps.orm.em.fork();
-  const fingerprint = requestFingerprint({ method: ctx.method, path: ctx.path, body: ctx.request.body ?? null, file: upload?.content ?? null });
-  const claim = await claimIdempotencyKey(em, workspaceId, key, fingerprint);
-  if (claim.kind === 'replay') return replay(ctx, claim.response);
-  try {
-    await handle();
-  } catch (err) {
-    const status = (err as { status?: number }).status;
-    if (err instanceof AppError && status !== undefined && status < 500) {
-      await completeIdempotencyKey(em, workspaceId, key, {
-        status,
-        body: JSON.stringify({ status: 'error', message: err.code, messageDetail: err.detail, ...err.extra }),
-        headers: { 'content-type': 'application/json; charset=utf-8' },
-      });
-    } else {
-      await releaseIdempotencyKey(em, workspaceId, key);
-    }
-    throw err;
-  }
-  if (ctx.status >= 500) return releaseIdempotencyKey(em, workspaceId, key);
+function storedAnswer(ctx: Context): StoredResponse {
   const headers: Record<string, string> = {};
   for (const name of REPLAYED_HEADERS) {
     const value = ctx.response.get(name);
     if (value) headers[name] = String(value);
   }
-  await completeIdempotencyKey(em, workspaceId, key, { status: ctx.status, body: serialiseBody(ctx.body), headers });
+  return { status: ctx.status, body: serialiseBody(ctx.body), headers };
+}
+
+/** A paid route's handler names the credits it holds here; the answer settles them. */
+export function holdCredits(ctx: Context, reservationId: string): void {
+  ctx.state.reservationId = reservationId;
+}
+
+export interface CommitDeps {
+  orm: MikroORM;
+  idempotencyLeaseSeconds: number;
+}
+
+/**
+ * Runs a route's handler so that its answer and its credits go together:
+ * - with an Idempotency-Key, the call runs at most once per (workspace, key) while its lease is
+ *   renewed; a retry with the same content replays the stored answer and is charged nothing, and a
+ *   retry after the first call died (its lease ran out) runs it again;
+ * - the credits the handler reserved are settled in the same transaction that stores the answer for
+ *   replay, before the answer is sent; a failed call releases them at once, a call whose process
+ *   dies leaves them to the sweep.
+ */
+export async function runCommitted(
+  ctx: Context,
+  deps: CommitDeps,
+  scope: { workspaceId: string; idempotent: boolean; upload: UploadedFile | null },
+  handle: () => Promise<void>,
+): Promise<void> {
+  const key = scope.idempotent ? ctx.get('idempotency-key') : '';
+  if (key && (key.length > 255 || !/^[\x21-\x7e]+$/.test(key))) {
+    throw new AppError('VALIDATION_ERROR', 400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
+  }
+  const em = deps.orm.em.fork();
+  const { workspaceId } = scope;
+  let renewal: NodeJS.Timeout | null = null;
+  if (key) {
+    const fingerprint = requestFingerprint({ method: ctx.method, path: ctx.path, body: ctx.request.body ?? null, file: scope.upload?.content ?? null });
+    const claim = await claimIdempotencyKey(em, { workspaceId, key, fingerprint, leaseSeconds: deps.idempotencyLeaseSeconds });
+    if (claim.kind === 'replay') return replay(ctx, claim.response);
+    const renewEveryMs = (deps.idempotencyLeaseSeconds * 1000) / 3;
+    renewal = setInterval(() => {
+      renewIdempotencyLease(deps.orm.em.fork(), workspaceId, key, deps.idempotencyLeaseSeconds).catch(() => undefined);
+    }, renewEveryMs);
+    renewal.unref();
+  }
+  const held = (): string | undefined => ctx.state.reservationId as string | undefined;
+  try {
+    try {
+      await handle();
+    } finally {
+      if (renewal) clearInterval(renewal);
+    }
+    if (ctx.status >= 500) throw new AppError('INTERNAL_ERROR', ctx.status, 'The call failed on our side; retry it.');
+    const reservationId = held();
+    if (!reservationId && !key) return;
+    await em.transactional(async (tx) => {
+      if (reservationId && !(await settleReservation(tx, reservationId))) {
+        throw new AppError('CALL_EXPIRED', 503, 'The call took longer than its credits could be held and nothing was charged; retry it.');
+      }
+      if (key) await completeIdempotencyKey(tx, workspaceId, key, storedAnswer(ctx));
+    });
+  } catch (err) {
+    const reservationId = held();
+    if (reservationId) await releaseReservation(deps.orm.em.fork(), reservationId);
+    if (key) {
+      if (err instanceof AppError && err.status < 500) {
+        // A refusal is an answer: the same call with the same key gets it again.
+        await completeIdempotencyKey(em, workspaceId, key, {
+          status: err.status,
+          body: JSON.stringify({ status: 'error', message: err.code, messageDetail: err.detail, ...err.extra }),
+          headers: { 'content-type': 'application/json; charset=utf-8' },
+        });
+      } else {
+        await releaseIdempotencyKey(em, workspaceId, key);
+      }
+    }
+    throw err;
+  }
 }

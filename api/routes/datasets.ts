@@ -1,11 +1,10 @@
-import { EngineDataError } from '../../services/engine-pool';
+import { validateDataset } from '../../services/datasets';
 import { TRAINING_SEED } from '../../services/training';
 import type { AppDeps } from '../app';
 import { route, type AnyRoute } from '../route';
 import { trainingInputSchema } from '../schemas/models';
 import { z } from '../zod';
 import { datasetRows, requireAuth } from './helpers';
-import { dataRefusal } from './models';
 
 const validationReportSchema = z
   .object({
@@ -45,17 +44,7 @@ export function datasetRoutes(deps: AppDeps): AnyRoute[] {
       ],
       async handler(ctx, { body, auth, upload }) {
         requireAuth(auth);
-        const rows = datasetRows(body.data, upload, 'data');
-        try {
-          const report = await deps.enginePool.analyse(rows, body.target, body.task);
-          const trial = await deps.enginePool.trial(rows, body.target, TRAINING_SEED, body.task);
-          ctx.body = { valid: true, target: body.target, report, errors: [], hint: trial.hint, trial: { verdict: trial.verdict, metrics: trial.metrics } };
-        } catch (err) {
-          if (!(err instanceof EngineDataError)) throw err;
-          const refusal = dataRefusal(err);
-          if (refusal.status === 400) throw refusal;
-          ctx.body = { valid: false, target: body.target, report: null, errors: [{ code: err.code, message: err.message }], hint: err.message, trial: {} };
-        }
+        ctx.body = await validateDataset(deps.enginePool, { rows: datasetRows(body.data, upload, 'data'), target: body.target, task: body.task, seed: TRAINING_SEED });
       },
     }),
   ];

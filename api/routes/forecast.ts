@@ -1,7 +1,7 @@
 import { AppError } from '../../services/errors';
 import { runBacktest, runForecast } from '../../services/forecasting';
 import type { AppDeps } from '../app';
-import { REMAINING_HEADER } from '../middleware/idempotency';
+import { holdCredits, REMAINING_HEADER } from '../middleware/idempotency';
 import { route, type AnyRoute } from '../route';
 import { backtestResultSchema, DEFAULT_HORIZON, forecastInputSchema, type ForecastInput } from '../schemas/forecast';
 import { datasetRows, requireAuth, requireUsageKey } from './helpers';
@@ -65,8 +65,9 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
           deps.orm.em.fork(),
           deps.enginePool,
           { rows: rowsOf(body, upload, 'INVALID_INPUT'), target: body.target, horizon, timestamp: body.timestamp, itemId: body.item_id, quantiles, pointEstimate: body.point_estimate },
-          { accountId: a.accountId, workspaceId: a.workspaceId, httpRequestId: requestId },
+          { accountId: a.accountId, workspaceId: a.workspaceId, httpRequestId: requestId, holdSeconds: deps.config.CREDIT_HOLD_SECONDS },
         );
+        holdCredits(ctx, result.reservationId);
         ctx.state.creditsCharged = result.charged;
         ctx.set(REMAINING_HEADER, String(result.remaining));
         ctx.type = 'text/csv; charset=utf-8';

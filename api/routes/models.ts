@@ -1,28 +1,24 @@
-import { PLANS } from '../../config/plans';
-import { findEngine } from '../../engines/catalogue';
-import { EngineDataError } from '../../services/engine-pool';
-import { AppError, validationError } from '../../services/errors';
+import { validationError } from '../../services/errors';
 import {
   archiveModel,
-  createModelForTraining,
-  deleteModel,
+  createModel,
+  deleteModelAndWork,
   getModel,
   listModels,
-  listVersions,
-  presentModelWithVersion,
-  presentModelsWithVersions,
-  presentVersion,
+  refreshModel,
   renameModel,
   restoreModel,
+  versionsPage,
+  withServingVersions,
 } from '../../services/models';
-import { pendingCount, recordOutcomes, assertServing } from '../../services/outcomes';
+import { reportOutcomes } from '../../services/outcomes';
 import { modelPerformance } from '../../services/performance';
-import { predict } from '../../services/predictions';
-import { PredictionSchema, OutcomeSchema, ModelSchema } from '../../db/entities';
+import { predict, predictionHistory } from '../../services/predictions';
 import type { AppDeps } from '../app';
-import { REMAINING_HEADER } from '../middleware/idempotency';
+import { holdCredits, REMAINING_HEADER } from '../middleware/idempotency';
+import { presentModel, presentVersion } from '../presenters';
 import { route, type AnyRoute } from '../route';
-import { paginated } from '../schemas/common';
+import { pageQuerySchema, paginated } from '../schemas/common';
 import {
   modelIdParamsSchema,
   modelListQuerySchema,
@@ -44,11 +40,6 @@ import { datasetRows, requireAuth, requireUsageKey } from './helpers';
 import { z } from '../zod';
 
 const NOT_FOUND: [number, string] = [404, 'NOT_FOUND'];
-
-export function dataRefusal(err: EngineDataError): AppError {
-  if (err.code === 'TARGET_MISSING' || err.code === 'INVALID_OPTIONS') return new AppError('VALIDATION_ERROR', 400, err.message);
-  return new AppError('DATA_VALIDATION_FAILED', 422, err.message, { report: { valid: false, errors: [{ code: err.code, message: err.message }] } });
-}
 
 export function modelRoutes(deps: AppDeps): AnyRoute[] {
   const em = () => deps.orm.em.fork();
@@ -76,41 +67,24 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       ],
       async handler(ctx, { body, auth, upload }) {
         const a = requireAuth(auth);
-        if (!body.engine) throw validationError('Invalid body.engine: required when creating a model (engine ids come from GET /v1/engines).');
-        const engine = findEngine(body.engine);
-        if (!engine || engine.kind !== 'tabular') throw validationError(`Invalid body.engine: ${body.engine} is not a tabular engine of GET /v1/engines.`);
-        const rows = datasetRows(body.data, upload, 'data');
-        const maxRows = PLANS[a.plan].maxTrainingRows;
-        if (maxRows !== null && rows.length > maxRows) {
-          throw new AppError('TOO_MANY_ROWS', 413, `Your plan trains on at most ${maxRows} rows; got ${rows.length}.`, { limit: maxRows, rows: rows.length });
-        }
-        let task;
-        try {
-          task = (await deps.enginePool.analyse(rows, body.target, body.task)).task;
-        } catch (err) {
-          throw err instanceof EngineDataError ? dataRefusal(err) : err;
-        }
-        const model = await createModelForTraining(em(), {
-          workspaceId: a.workspaceId,
-          accountId: a.accountId,
-          name: body.name,
-          target: body.target,
-          task,
-          engineId: engine.id,
-          explain: body.explain,
-          autoUpdate: body.auto_update,
-          rows,
-        });
-        try {
-          await deps.temporal.trainModel(model.id);
-        } catch (err) {
-          // A model that could not be trained is not left behind half-created.
-          await deleteModel(em(), a.workspaceId, model.id);
-          throw err;
-        }
-        const fresh = em();
+        const { model, version } = await createModel(
+          em(),
+          { pool: deps.enginePool, temporal: deps.temporal },
+          {
+            workspaceId: a.workspaceId,
+            accountId: a.accountId,
+            plan: a.plan,
+            engine: body.engine,
+            target: body.target,
+            task: body.task,
+            name: body.name,
+            explain: body.explain,
+            autoUpdate: body.auto_update,
+            rows: datasetRows(body.data, upload, 'data'),
+          },
+        );
         ctx.status = 201;
-        ctx.body = await presentModelWithVersion(fresh, await getModel(fresh, a.workspaceId, model.id));
+        ctx.body = presentModel(model, version);
       },
     }),
     route({
@@ -124,10 +98,9 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 200: { description: 'A page of models, newest first.', schema: modelListSchema } },
       errors: [],
       async handler(ctx, { query, auth }) {
-        const a = requireAuth(auth);
         const fork = em();
-        const { items, total } = await listModels(fork, a.workspaceId, query);
-        ctx.body = paginated(await presentModelsWithVersions(fork, items), total, query);
+        const { items, total } = await listModels(fork, requireAuth(auth).workspaceId, query);
+        ctx.body = paginated((await withServingVersions(fork, items)).map((m) => presentModel(m.model, m.version)), total, query);
       },
     }),
     route({
@@ -142,7 +115,8 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       errors: [NOT_FOUND],
       async handler(ctx, { params, auth }) {
         const fork = em();
-        ctx.body = await presentModelWithVersion(fork, await getModel(fork, requireAuth(auth).workspaceId, params.id));
+        const [found] = await withServingVersions(fork, [await getModel(fork, requireAuth(auth).workspaceId, params.id)]);
+        ctx.body = presentModel(found!.model, found!.version);
       },
     }),
     route({
@@ -158,8 +132,8 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       errors: [NOT_FOUND, [409, 'MODEL_FIELD_FROZEN']],
       async handler(ctx, { params, body, auth }) {
         const fork = em();
-        const model = await renameModel(fork, requireAuth(auth).workspaceId, params.id, body);
-        ctx.body = await presentModelWithVersion(fork, model);
+        const [renamed] = await withServingVersions(fork, [await renameModel(fork, requireAuth(auth).workspaceId, params.id, body)]);
+        ctx.body = presentModel(renamed!.model, renamed!.version);
       },
     }),
     route({
@@ -173,7 +147,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 204: { description: 'Deleted.' } },
       errors: [NOT_FOUND],
       async handler(ctx, { params, auth }) {
-        await deleteModel(em(), requireAuth(auth).workspaceId, params.id);
+        await deleteModelAndWork(em(), deps.temporal, requireAuth(auth).workspaceId, params.id);
         ctx.status = 204;
       },
     }),
@@ -204,8 +178,8 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       errors: [NOT_FOUND, [402, 'QUOTA_MODELS_EXCEEDED'], [409, 'MODEL_DELETED']],
       async handler(ctx, { params, auth }) {
         const fork = em();
-        const model = await restoreModel(fork, requireAuth(auth).workspaceId, params.id);
-        ctx.body = await presentModelWithVersion(fork, model);
+        const [restored] = await withServingVersions(fork, [await restoreModel(fork, requireAuth(auth).workspaceId, params.id)]);
+        ctx.body = presentModel(restored!.model, restored!.version);
       },
     }),
     route({
@@ -216,12 +190,12 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       auth: 'key_or_session',
       operation: 'models.versions',
       params: modelIdParamsSchema,
-      responses: { 200: { description: 'The versions.', schema: versionListSchema } },
+      query: pageQuerySchema(),
+      responses: { 200: { description: 'A page of the versions.', schema: versionListSchema } },
       errors: [NOT_FOUND],
-      async handler(ctx, { params, auth }) {
-        const fork = em();
-        const model = await getModel(fork, requireAuth(auth).workspaceId, params.id);
-        ctx.body = { data: (await listVersions(fork, model.id)).map((v) => presentVersion(v, model)) };
+      async handler(ctx, { params, query, auth }) {
+        const { model, items, total } = await versionsPage(em(), requireAuth(auth).workspaceId, params.id, query);
+        ctx.body = paginated(items.map((v) => presentVersion(v, model)), total, query);
       },
     }),
     route({
@@ -260,14 +234,28 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       ],
       async handler(ctx, { params, body, auth, upload, requestId }) {
         const a = requireUsageKey(auth);
-        const fork = em();
-        const model = await getModel(fork, a.workspaceId, params.id);
         if (body.rows !== undefined && body.data !== undefined) throw validationError('Send body.rows or body.data, not both.');
         const rows = datasetRows(body.rows ?? body.data, upload, 'rows');
-        const result = await predict(fork, deps.enginePool, { model, rows, accountId: a.accountId, workspaceId: a.workspaceId, httpRequestId: requestId });
+        const fork = em();
+        const model = await getModel(fork, a.workspaceId, params.id);
+        const result = await predict(fork, deps.enginePool, {
+          model,
+          rows,
+          accountId: a.accountId,
+          workspaceId: a.workspaceId,
+          httpRequestId: requestId,
+          holdSeconds: deps.config.CREDIT_HOLD_SECONDS,
+        });
+        holdCredits(ctx, result.reservationId);
         ctx.state.creditsCharged = result.charged;
         ctx.set(REMAINING_HEADER, String(result.remaining));
-        ctx.body = result.body;
+        ctx.body = {
+          model_id: result.modelId,
+          version: result.version,
+          predictions: result.predictions,
+          credits_charged: result.charged,
+          credits_remaining: result.remaining,
+        };
       },
     }),
     route({
@@ -284,26 +272,19 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       async handler(ctx, { params, query, auth }) {
         const fork = em();
         const model = await getModel(fork, requireAuth(auth).workspaceId, params.id);
-        try {
-          const predictions = await fork.find(PredictionSchema, { modelId: model.id }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: query.limit });
-          const outcomes = predictions.length
-            ? await fork.find(OutcomeSchema, { predictionId: { $in: predictions.map((p) => p.id) } }, { fields: ['predictionId', 'actual'] })
-            : [];
-          const actualOf = new Map(outcomes.map((o) => [o.predictionId, o.actual]));
-          ctx.body = {
-            data: predictions.map((p) => ({
-              request_id: p.id,
-              version_number: p.versionNumber,
-              features: p.features,
-              output: p.output,
-              ...(actualOf.has(p.id) ? { outcome: actualOf.get(p.id) } : {}),
-              created_at: p.createdAt.toISOString(),
-            })),
-          };
-        } catch (err) {
-          deps.logger.error({ err }, 'prediction history unreadable');
-          throw new AppError('PREDICTION_HISTORY_UNAVAILABLE', 503, 'The prediction history cannot be read right now; retry later.');
-        }
+        const { items, total } = await predictionHistory(fork, model, query);
+        ctx.body = paginated(
+          items.map(({ prediction: p, ...matched }) => ({
+            request_id: p.id,
+            version_number: p.versionNumber,
+            features: p.features,
+            output: p.output,
+            ...('outcome' in matched ? { outcome: matched.outcome } : {}),
+            created_at: p.createdAt.toISOString(),
+          })),
+          total,
+          query,
+        );
       },
     }),
     route({
@@ -319,21 +300,9 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 201: { description: 'The batch is recorded.', schema: outcomesResultSchema } },
       errors: [NOT_FOUND, [400, 'COLUMN_MISMATCH'], [409, 'MODEL_ARCHIVED'], [409, 'MODEL_NOT_TRAINED'], [409, 'REQUEST_IN_PROGRESS'], [422, 'IDEMPOTENCY_KEY_REUSED']],
       async handler(ctx, { params, body, auth }) {
-        const fork = em();
-        const model = await getModel(fork, requireAuth(auth).workspaceId, params.id);
-        const recorded = await recordOutcomes(fork, model, body.outcomes);
-        let integrationStarted = false;
-        if (model.autoUpdate) {
-          // The batch is stored either way: a failed signal must not make a retry record it twice.
-          try {
-            await deps.temporal.signalIntegration(model.id, recorded.ids.length);
-            integrationStarted = true;
-          } catch (err) {
-            deps.logger.error({ err, modelId: model.id }, 'could not signal the integration workflow');
-          }
-        }
+        const reported = await reportOutcomes(em(), { temporal: deps.temporal, logger: deps.logger }, requireAuth(auth).workspaceId, params.id, body.outcomes);
         ctx.status = 201;
-        ctx.body = { accepted: recorded.ids.length, pending: recorded.pending, outcome_ids: recorded.ids, integration_started: integrationStarted };
+        ctx.body = { accepted: reported.ids.length, pending: reported.pending, outcome_ids: reported.ids, integration_started: reported.integrationStarted };
       },
     }),
     route({
@@ -348,21 +317,9 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 201: { description: 'The new version.', schema: refreshResultSchema } },
       errors: [NOT_FOUND, [409, 'NO_PENDING_OUTCOMES'], [409, 'UPDATE_IN_PROGRESS'], [409, 'MODEL_ARCHIVED'], [409, 'MODEL_NOT_TRAINED'], [422, 'DATA_VALIDATION_FAILED']],
       async handler(ctx, { params, auth }) {
-        const a = requireAuth(auth);
-        const fork = em();
-        const model = await getModel(fork, a.workspaceId, params.id);
-        assertServing(model);
-        if ((await pendingCount(fork, model)) === 0) {
-          throw new AppError('NO_PENDING_OUTCOMES', 409, 'There is no pending outcome to fold in; report outcomes first.');
-        }
-        const refreshed = await deps.temporal.refreshModel(model.id);
-        const after = em();
-        const current = await after.findOneOrFail(ModelSchema, { id: model.id });
-        const versions = await listVersions(after, model.id);
-        const version = versions.find((v) => v.number === refreshed.number);
-        if (!version) throw new Error(`refresh of ${model.id} reported version ${refreshed.number}, which is not stored`);
+        const refreshed = await refreshModel(em(), deps.temporal, requireAuth(auth).workspaceId, params.id);
         ctx.status = 201;
-        ctx.body = { model_id: model.id, version: presentVersion(version, current), outcomes_folded: refreshed.folded };
+        ctx.body = { model_id: refreshed.model.id, version: presentVersion(refreshed.version, refreshed.model), outcomes_folded: refreshed.folded };
       },
     }),
     route({
@@ -378,13 +335,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       errors: [NOT_FOUND, [503, 'PERFORMANCE_UNAVAILABLE']],
       async handler(ctx, { params, query, auth }) {
         const fork = em();
-        const model = await getModel(fork, requireAuth(auth).workspaceId, params.id);
-        try {
-          ctx.body = await modelPerformance(fork, model, query.days);
-        } catch (err) {
-          deps.logger.error({ err }, 'performance unreadable');
-          throw new AppError('PERFORMANCE_UNAVAILABLE', 503, 'Performance cannot be computed right now; retry later.');
-        }
+        ctx.body = await modelPerformance(fork, await getModel(fork, requireAuth(auth).workspaceId, params.id), query.days);
       },
     }),
   ];

@@ -1,7 +1,8 @@
 import { AppError, validationError } from '../../services/errors';
+import { requestLogPage, usageByDay } from '../../services/request-log';
 import type { AppDeps } from '../app';
 import { route, type AnyRoute } from '../route';
-import { isoDateTime } from '../schemas/common';
+import { isoDateTime, paginated, paginationSchema } from '../schemas/common';
 import { z } from '../zod';
 import { requireAuth } from './helpers';
 
@@ -49,28 +50,25 @@ export function requestLogRoutes(deps: AppDeps): AnyRoute[] {
         to: dateParam.optional(),
         status: z.enum(['all', 'error']).default('all'),
         limit: z.coerce.number().int().min(1).max(500).default(100),
+        offset: z.coerce.number().int().min(0).default(0),
       }),
-      responses: { 200: { description: 'Calls of the workspace.', schema: z.object({ data: z.array(requestEntrySchema), from: isoDateTime, to: isoDateTime }).openapi('RequestLog') } },
+      responses: {
+        200: {
+          description: 'A page of the calls of the workspace.',
+          schema: z.object({ data: z.array(requestEntrySchema), pagination: paginationSchema, from: isoDateTime, to: isoDateTime }).openapi('RequestLog'),
+        },
+      },
       errors: [[503, 'REQUEST_LOG_UNAVAILABLE']],
       async handler(ctx, { query, auth }) {
         const a = requireAuth(auth);
         const range = window(query.from, query.to);
         await deps.requestLog.flush();
-        try {
-          let q = deps.orm.em
-            .fork()
-            .getKnex()('request_log')
-            .where('workspace_id', a.workspaceId)
-            .andWhere('created_at', '>=', range.from)
-            .andWhere('created_at', '<=', range.to);
-          if (query.status === 'error') q = q.andWhere('status', '>=', 400);
-          const rows = (await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(query.limit)) as Array<{
-            id: string; method: string; path: string; operation: string; status: number; error_code: string | null; credits: number; duration_ms: number; key_id: string | null; created_at: Date;
-          }>;
-          ctx.body = {
-            from: range.from.toISOString(),
-            to: range.to.toISOString(),
-            data: rows.map((r) => ({
+        const { items, total } = await requestLogPage(deps.orm.em.fork(), a.workspaceId, { ...range, errorsOnly: query.status === 'error', limit: query.limit, offset: query.offset });
+        ctx.body = {
+          from: range.from.toISOString(),
+          to: range.to.toISOString(),
+          ...paginated(
+            items.map((r) => ({
               request_id: r.id,
               method: r.method,
               path: r.path,
@@ -82,11 +80,10 @@ export function requestLogRoutes(deps: AppDeps): AnyRoute[] {
               key_id: r.key_id,
               created_at: new Date(r.created_at).toISOString(),
             })),
-          };
-        } catch (err) {
-          deps.logger.error({ err }, 'request log unreadable');
-          throw new AppError('REQUEST_LOG_UNAVAILABLE', 503, 'The request log cannot be read right now; retry later.');
-        }
+            total,
+            query,
+          ),
+        };
       },
     }),
     route({
@@ -104,31 +101,15 @@ export function requestLogRoutes(deps: AppDeps): AnyRoute[] {
         if (query.workspace_id && query.workspace_id !== a.workspaceId) throw new AppError('NOT_FOUND', 404, 'The workspace was not found.');
         const range = window(query.from, query.to);
         await deps.requestLog.flush();
-        try {
-          const rows = (await deps.orm.em
-            .fork()
-            .getKnex()('request_log')
-            .where('workspace_id', a.workspaceId)
-            .andWhere('created_at', '>=', range.from)
-            .andWhere('created_at', '<=', range.to)
-            .select(deps.orm.em.getKnex().raw(`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day`), 'operation')
-            .sum({ credits: 'credits' })
-            .count({ calls: '*' })
-            .groupBy('day', 'operation')
-            .orderBy([{ column: 'day', order: 'asc' }, { column: 'operation', order: 'asc' }])) as Array<{ day: string; operation: string; credits: string | null; calls: string }>;
-          const byDay = rows.map((r) => ({ day: r.day, operation: r.operation, credits: Number(r.credits ?? 0), calls: Number(r.calls) }));
-          ctx.body = {
-            workspace_id: a.workspaceId,
-            from: range.from.toISOString(),
-            to: range.to.toISOString(),
-            total_credits: byDay.reduce((s, r) => s + r.credits, 0),
-            total_calls: byDay.reduce((s, r) => s + r.calls, 0),
-            by_day: byDay,
-          };
-        } catch (err) {
-          deps.logger.error({ err }, 'usage unreadable');
-          throw new AppError('USAGE_UNAVAILABLE', 503, 'Usage cannot be read right now; retry later.');
-        }
+        const byDay = await usageByDay(deps.orm.em.fork(), a.workspaceId, range);
+        ctx.body = {
+          workspace_id: a.workspaceId,
+          from: range.from.toISOString(),
+          to: range.to.toISOString(),
+          total_credits: byDay.reduce((s, r) => s + r.credits, 0),
+          total_calls: byDay.reduce((s, r) => s + r.calls, 0),
+          by_day: byDay,
+        };
       },
     }),
   ];

@@ -3,33 +3,20 @@ import { z } from '../zod';
 export const DEFAULT_HORIZON = 12;
 export const MAX_QUANTILES = 99;
 
-/** Multipart fields arrive as text: numbers and lists are read from it. */
-const numberFromText = (schema: z.ZodNumber) =>
-  z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v), schema);
+const horizonField = z.number().int('horizon must be an integer').min(1, 'horizon must be at least 1').max(1000, 'horizon must be at most 1000');
 
-const listFromText = z.preprocess((v) => {
-  if (typeof v !== 'string') return v;
-  const text = v.trim();
-  if (text.startsWith('[')) {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      return v;
-    }
-  }
-  return text === '' ? [] : text.split(',').map((part) => (Number.isFinite(Number(part)) ? Number(part) : part));
-}, z.array(z.number().gt(0, 'each quantile must be strictly between 0 and 1').lt(1, 'each quantile must be strictly between 0 and 1')).max(MAX_QUANTILES));
-
-const horizonField = numberFromText(z.number().int('horizon must be an integer').min(1, 'horizon must be at least 1').max(1000, 'horizon must be at most 1000'));
+const quantilesField = z
+  .array(z.number().gt(0, 'each quantile must be strictly between 0 and 1').lt(1, 'each quantile must be strictly between 0 and 1'))
+  .max(MAX_QUANTILES);
 
 export const forecastInputSchema = z
   .object({
     target: z.string().min(1).openapi({ description: 'Numeric value column.' }),
-    horizon: horizonField.optional().openapi({ description: `Future steps, an integer from 1 to 1000 (default ${DEFAULT_HORIZON}).`, type: 'integer' }),
-    prediction_length: horizonField.optional().openapi({ description: 'Alias of horizon.', type: 'integer' }),
+    horizon: horizonField.optional().openapi({ description: `Future steps, an integer from 1 to 1000 (default ${DEFAULT_HORIZON}).` }),
+    prediction_length: horizonField.optional().openapi({ description: 'Alias of horizon.' }),
     data: z.array(z.record(z.string(), z.unknown())).optional().openapi({ description: 'One object per row; or a CSV/JSON file in the multipart field `file`.' }),
     timestamp: z.string().min(1).optional().openapi({ description: 'Timestamp column; inferred when omitted (the one column that parses as dates).' }),
-    quantiles: listFromText.optional().openapi({ description: 'Quantile levels, each strictly between 0 and 1; one quantile_<q> column each.', type: 'array', items: { type: 'number' } }),
+    quantiles: quantilesField.optional().openapi({ description: 'Quantile levels, each strictly between 0 and 1, each once; one quantile_<q> column each.' }),
     item_id: z.string().min(1).optional().openapi({ description: 'Column identifying several series; each is forecast from its own history only.' }),
     point_estimate: z.enum(['mean', 'median']).default('mean').openapi({ description: 'Statistic served in <target>_prediction.' }),
   })

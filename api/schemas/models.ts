@@ -1,8 +1,6 @@
 import { isoDateTime, pageQuerySchema, paginationSchema } from './common';
 import { z } from '../zod';
 
-/** Multipart fields arrive as text: "true"/"false" are accepted for booleans. */
-export const booleanish = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 
 const rowSchema = z.record(z.string(), z.unknown()).openapi({ description: 'One row: column name → value (number, string, boolean or null).' });
 
@@ -12,8 +10,8 @@ export const trainingInputSchema = z
     engine: z.string().min(1).optional().openapi({ description: 'Engine id from GET /v1/engines; required when creating a model.' }),
     name: z.string().trim().min(1).max(200).optional(),
     task: z.enum(['classification', 'regression']).optional().openapi({ description: 'Inferred from the target when omitted.' }),
-    explain: booleanish.default(false).openapi({ description: 'Compute version.top_factors (roughly triples training time).' }),
-    auto_update: booleanish.default(false).openapi({ description: 'Each POST /outcomes triggers an integration (a refresh).' }),
+    explain: z.boolean().default(false).openapi({ description: 'Compute version.top_factors (roughly triples training time).' }),
+    auto_update: z.boolean().default(false).openapi({ description: 'Each POST /outcomes triggers an integration (a refresh).' }),
     data: z.array(rowSchema).optional().openapi({ description: 'Rows; or send a CSV/JSON file in the multipart field `file`.' }),
   })
   .strict()
@@ -56,10 +54,10 @@ export const modelSchema = z
   .openapi('Model');
 
 export const modelListSchema = z.object({ data: z.array(modelSchema), pagination: paginationSchema }).openapi('ModelList');
-export const versionListSchema = z.object({ data: z.array(versionSchema) }).openapi('ModelVersionList');
+export const versionListSchema = z.object({ data: z.array(versionSchema), pagination: paginationSchema }).openapi('ModelVersionList');
 
 export const modelListQuerySchema = pageQuerySchema().extend({
-  status: z.enum(['archived']).optional().openapi({ description: 'archived lists archived models; default: serving (and training) models.' }),
+  status: z.enum(['archived']).optional().openapi({ description: 'archived lists archived models; default: serving models (models still training are not listed).' }),
 });
 
 export const modelIdParamsSchema = z.object({ id: z.string().min(1).max(64) });
@@ -96,7 +94,7 @@ export const predictResultSchema = z
   })
   .openapi('PredictResult');
 
-export const predictionHistoryQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+export const predictionHistoryQuerySchema = pageQuerySchema(500, 50);
 export const predictionHistorySchema = z
   .object({
     data: z.array(
@@ -109,6 +107,7 @@ export const predictionHistorySchema = z
         created_at: isoDateTime,
       }),
     ),
+    pagination: paginationSchema,
   })
   .openapi('PredictionHistory');
 

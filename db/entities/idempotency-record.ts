@@ -11,6 +11,8 @@ export interface IdempotencyRecord {
   responseHeaders: Record<string, string> | null;
   createdAt: Date;
   expiresAt: Date;
+  /** Until when a call in progress holds the key; a call that died stops renewing it. */
+  leaseUntil: Date;
 }
 
 export const IdempotencyRecordSchema = new EntitySchema<IdempotencyRecord>({
@@ -26,5 +28,6 @@ export const IdempotencyRecordSchema = new EntitySchema<IdempotencyRecord>({
     responseHeaders: { type: 'json', nullable: true },
     createdAt: { type: 'datetime', defaultRaw: 'now()' },
     expiresAt: { type: 'datetime', index: true },
+    leaseUntil: { type: 'datetime', defaultRaw: 'now()' },
   },
 });

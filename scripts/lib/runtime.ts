@@ -67,6 +67,8 @@ export async function startService(options: {
         connection: nativeConnection,
         namespace: config.TEMPORAL_NAMESPACE,
         taskQueue: config.TEMPORAL_TASK_QUEUE,
+        strandedAfterMs: config.TRAINING_STRANDED_AFTER_SECONDS * 1000,
+        fitHeartbeatTimeoutMs: config.FIT_HEARTBEAT_TIMEOUT_SECONDS * 1000,
       });
       const client = new Client({ connection: await Connection.connect({ address: options.temporalAddress }), namespace: config.TEMPORAL_NAMESPACE });
       stack.push(() => client.connection.close());

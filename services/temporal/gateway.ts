@@ -42,8 +42,9 @@ export class TemporalGateway {
 
   /** Starts `train/<mdl>` and waits for the trained version (the route answers 201 with it). */
   async trainModel(modelId: string): Promise<{ versionId: string; number: number }> {
+    let trained;
     try {
-      return await this.client.workflow.execute<typeof trainModel>('trainModel', {
+      trained = await this.client.workflow.execute<typeof trainModel>('trainModel', {
         taskQueue: this.taskQueue,
         workflowId: workflowIds.train(modelId),
         args: [{ modelId, heartbeatTimeoutMs: this.fitHeartbeatTimeoutMs }],
@@ -51,10 +52,21 @@ export class TemporalGateway {
     } catch (err) {
       throw dataRefusal(err) ?? err;
     }
+    if (!trained) throw new AppError('NOT_FOUND', 404, 'The model was deleted while it trained.');
+    return trained;
+  }
+
+  /**
+   * Cancels the training, refresh and integration of a deleted model. Best effort: a fit that still
+   * finishes finds the model deleted and stores nothing.
+   */
+  async cancelModelWork(modelId: string): Promise<void> {
+    const ids = [workflowIds.train(modelId), workflowIds.refresh(modelId), workflowIds.integrate(modelId)];
+    await Promise.all(ids.map((id) => this.client.workflow.getHandle(id).cancel().catch(() => undefined)));
   }
 
   /** Runs `refresh/<mdl>`; a refresh already running answers 409 (id conflict policy FAIL). */
-  async refreshModel(modelId: string): Promise<{ versionId: string; number: number; folded: number }> {
+  async refreshModel(modelId: string): Promise<{ versionId: string; number: number; folded: number } | null> {
     let handle;
     try {
       handle = await this.client.workflow.start<typeof refreshModel>('refreshModel', {

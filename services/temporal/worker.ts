@@ -12,6 +12,9 @@ export interface WorkerDeps {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
+  /** A model still `training` this long after creation is handed to the sweep (default 2 minutes). */
+  strandedAfterMs?: number;
+  fitHeartbeatTimeoutMs?: number;
   /** A pre-built bundle (tests build it once); otherwise the workflows folder is bundled at start. */
   workflowBundlePath?: string;
 }
@@ -41,6 +44,12 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...workflowSource,
-    activities: createActivities({ orm: deps.orm, logger: deps.logger, enginePool: deps.enginePool }),
+    activities: createActivities({
+      orm: deps.orm,
+      logger: deps.logger,
+      enginePool: deps.enginePool,
+      strandedAfterMs: deps.strandedAfterMs ?? 120_000,
+      fitHeartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs ?? 30_000,
+    }),
   });
 }

@@ -167,21 +167,6 @@ describe('prediction, credits and idempotency', () => {
       expectError(other, 422, 'IDEMPOTENCY_KEY_REUSED');
     });
 
-    it('answers 409 REQUEST_IN_PROGRESS while the first call with the key runs', async () => {
-      const { apiKey, modelId, workspace } = await trainedModel();
-      const body = { rows: rows(1) };
-      const { requestFingerprint } = await import('../../services/idempotency');
-      const knex = h.orm.em.fork().getKnex();
-      await knex('idempotency_records').insert({
-        workspace_id: workspace.id,
-        key: 'running',
-        request_hash: requestFingerprint({ method: 'POST', path: `/v1/models/${modelId}/predict`, body }),
-        state: 'in_progress',
-        expires_at: new Date(Date.now() + 3_600_000),
-      });
-      expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'running').send(body), 409, 'REQUEST_IN_PROGRESS');
-    });
-
     it('keeps keys per workspace and creates one model for a replayed training call', async () => {
       const a = await h.provision('build');
       const b = await h.provision('build');

@@ -1,0 +1,79 @@
+import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Knex } from '@mikro-orm/postgresql';
+import { RATE_LIMITS, RATE_LIMIT_WINDOW_SECONDS, type PlanName } from '../config/plans';
+import { AppError } from './errors';
+
+export const RATE_LIMIT_TABLE = 'rate_limits';
+
+export interface RateBudget {
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+}
+
+/** A refused call: 429 RATE_LIMITED, with what the caller needs to wait. */
+export class RateLimited extends AppError {
+  constructor(readonly budget: RateBudget, scope: 'key' | 'workspace') {
+    super('RATE_LIMITED', 429, `Too many requests for this ${scope === 'key' ? 'API key' : 'workspace'}; retry in ${budget.resetSeconds} s.`, {
+      retry_after_seconds: budget.resetSeconds,
+    });
+  }
+}
+
+function budgetOf(res: RateLimiterRes, limit: number): RateBudget {
+  return { limit, remaining: Math.max(0, res.remainingPoints), resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
+}
+
+/**
+ * Request budgets per API key and per workspace by plan, counted in PostgreSQL (rate-limiter-flexible)
+ * so that every API process shares them. The table is created by a migration, not at run time.
+ */
+export class RateLimits {
+  private readonly limiters = new Map<string, RateLimiterPostgres>();
+
+  constructor(private readonly knex: Knex) {}
+
+  private limiter(scope: 'key' | 'workspace', plan: PlanName): { limiter: RateLimiterPostgres; points: number } {
+    const points = (scope === 'key' ? RATE_LIMITS[plan].perKey : RATE_LIMITS[plan].perWorkspace) * RATE_LIMIT_WINDOW_SECONDS;
+    const name = `${scope}:${plan}`;
+    let limiter = this.limiters.get(name);
+    if (!limiter) {
+      limiter = new RateLimiterPostgres({
+        storeClient: this.knex,
+        storeType: 'knex',
+        tableName: RATE_LIMIT_TABLE,
+        tableCreated: true,
+        keyPrefix: name,
+        points,
+        duration: RATE_LIMIT_WINDOW_SECONDS,
+      });
+      this.limiters.set(name, limiter);
+    }
+    return { limiter, points };
+  }
+
+  /**
+   * Counts one call against the key's and the workspace's budgets; throws RateLimited when either is
+   * spent. Answers the tighter of the two budgets left, for the RateLimit headers.
+   */
+  async consume(caller: { keyId: string | null; workspaceId: string; plan: PlanName }): Promise<RateBudget> {
+    const scopes: Array<['key' | 'workspace', string]> = [['workspace', caller.workspaceId]];
+    if (caller.keyId) scopes.unshift(['key', caller.keyId]);
+    let tightest: RateBudget | null = null;
+    for (const [scope, id] of scopes) {
+      const { limiter, points } = this.limiter(scope, caller.plan);
+      let res: RateLimiterRes;
+      try {
+        res = await limiter.consume(id);
+      } catch (err) {
+        if (err instanceof RateLimiterRes) throw new RateLimited(budgetOf(err, points), scope);
+        throw err;
+      }
+      const budget = budgetOf(res, points);
+      if (!tightest || budget.remaining < tightest.remaining) tightest = budget;
+    }
+    return tightest!;
+  }
+}
+

@@ -1,0 +1,271 @@
+import { AccountSchema, CreditLedgerSchema, ModelSchema, OutcomeSchema } from '../../db/entities';
+import { releaseLapsedReservations, releaseReservation, reserveCredits } from '../../services/credits';
+import { requestFingerprint } from '../../services/idempotency';
+import { churnRows, withoutTarget } from '../support/datasets';
+import { expectError, startHarness, type Harness } from '../support/harness';
+
+describe('service path: durable credits, idempotency leases, hostile input', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.stop());
+
+  async function trainedModel(plan: 'free' | 'build' = 'build') {
+    const account = await h.provision(plan);
+    const res = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(150) });
+    expect(res.status).toBe(201);
+    return { ...account, modelId: res.body.id as string };
+  }
+  const rows = (n: number, seed = 7) => withoutTarget(churnRows(n, seed), 'churned');
+  const credits = async (accountId: string) => {
+    const a = await h.orm.em.fork().findOneOrFail(AccountSchema, { id: accountId });
+    return a.allowanceRemaining + a.purchasedBalance;
+  };
+  const ledger = (accountId: string) => h.orm.em.fork().find(CreditLedgerSchema, { accountId }, { orderBy: { createdAt: 'asc' } });
+  const reservationsOf = async (accountId: string) =>
+    h.orm.em.fork().getConnection().execute<Array<{ state: string; operation: string }>>(`select state, operation from credit_reservations where account_id = ?`, [accountId]);
+
+  describe('credit reservations', () => {
+    it('settles the reservation of an answered predict: one charge, no refund, state settled', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      const res = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(4) });
+      expect(res.status).toBe(200);
+      expect(await reservationsOf(account.id)).toEqual([{ state: 'settled', operation: 'models.predict' }]);
+      expect((await ledger(account.id)).filter((l) => l.kind !== 'allowance_reset').map((l) => l.kind)).toEqual(['charge']);
+    });
+
+    it('the sweep gives back a reservation whose call never answered, exactly once even when released concurrently', async () => {
+      const account = await h.provision('build');
+      const before = await credits(account.account.id);
+      const held = await reserveCredits(h.orm.em.fork(), {
+        accountId: account.account.id,
+        workspaceId: account.workspace.id,
+        amount: 25,
+        operation: 'models.predict',
+        reference: 'req_abandoned',
+        holdSeconds: 1,
+      });
+      expect(await credits(account.account.id)).toBe(before - 25);
+      // Not yet past its deadline: the sweep leaves it alone.
+      expect(await releaseLapsedReservations(h.orm.em.fork(), new Date())).toBe(0);
+      const later = new Date(Date.now() + 5_000);
+      const released = await Promise.all([
+        releaseLapsedReservations(h.orm.em.fork(), later),
+        releaseLapsedReservations(h.orm.em.fork(), later),
+        releaseReservation(h.orm.em.fork(), held.id),
+      ]);
+      expect(released[0] + released[1] + (released[2] === null ? 0 : 1)).toBe(1);
+      expect(await credits(account.account.id)).toBe(before);
+      const refunds = (await ledger(account.account.id)).filter((l) => l.kind === 'refund');
+      expect(refunds.map((r) => [r.reference, r.allowanceDelta + r.balanceDelta])).toEqual([[held.id, 25]]);
+      expect(await reservationsOf(account.account.id)).toEqual([{ state: 'released', operation: 'models.predict' }]);
+    });
+
+    it('refunds FORECAST_FAILED at once: the ledger nets to zero and the reservation is released', async () => {
+      const account = await h.provision('build');
+      const before = await credits(account.account.id);
+      // Values near the largest double overflow the engine's arithmetic: no finite forecast exists.
+      const data = Array.from({ length: 40 }, (_, i) => ({ t: i + 1 > 9 ? `2026-01-${String(i + 1).padStart(2, '0')}` : `2026-01-0${i + 1}`, y: 1.7e308 * (i % 2 === 0 ? 1 : -1) }));
+      const res = await h.http.post('/v1/forecast').set('X-API-Key', account.apiKey).send({ target: 'y', timestamp: 't', data: data.slice(0, 31), horizon: 3 });
+      expectError(res, 422, 'FORECAST_FAILED');
+      expect(await credits(account.account.id)).toBe(before);
+      const moves = (await ledger(account.account.id)).filter((l) => l.kind === 'charge' || l.kind === 'refund');
+      expect(moves.map((l) => [l.kind, l.allowanceDelta + l.balanceDelta])).toEqual([
+        ['charge', -3],
+        ['refund', 3],
+      ]);
+      expect(await reservationsOf(account.account.id)).toEqual([{ state: 'released', operation: 'forecast' }]);
+    });
+
+    it('answers 413 TOO_MANY_ROWS on a predict of more rows than one call scores, and charges nothing', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      const before = await credits(account.id);
+      const res = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(10_001) });
+      expectError(res, 413, 'TOO_MANY_ROWS');
+      expect(await credits(account.id)).toBe(before);
+      expect(await reservationsOf(account.id)).toEqual([]);
+    });
+  });
+
+  describe('idempotency leases', () => {
+    async function claimedElsewhere(workspaceId: string, key: string, modelId: string, body: unknown, leaseMs: number) {
+      await h.orm.em
+        .fork()
+        .getKnex()('idempotency_records')
+        .insert({
+          workspace_id: workspaceId,
+          key,
+          request_hash: requestFingerprint({ method: 'POST', path: `/v1/models/${modelId}/predict`, body }),
+          state: 'in_progress',
+          expires_at: new Date(Date.now() + 3_600_000),
+          lease_until: new Date(Date.now() + leaseMs),
+        });
+    }
+
+    it('answers 409 REQUEST_IN_PROGRESS while the first call holds its lease', async () => {
+      const { apiKey, modelId, workspace } = await trainedModel();
+      const body = { rows: rows(1) };
+      await claimedElsewhere(workspace.id, 'running', modelId, body, 60_000);
+      expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'running').send(body), 409, 'REQUEST_IN_PROGRESS');
+    });
+
+    it('lets a retry proceed once the first call died (lease over), charges it once, then replays it', async () => {
+      const { apiKey, modelId, workspace, account } = await trainedModel();
+      const body = { rows: rows(2) };
+      await claimedElsewhere(workspace.id, 'died', modelId, body, -1_000);
+      const before = await credits(account.id);
+      const retry = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'died').send(body);
+      expect(retry.status).toBe(200);
+      const replay = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'died').send(body);
+      expect(replay.status).toBe(200);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body).toEqual(retry.body);
+      expect(await credits(account.id)).toBe(before - 2);
+    });
+
+    it('a lease that ended does not let different content take the key', async () => {
+      const { apiKey, modelId, workspace } = await trainedModel();
+      await claimedElsewhere(workspace.id, 'other', modelId, { rows: rows(1) }, -1_000);
+      expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'other').send({ rows: rows(3) }), 422, 'IDEMPOTENCY_KEY_REUSED');
+    });
+  });
+
+  describe('hostile input: a clear 4xx in the envelope, nothing changed', () => {
+    it('refuses a NUL byte in a path segment', async () => {
+      const { apiKey } = await h.provision('build');
+      expectError(await h.http.get('/v1/models/mdl_%00x').set('X-API-Key', apiKey), 400, 'VALIDATION_ERROR');
+    });
+
+    it('refuses a NUL byte in a name, a column name, a target and a feature value, and creates no model', async () => {
+      const { apiKey, account } = await h.provision('build');
+      const data = churnRows(30);
+      const attempts = [
+        { target: 'churned', engine: 'tabular-gbdt', name: 'a\u0000b', data },
+        { target: 'churned', engine: 'tabular-gbdt', data: data.map((r) => ({ ...r, 'x\u00001': 1 })) },
+        { target: 'churn\u0000ed', engine: 'tabular-gbdt', data },
+        { target: 'churned', engine: 'tabular-gbdt', data: data.map((r, i) => (i === 3 ? { ...r, colour: 're\u0000d' } : r)) },
+      ];
+      for (const body of attempts) expectError(await h.http.post('/v1/models').set('X-API-Key', apiKey).send(body), 400, 'VALIDATION_ERROR');
+      expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
+    });
+
+    it('answers an unusual HTTP method with 405 in the envelope', async () => {
+      const res = await h.http.propfind('/v1/models');
+      expectError(res, 405, 'METHOD_NOT_ALLOWED');
+    });
+
+    it('refuses non-finite numbers (1e999) as targets and features', async () => {
+      const { apiKey, account } = await h.provision('build');
+      const text = `{"target":"y","engine":"tabular-gbdt","data":[${Array.from({ length: 30 }, (_, i) => `{"x":${i},"y":${i === 5 ? '1e999' : i}}`).join(',')}]}`;
+      const res = await h.http.post('/v1/models').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send(text);
+      expectError(res, 400, 'VALIDATION_ERROR');
+      expect(res.body.messageDetail).toContain('not finite');
+      expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
+    });
+
+    it('refuses strings where the contract says integer or boolean in JSON, and reads them from multipart fields', async () => {
+      const { apiKey } = await h.provision('build');
+      const series = Array.from({ length: 30 }, (_, i) => ({ t: `2026-01-${String(i + 1).padStart(2, '0')}`, y: 10 + (i % 7) }));
+      expectError(await h.http.post('/v1/forecast').set('X-API-Key', apiKey).send({ target: 'y', data: series, horizon: '6' }), 400, 'INVALID_INPUT');
+      expectError(await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'churned', engine: 'tabular-gbdt', auto_update: 'true', data: churnRows(30) }), 400, 'VALIDATION_ERROR');
+      const csv = ['t,y', ...series.map((r) => `${r.t},${r.y}`)].join('\n');
+      const form = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).field('target', 'y').field('horizon', '6').attach('file', Buffer.from(csv), 'series.csv');
+      expect(form.status).toBe(200);
+      expect(form.text.trim().split('\n')).toHaveLength(7);
+    });
+
+    it('answers a second multipart file part with 400, not FILE_TOO_LARGE', async () => {
+      const { apiKey } = await h.provision('build');
+      const csv = Buffer.from('x,y\n1,2\n');
+      const res = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'y').attach('file', csv, 'a.csv').attach('file', csv, 'b.csv');
+      expectError(res, 400, 'VALIDATION_ERROR');
+    });
+
+    it('names a __proto__ key as not allowed instead of calling the JSON invalid', async () => {
+      const { apiKey } = await h.provision('build');
+      const res = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send('{"target":"y","data":[{"__proto__":{"x":1},"y":1}]}');
+      expectError(res, 400, 'VALIDATION_ERROR');
+      expect(res.body.messageDetail).toContain('__proto__');
+    });
+
+    it('answers a text/plain body with 415 instead of reading it as an empty object', async () => {
+      const { apiKey } = await h.provision('build');
+      const res = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).set('Content-Type', 'text/plain').send('target=y');
+      expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    });
+
+    it('neutralises formula cells echoed into a forecast CSV', async () => {
+      const { apiKey } = await h.provision('build');
+      const data = ['=HYPERLINK("x")', '@SUM(1)'].flatMap((id) => Array.from({ length: 30 }, (_, i) => ({ id, t: `2026-01-${String(i + 1).padStart(2, '0')}`, y: 5 + (i % 3) })));
+      const res = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).send({ target: 'y', item_id: 'id', data, horizon: 2 });
+      expect(res.status).toBe(200);
+      const cells = res.text.trim().split('\n').slice(1).map((line) => line.split(',')[1]);
+      expect(new Set(cells)).toEqual(new Set([`"'=HYPERLINK(""x"")"`, "'@SUM(1)"]));
+    });
+
+    it('refuses outcomes whose actual is not a class of the model or whose features do not fit, and records nothing', async () => {
+      const { apiKey, modelId } = await trainedModel();
+      const features = rows(1)[0]!;
+      const bad = [
+        { actual: 'maybe', features },
+        { actual: 'yes', features: { ...features, x1: 'not a number' } },
+        { actual: 'yes', features: { ...features, extra: 1 } },
+      ];
+      const codes = [];
+      for (const outcome of bad) codes.push((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [outcome] })).body.message);
+      expect(codes).toEqual(['VALIDATION_ERROR', 'SCHEMA_MISMATCH', 'COLUMN_MISMATCH']);
+      expect(await h.orm.em.fork().count(OutcomeSchema, { modelId })).toBe(0);
+    });
+
+    it('answers every list with the pagination object, and the default model list leaves out models still training', async () => {
+      const { apiKey, modelId, workspace, account } = await trainedModel();
+      await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(3) });
+      const em = h.orm.em.fork();
+      em.create(ModelSchema, {
+        id: 'mdl_stilltrainingxxxxxxxxxx',
+        workspace: workspace.id,
+        account: account.id,
+        name: 'training',
+        target: 'y',
+        task: 'binary',
+        engineId: 'tabular-gbdt',
+        featureColumns: [],
+        status: 'training',
+        explain: false,
+        autoUpdate: false,
+        currentVersion: null,
+        createdAt: new Date(),
+        updatedAt: new Date(),
+        archivedAt: null,
+        deletedAt: null,
+      });
+      await em.flush();
+      const versions = await h.http.get(`/v1/models/${modelId}/versions`).set('X-API-Key', apiKey);
+      const predictions = await h.http.get(`/v1/models/${modelId}/predictions?limit=2`).set('X-API-Key', apiKey);
+      const requests = await h.http.get('/v1/requests?limit=1').set('X-API-Key', apiKey);
+      const models = await h.http.get('/v1/models').set('X-API-Key', apiKey);
+      expect(versions.body.pagination).toEqual({ total: 1, limit: 50, offset: 0, has_more: false });
+      expect(predictions.body.pagination).toEqual({ total: 3, limit: 2, offset: 0, has_more: true });
+      expect(requests.body.pagination).toEqual(expect.objectContaining({ limit: 1, offset: 0, has_more: true }));
+      expect(models.body.data.map((m: { id: string }) => m.id)).toEqual([modelId]);
+    });
+  });
+
+  describe('rate limits', () => {
+    it('answers 429 RATE_LIMITED with Retry-After and RateLimit headers once the key budget is spent, shared through PostgreSQL', async () => {
+      const { apiKey } = await h.provision('free');
+      // The free plan's key budget: 10 requests per second over a 10-second window.
+      const answers = [];
+      for (let i = 0; i < 101; i += 1) answers.push(await h.http.get('/v1/models').set('X-API-Key', apiKey));
+      expect(answers.slice(0, 100).every((r) => r.status === 200)).toBe(true);
+      expect(answers[0]!.headers['ratelimit-limit']).toBe('100');
+      expect(answers[99]!.headers['ratelimit-remaining']).toBe('0');
+      const refused = answers[100]!;
+      expectError(refused, 429, 'RATE_LIMITED');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      const [stored] = await h.orm.em.fork().getConnection().execute<Array<{ points: number }>>(`select points from rate_limits where key like 'key:free:%' order by points desc limit 1`);
+      expect(stored?.points).toBeGreaterThanOrEqual(101);
+    });
+  });
+});
