@@ -60,17 +60,18 @@ export class RateLimits {
   async consume(caller: { keyId: string | null; workspaceId: string; plan: PlanName }): Promise<RateBudget> {
     const scopes: Array<['key' | 'workspace', string]> = [['workspace', caller.workspaceId]];
     if (caller.keyId) scopes.unshift(['key', caller.keyId]);
+    // Both budgets are counted at once (two statements in flight, one round trip of latency).
+    const outcomes = await Promise.allSettled(scopes.map(([scope, id]) => this.limiter(scope, caller.plan).limiter.consume(id)));
     let tightest: RateBudget | null = null;
-    for (const [scope, id] of scopes) {
-      const { limiter, points } = this.limiter(scope, caller.plan);
-      let res: RateLimiterRes;
-      try {
-        res = await limiter.consume(id);
-      } catch (err) {
-        if (err instanceof RateLimiterRes) throw new RateLimited(budgetOf(err, points), scope);
-        throw err;
+    for (let i = 0; i < scopes.length; i += 1) {
+      const scope = scopes[i]![0];
+      const points = this.limiter(scope, caller.plan).points;
+      const outcome = outcomes[i]!;
+      if (outcome.status === 'rejected') {
+        if (outcome.reason instanceof RateLimiterRes) throw new RateLimited(budgetOf(outcome.reason, points), scope);
+        throw outcome.reason;
       }
-      const budget = budgetOf(res, points);
+      const budget = budgetOf(outcome.value, points);
       if (!tightest || budget.remaining < tightest.remaining) tightest = budget;
     }
     return tightest!;

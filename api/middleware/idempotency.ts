@@ -91,12 +91,16 @@ export async function runCommitted(
     }
     if (ctx.status >= 500) throw new AppError('INTERNAL_ERROR', ctx.status, 'The call failed on our side; retry it.');
     const reservationId = held();
-    if (!reservationId && !key) return;
-    await em.transactional(async (tx) => {
+    const settle = async (tx: typeof em): Promise<void> => {
       if (reservationId && !(await settleReservation(tx, reservationId))) {
         throw new AppError('CALL_EXPIRED', 503, 'The call took longer than its credits could be held and nothing was charged; retry it.');
       }
-      if (key) await completeIdempotencyKey(tx, workspaceId, key, storedAnswer(ctx));
+    };
+    // Without a key the settlement is one statement: no transaction round trips on the hot path.
+    if (!key) return settle(em);
+    await em.transactional(async (tx) => {
+      await settle(tx);
+      await completeIdempotencyKey(tx, workspaceId, key, storedAnswer(ctx));
     });
   } catch (err) {
     const reservationId = held();
