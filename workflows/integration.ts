@@ -16,6 +16,10 @@ const RETRY_WHEN_BUSY_MS = 30_000;
 export interface IntegrationInput extends TrainModelInput {
   /** Batches already waiting when it starts (the sweep's start for a lost signal, or continue-as-new). */
   pendingAtStart?: number;
+  /** Quiet time after the last batch (default 5 s). */
+  quietMs?: number;
+  /** Wait before trying again when a refresh is already running (default 30 s). */
+  retryWhenBusyMs?: number;
 }
 
 /** A long-lived integration starts afresh after this many refreshes, so its history stays small. */
@@ -32,7 +36,7 @@ export async function integration(input: IntegrationInput): Promise<{ refreshes:
     let seen = -1;
     while (seen !== pendingBatches) {
       seen = pendingBatches;
-      await sleep(QUIET_MS);
+      await sleep(input.quietMs ?? QUIET_MS);
     }
     pendingBatches = 0;
     try {
@@ -41,10 +45,10 @@ export async function integration(input: IntegrationInput): Promise<{ refreshes:
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       pendingBatches += 1;
-      await sleep(RETRY_WHEN_BUSY_MS);
+      await sleep(input.retryWhenBusyMs ?? RETRY_WHEN_BUSY_MS);
     }
     if (refreshes >= REFRESHES_PER_RUN || workflowInfo().continueAsNewSuggested) {
-      await continueAsNew<typeof integration>({ modelId: input.modelId, heartbeatTimeoutMs: input.heartbeatTimeoutMs, pendingAtStart: pendingBatches });
+      await continueAsNew<typeof integration>({ ...input, pendingAtStart: pendingBatches });
     }
   }
   return { refreshes };

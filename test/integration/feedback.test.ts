@@ -2,12 +2,24 @@ import { ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { expectError, startHarness, type Harness } from '../support/harness';
 
+async function waitForVersions(count: () => Promise<number>, wanted: number): Promise<number> {
+  const deadline = Date.now() + 60_000;
+  let versions = await count();
+  while (versions < wanted && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    versions = await count();
+  }
+  return versions;
+}
+
 describe('feedback loop: outcomes, refresh, performance', () => {
   let h: Harness;
   beforeAll(async () => {
     h = await startHarness();
   });
   afterAll(() => h.stop());
+
+  const versionsAfter = (modelId: string, wanted: number) => waitForVersions(() => h.orm.em.fork().count(ModelVersionSchema, { model: modelId }), wanted);
 
   async function trainedModel(extra: Record<string, unknown> = {}) {
     const account = await h.provision('build');
@@ -93,17 +105,45 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     const recorded = await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'yes' }] });
     expect(recorded.body.integration_started).toBe(true);
     const integration = h.client.workflow.getHandle(`integrate/${modelId}`);
-    expect((await integration.describe()).type).toBe('integration');
-    const deadline = Date.now() + 60_000;
-    let versions = 1;
-    while (versions < 2 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      versions = await h.orm.em.fork().count(ModelVersionSchema, { model: modelId });
+    try {
+      expect((await integration.describe()).type).toBe('integration');
+      expect(await versionsAfter(modelId, 2)).toBe(2);
+      const model = await h.http.get(`/v1/models/${modelId}`).set('X-API-Key', apiKey);
+      expect(model.body.version.number).toBe(2);
+    } finally {
+      await integration.terminate('test cleanup').catch(() => undefined);
     }
-    expect(versions).toBe(2);
-    const model = await h.http.get(`/v1/models/${modelId}`).set('X-API-Key', apiKey);
-    expect(model.body.version.number).toBe(2);
-    await integration.terminate('test cleanup').catch(() => undefined);
+  });
+
+  it('an integration that finds a refresh already running waits, retries, and then refreshes the model once', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const features = withoutTarget(churnRows(1, 5), 'churned')[0];
+    await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'no' }] });
+    // A refresh that is running (on a queue no worker polls), as a caller's would be.
+    const blocking = await h.client.workflow.start('refreshModel', { taskQueue: 'nobody-polls-this-queue', workflowId: `refresh/${modelId}`, args: [{ modelId, heartbeatTimeoutMs: 30_000 }] });
+    const integration = await h.client.workflow.signalWithStart('integration', {
+      taskQueue: h.taskQueue,
+      workflowId: `integrate/${modelId}`,
+      args: [{ modelId, heartbeatTimeoutMs: 30_000, quietMs: 200, retryWhenBusyMs: 1_000 }],
+      signal: 'outcomesReceived',
+      signalArgs: [{ count: 1 }],
+    });
+    try {
+      // The busy path: the child refresh is refused while the other runs, and no version appears.
+      const deadline = Date.now() + 20_000;
+      let refused = false;
+      while (!refused && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const history = await integration.fetchHistory();
+        refused = (history.events ?? []).some((e) => e.startChildWorkflowExecutionFailedEventAttributes);
+      }
+      expect(refused).toBe(true);
+      expect(await h.orm.em.fork().count(ModelVersionSchema, { model: modelId })).toBe(1);
+      await blocking.terminate('the caller refresh is gone');
+      expect(await versionsAfter(modelId, 2)).toBe(2);
+    } finally {
+      await integration.terminate('test cleanup').catch(() => undefined);
+    }
   });
 
   it('after an engine change, a refresh produces a version on the current engine that serves again', async () => {

@@ -173,12 +173,14 @@ describe('forecast and backtest routes', () => {
       expect(res.body.verdict.level).toBe('no_signal');
     });
 
-    it('judges several series and gives each its own verdict', async () => {
+    it('judges several series and gives each its own verdict: usable for a seasonal series, no_signal for a random walk', async () => {
       const { apiKey } = await h.provision('free');
-      const res = await backtest(apiKey, { target: 'sales', horizon: 7, item_id: 'store', data: [...seasonalRows(100, { item: 'a' }), ...seasonalRows(100, { item: 'b', level: 50 })] });
+      const walk = randomWalkRows(150).map((r) => ({ date: r.date, store: 'walk', sales: r.price }));
+      const res = await backtest(apiKey, { target: 'sales', horizon: 7, item_id: 'store', data: [...seasonalRows(150, { item: 'seasonal' }), ...walk] });
       expect(res.status).toBe(200);
-      expect(res.body.series.map((s: { item_id: string }) => s.item_id).sort()).toEqual(['a', 'b']);
-      expect(res.body.by_window.every((w: { item_id?: string }) => w.item_id === 'a' || w.item_id === 'b')).toBe(true);
+      const verdicts = Object.fromEntries(res.body.series.map((s: { item_id: string; verdict: { level: string } }) => [s.item_id, s.verdict.level]));
+      expect(verdicts).toEqual({ seasonal: 'usable', walk: 'no_signal' });
+      expect(res.body.by_window.every((w: { item_id?: string }) => w.item_id === 'seasonal' || w.item_id === 'walk')).toBe(true);
     });
 
     it.each([
