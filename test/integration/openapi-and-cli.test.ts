@@ -116,3 +116,44 @@ describe('operator CLI', () => {
     ).rejects.toMatchObject({ stderr: expect.stringContaining('ACCOUNT_EXISTS') });
   });
 });
+
+describe('a rotation whose twin secret nobody saw has a way out', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.stop());
+
+  it('during the grace, the old key rotates the unseen twin at once and the new twin works', async () => {
+    const { adminKey } = await h.provision('build');
+    const listed = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
+    const adminId = listed.body.data.find((k: { kind: string }) => k.kind === 'admin').id as string;
+    // The rotation commits, but its answer (the twin's secret) is lost on the way.
+    const lost = await h.http.post(`/v1/api-keys/${adminId}/rotate`).set('X-API-Key', adminKey).send({});
+    expect(lost.status).toBe(201);
+    try {
+      const twinId = lost.body.id as string;
+      const again = await h.http.post(`/v1/api-keys/${twinId}/rotate`).set('X-API-Key', adminKey).send({ grace_days: 0 });
+      expect(again.status).toBe(201);
+      expect((await h.http.get('/v1/api-keys').set('X-API-Key', again.body.secret)).status).toBe(200);
+      const keys = (await h.http.get('/v1/api-keys').set('X-API-Key', again.body.secret)).body.data as Array<{ id: string; status: string }>;
+      expect(keys.find((k) => k.id === twinId)?.status).toBe('revoked');
+    } finally {
+      await h.client.workflow.getHandle(`key-grace/${adminId}`).terminate('test cleanup').catch(() => undefined);
+    }
+  });
+
+  it('after a grace of 0 on the last admin key, the operator CLI issues a new admin key for the workspace', async () => {
+    const { adminKey, workspace } = await h.provision('build');
+    const adminId = (await h.http.get('/v1/api-keys').set('X-API-Key', adminKey)).body.data.find((k: { kind: string }) => k.kind === 'admin').id as string;
+    expect((await h.http.post(`/v1/api-keys/${adminId}/rotate`).set('X-API-Key', adminKey).send({ grace_days: 0 })).status).toBe(201);
+    expect((await h.http.get('/v1/api-keys').set('X-API-Key', adminKey)).status).toBe(401);
+    const { stdout } = await run(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'scripts', 'admin.ts'), 'create-key', '--workspace', workspace.id], {
+      env: { ...process.env, DATABASE_URL: requireEnv(TEST_ENV.databaseUrl) },
+      cwd: repoRoot,
+    });
+    const out = JSON.parse(stdout);
+    expect(out).toEqual({ key_id: expect.stringMatching(/^key_/), workspace_id: workspace.id, kind: 'admin', key: expect.stringMatching(/^sk-svc-admin-/) });
+    expect((await h.http.get('/v1/api-keys').set('X-API-Key', out.key)).status).toBe(200);
+  });
+});
