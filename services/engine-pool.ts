@@ -6,7 +6,7 @@ import type { DataReport, Prediction, TrialReport } from '../engines/tabular';
 import { AppError } from './errors';
 import type { Row } from './datasets';
 import type { Backtest, SeriesForecast } from '../engines/forecast';
-import type { Outcome, SeriesRequest, SeriesSummary, TrainOutput } from './engine-worker';
+import type { Outcome, PreparedRequest, SeriesRequest, SeriesSummary, TrainOutput } from './engine-worker';
 
 /** An engine refusal that crossed the thread boundary (errors are cloned, not their classes). */
 export class EngineDataError extends Error {
@@ -23,6 +23,25 @@ function unwrap<T>(outcome: Outcome<T>): T {
   return outcome.value;
 }
 
+/** Cuts a list of series into `parts` contiguous runs of about equal total points (order kept). */
+export function splitByPoints<T extends { values: ArrayLike<number> }>(series: T[], parts: number): T[][] {
+  if (parts <= 1 || series.length <= 1) return [series];
+  const total = series.reduce((sum, s) => sum + s.values.length, 0);
+  const out: T[][] = [];
+  let current: T[] = [];
+  let done = 0;
+  for (const s of series) {
+    current.push(s);
+    done += s.values.length;
+    if (out.length < parts - 1 && done >= (total * (out.length + 1)) / parts) {
+      out.push(current);
+      current = [];
+    }
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
 /**
  * The worker-thread pool that runs engine code. From sources (development, tests) each thread loads
  * the TypeScript worker through tsx (engine-worker-entry.cjs); compiled output needs nothing.
@@ -30,7 +49,10 @@ function unwrap<T>(outcome: Outcome<T>): T {
 export class EnginePool {
   private readonly pool: Piscina;
 
-  constructor(threads = Math.max(1, os.availableParallelism()), minThreads = 1) {
+  constructor(
+    readonly threads = Math.max(1, os.availableParallelism()),
+    minThreads = 1,
+  ) {
     const fromSource = __filename.endsWith('.ts');
     this.pool = new Piscina({
       filename: path.resolve(__dirname, fromSource ? 'engine-worker-entry.cjs' : 'engine-worker.js'),
@@ -86,6 +108,24 @@ export class EnginePool {
 
   async forecast(request: SeriesRequest & { horizon: number; quantiles: number[] }): Promise<{ timestampColumn: string; forecasts: SeriesForecast[] }> {
     return unwrap((await this.pool.run(request, { name: 'forecast' })) as Outcome<{ timestampColumn: string; forecasts: SeriesForecast[] }>);
+  }
+
+  /** Validates and prepares the series of a forecast request (on a thread: parsing many rows is work). */
+  async prepareForecast(request: SeriesRequest): Promise<PreparedRequest> {
+    return unwrap((await this.pool.run(request, { name: 'prepareForecast' })) as Outcome<PreparedRequest>);
+  }
+
+  /**
+   * Forecasts prepared series spread over the pool's threads: contiguous parts of about equal points,
+   * answered in the request's order. Each series is forecast from its own history only, so the
+   * answers are those of one thread doing them all.
+   */
+  async forecastPrepared(prepared: PreparedRequest, options: { horizon: number; quantiles: number[] }): Promise<SeriesForecast[]> {
+    const parts = splitByPoints(prepared.series, Math.min(this.threads, prepared.series.length));
+    const answers = await Promise.all(
+      parts.map(async (series) => unwrap((await this.pool.run({ series, ...options }, { name: 'forecastPrepared' })) as Outcome<SeriesForecast[]>)),
+    );
+    return answers.flat();
   }
 
   async backtest(request: SeriesRequest & { horizon: number }): Promise<Backtest[]> {

@@ -17,7 +17,7 @@ import {
   type TrialReport,
 } from '../engines/tabular';
 import { TabularDataError, TabularModelFormatError } from '../engines/tabular';
-import { SeriesError, backtestSeries, forecastSeries, inferTimestampColumn, prepareSeries, type Backtest, type SeriesForecast } from '../engines/forecast';
+import { SeriesError, backtestSeries, forecastSeries, inferTimestampColumn, prepareSeries, type Backtest, type PreparedSeries, type SeriesForecast } from '../engines/forecast';
 import type { Row } from './datasets';
 import { LruCache } from './lru';
 
@@ -139,6 +139,24 @@ export function inspectSeries(request: SeriesRequest): Outcome<SeriesSummary> {
     const { timestamp, series } = prepare(request);
     return { timestampColumn: timestamp, series: series.map((s) => ({ id: s.id, points: s.values.length })) };
   });
+}
+
+export interface PreparedRequest {
+  timestampColumn: string;
+  series: PreparedSeries[];
+}
+
+/** Validates and prepares every series once; the service then forecasts them in parts, one per thread. */
+export function prepareForecast(request: SeriesRequest): Outcome<PreparedRequest> {
+  return guarded(() => {
+    const { timestamp, series } = prepare(request);
+    return { timestampColumn: timestamp, series };
+  });
+}
+
+/** Forecasts prepared series; each series depends on its own history only, so any split gives the same answers. */
+export function forecastPrepared(task: { series: PreparedSeries[]; horizon: number; quantiles: number[] }): Outcome<SeriesForecast[]> {
+  return guarded(() => task.series.map((s) => forecastSeries(s, { horizon: task.horizon, quantiles: task.quantiles })));
 }
 
 export function forecast(request: SeriesRequest & { horizon: number; quantiles: number[] }): Outcome<{ timestampColumn: string; forecasts: SeriesForecast[] }> {

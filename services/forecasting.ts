@@ -71,26 +71,27 @@ export async function runForecast(
   billing: { accountId: string; workspaceId: string; httpRequestId: string; holdSeconds: number },
 ): Promise<ForecastResult> {
   const seriesRequest = { rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId };
-  let summary;
+  let prepared;
   try {
-    summary = await pool.inspectSeries(seriesRequest);
+    prepared = await pool.prepareForecast(seriesRequest);
   } catch (err) {
     throw err instanceof EngineDataError ? seriesRefusal(err, 'INVALID_INPUT') : err;
   }
-  const short = summary.series.find((s) => s.points < request.horizon);
+  const short = prepared.series.find((s) => s.values.length < request.horizon);
   if (short) {
     throw new AppError(
       'INVALID_INPUT',
       400,
-      `${short.id === null ? 'The series' : `Series "${short.id}"`} has ${short.points} points, fewer than the horizon ${request.horizon}; send at least as many points as the horizon (preferably several times more).`,
+      `${short.id === null ? 'The series' : `Series "${short.id}"`} has ${short.values.length} points, fewer than the horizon ${request.horizon}; send at least as many points as the horizon (preferably several times more).`,
       { reason: 'SHORTER_THAN_HORIZON' },
     );
   }
   const price = findEngine(FORECAST_ENGINE.id)?.creditPricePerRow ?? FORECAST_ENGINE.creditPricePerPoint;
-  const cost = request.horizon * summary.series.length * price;
+  const cost = request.horizon * prepared.series.length * price;
   const reservation = await reserveCredits(em, { ...billing, amount: cost, operation: 'forecast', reference: billing.httpRequestId });
   try {
-    const { timestampColumn, forecasts } = await pool.forecast({ ...seriesRequest, horizon: request.horizon, quantiles: request.quantiles });
+    const timestampColumn = prepared.timestampColumn;
+    const forecasts = await pool.forecastPrepared(prepared, { horizon: request.horizon, quantiles: request.quantiles });
     const finite = forecasts.every((f) => f.mean.every(Number.isFinite) && f.median.every(Number.isFinite));
     if (!finite) throw new Error('the engine produced a non-finite forecast');
     return { csv: forecastCsv(request, timestampColumn, forecasts), charged: cost, remaining: reservation.remaining, reservationId: reservation.id };
