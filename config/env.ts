@@ -28,6 +28,8 @@ const envSchema = z.object({
   FILE_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(50 * 1024 * 1024),
   /** Worker threads running engine code (fits, scores); default: one per core. */
   ENGINE_THREADS: z.coerce.number().int().min(1).max(64).optional(),
+  /** Memory budget of each engine thread's cache of loaded models (MiB). */
+  ENGINE_MODEL_CACHE_MB: z.coerce.number().int().min(1).default(256),
   /** How soon a fit whose worker stopped heartbeating is retried on another worker. */
   FIT_HEARTBEAT_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
   /** How often the Temporal Schedule marks keys whose expires_at has passed. */

@@ -52,6 +52,8 @@ export class EnginePool {
   constructor(
     readonly threads = Math.max(1, os.availableParallelism()),
     minThreads = 1,
+    /** Budget of each thread's cache of loaded models. */
+    modelCacheBytes = 256 * 1024 * 1024,
   ) {
     const fromSource = __filename.endsWith('.ts');
     this.pool = new Piscina({
@@ -60,6 +62,7 @@ export class EnginePool {
       minThreads: Math.min(minThreads, threads),
       maxThreads: threads,
       idleTimeout: 60_000,
+      workerData: { modelCacheBytes },
     });
   }
 

@@ -2,7 +2,8 @@
  * Runs in a worker thread of the engine pool: the only place engine code executes in the service
  * processes, so the event loop of the API and of the Temporal worker never blocks on a fit or a score.
  */
-import type { MessagePort } from 'node:worker_threads';
+import { workerData, type MessagePort } from 'node:worker_threads';
+import { LRUCache } from 'lru-cache';
 import {
   analyseDataset,
   featureColumns,
@@ -19,7 +20,6 @@ import {
 import { TabularDataError, TabularModelFormatError } from '../engines/tabular';
 import { SeriesError, backtestSeries, forecastSeries, inferTimestampColumn, prepareSeries, type Backtest, type PreparedSeries, type SeriesForecast } from '../engines/forecast';
 import type { Row } from './datasets';
-import { LruCache } from './lru';
 
 /** Errors lose their class and fields across threads, so data refusals travel as values. */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
@@ -79,14 +79,24 @@ function trainNow(task: TrainTask): TrainOutput {
   };
 }
 
-const modelCache = new LruCache<TabularModel>(32);
+/** Default budget of one thread's model cache when the pool does not give one. */
+const DEFAULT_MODEL_CACHE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Loaded models by version, bounded in bytes (a model weighs about its artefact's length in memory:
+ * the same typed arrays, decoded), so a thread serving many or large models never grows without end.
+ */
+const modelCache = new LRUCache<string, { model: TabularModel; bytes: number }>({
+  maxSize: (workerData as { modelCacheBytes?: number } | null)?.modelCacheBytes ?? DEFAULT_MODEL_CACHE_BYTES,
+  sizeCalculation: (entry) => Math.max(1, entry.bytes),
+});
 
 function cachedModel(versionId: string, artefact: string | undefined): TabularModel | null {
   const hit = modelCache.get(versionId);
-  if (hit) return hit;
+  if (hit) return hit.model;
   if (artefact === undefined) return null;
   const model = loadModel(artefact);
-  modelCache.set(versionId, model);
+  modelCache.set(versionId, { model, bytes: artefact.length });
   return model;
 }
 

@@ -8,7 +8,7 @@ import type { Row } from './datasets';
 import type { EnginePool } from './engine-pool';
 import { AppError } from './errors';
 import { newId } from './ids';
-import { LruCache } from './lru';
+import { LRUCache } from 'lru-cache';
 import { isServable } from './models';
 
 interface ColumnInfo {
@@ -74,7 +74,7 @@ async function storePredictions(
 }
 
 /** Versions never change once stored: their metadata is cached (the engine threads cache the models). */
-const versionCache = new LruCache<ModelVersion>(256);
+const versionCache = new LRUCache<string, ModelVersion>({ max: 256 });
 
 async function servingVersion(em: EntityManager, modelId: string, number: number): Promise<ModelVersion> {
   const key = `${modelId}:${number}`;

@@ -53,7 +53,7 @@ export async function startService(options: {
       logger.info('database migrations applied');
     }
 
-    const enginePool = new EnginePool(config.ENGINE_THREADS);
+    const enginePool = new EnginePool(config.ENGINE_THREADS, 1, config.ENGINE_MODEL_CACHE_MB * 1024 * 1024);
     stack.push(() => enginePool.close());
 
     let worker: Worker | null = null;
