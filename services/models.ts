@@ -63,6 +63,7 @@ export interface NewModelInput {
  * the account row lock serialises concurrent creations so the quota cannot be overrun.
  */
 export async function createModelForTraining(em: EntityManager, input: NewModelInput): Promise<Model> {
+  const context = await gzipJson(input.rows);
   return em.transactional(async (tx) => {
     await assertQuotaSlot(tx, input.accountId);
     const now = new Date();
@@ -90,7 +91,7 @@ export async function createModelForTraining(em: EntityManager, input: NewModelI
       model,
       versionNumber: 1,
       rowCount: input.rows.length,
-      data: gzipJson(input.rows),
+      data: context,
       createdAt: now,
     });
     await tx.flush();
@@ -118,7 +119,7 @@ export async function loadContext(em: EntityManager, modelId: string, versionNum
     count += chunk.rowCount;
   }
   const chunks = needed.length ? await em.find(ContextChunkSchema, { id: { $in: needed } }, { orderBy: { versionNumber: 'asc', createdAt: 'asc' }, populate: ['data'] }) : [];
-  const rows = chunks.flatMap((chunk) => gunzipJson<Row[]>(chunk.data));
+  const rows = (await Promise.all(chunks.map((chunk) => gunzipJson<Row[]>(chunk.data)))).flat();
   return maxRows !== null && rows.length > maxRows ? rows.slice(rows.length - maxRows) : rows;
 }
 

@@ -49,7 +49,7 @@ export async function fitAndStoreVersion(
     options,
   );
   const version = await storeVersion(em.fork(), request.modelId, request.number, {
-    artefact: gzipText(trained.artefact),
+    artefact: await gzipText(trained.artefact),
     engineId: TABULAR_ENGINE.id,
     engineVersion: TABULAR_ENGINE.version,
     formatVersion: TABULAR_ENGINE.artefactFormatVersion,
@@ -84,12 +84,13 @@ export async function foldPendingOutcomes(em: EntityManager, modelId: string): P
     if (model.status !== 'serving') return null;
     const pending = await tx.find(OutcomeSchema, { modelId, status: 'pending' }, { orderBy: { createdAt: 'asc', id: 'asc' } });
     if (pending.length === 0) return null;
+    const data = await gzipJson(pending.map((o) => outcomeToRow(o, model.target)));
     tx.create(ContextChunkSchema, {
       id: newId('event'),
       model,
       versionNumber: number,
       rowCount: pending.length,
-      data: gzipJson(pending.map((o) => outcomeToRow(o, model.target))),
+      data,
       createdAt: new Date(),
     });
     for (const outcome of pending) {

@@ -122,7 +122,7 @@ async function main(): Promise<void> {
     const trainSeconds = (performance.now() - trainStart) / 1000;
 
     const version = await orm.em.fork().findOneOrFail(ModelVersionSchema, { model: model.id, number: 1 }, { populate: ['artefact'] });
-    const engineModel = loadModel(gunzipText(version.artefact!));
+    const engineModel = loadModel(await gunzipText(version.artefact!));
 
     const scenarios: Scenario[] = [
       { name: 'predict 1 row', rowsPerRequest: 1, connections: 8 },

@@ -126,7 +126,7 @@ describe('prediction, credits and idempotency', () => {
   it('answers 409 ENGINE_MISMATCH for an artefact this engine build cannot load, and refunds the reservation', async () => {
     const { apiKey, modelId, account } = await trainedModel();
     const { gzipText } = await import('../../services/compression');
-    await h.orm.em.fork().nativeUpdate(ModelVersionSchema, { model: modelId }, { artefact: gzipText('{"format":"tabular-gbdt","formatVersion":99}') });
+    await h.orm.em.fork().nativeUpdate(ModelVersionSchema, { model: modelId }, { artefact: await gzipText('{"format":"tabular-gbdt","formatVersion":99}') });
     const res = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(2) });
     expectError(res, 409, 'ENGINE_MISMATCH');
     const kinds = (await h.orm.em.fork().find(CreditLedgerSchema, { accountId: account.id, kind: { $in: ['charge', 'refund'] } })).map((l) => l.kind).sort();
