@@ -6,7 +6,8 @@
  * drives `POST /v1/models/{id}/predict` with autocannon (1-row and 1,000-row requests) and scores the
  * same rows in-process with the engine; then `POST /v1/forecast` for 1 series of 56 points (horizon 7)
  * and 100 series of 200 points (horizon 14) against the forecast engine in-process. The overhead ratio
- * is HTTP p50 latency / in-process time.
+ * is HTTP p50 latency / in-process time. The floor, measured in the same run, is a bare Koa route doing
+ * one PostgreSQL query (bench/api/floor-server.ts, a process of its own), driven like `predict 1 row`.
  *
  * Options: --duration SECONDS (per scenario, default 10), --json FILE.
  */
@@ -106,7 +107,8 @@ async function main(): Promise<void> {
 
     const orm = await openOrm(database.url, 2);
     cleanup.push(() => orm.close());
-    const account = await provisionAccount(orm.em.fork(), { email: `bench-${Date.now()}@example.test`, plan: 'growth' });
+    // The contract plan: its rate budget (2,000 requests/s per key) stays above what this machine serves.
+    const account = await provisionAccount(orm.em.fork(), { email: `bench-${Date.now()}@example.test`, plan: 'contract', contractAllowance: 2_000_000_000 });
     await orm.em.fork().nativeUpdate(AccountSchema, { id: account.account.id }, { allowanceRemaining: 2_000_000_000 });
 
     const rows = parseCsv(fs.readFileSync(dataFile, 'utf8'));
@@ -123,6 +125,19 @@ async function main(): Promise<void> {
 
     const version = await orm.em.fork().findOneOrFail(ModelVersionSchema, { model: model.id, number: 1 }, { populate: ['artefact'] });
     const engineModel = loadModel(await gunzipText(version.artefact!));
+
+    // The floor: the same load on a bare route doing one query.
+    const floorPort = await freePort();
+    const floor = spawn(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'bench', 'api', 'floor-server.ts'), database.url, String(floorPort)], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    cleanup.push(async () => {
+      floor.kill('SIGTERM');
+    });
+    await new Promise<void>((resolve) => floor.stdout!.once('data', () => resolve()));
+    const floorRun = await autocannon({ url: `http://127.0.0.1:${floorPort}/floor`, connections: 8, duration });
+    const floorResult = { p50_ms: floorRun.latency.p50, p99_ms: floorRun.latency.p99, requests_per_s: floorRun.requests.average, non_2xx: floorRun.non2xx };
 
     const scenarios: Scenario[] = [
       { name: 'predict 1 row', rowsPerRequest: 1, connections: 8 },
@@ -192,12 +207,15 @@ async function main(): Promise<void> {
     console.log(`\nbench:api on ${machine}; model trained over HTTP on adult (${rows.length} rows) in ${trainSeconds.toFixed(1)} s; ${duration} s per scenario\n`);
     console.log('| scenario | connections | requests | non-2xx | p50 ms | p99 ms | req/s | rows (series)/s | in-process ms | in-process rows (series)/s | p50 / in-process |');
     console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+    console.log(`| floor: bare Koa route, one query | 8 | ${floorRun.requests.total} | ${floorResult.non_2xx} | ${floorResult.p50_ms.toFixed(1)} | ${floorResult.p99_ms.toFixed(1)} | ${floorResult.requests_per_s.toFixed(0)} | | | | |`);
     for (const r of results) {
       console.log(
         `| ${r.scenario} | ${r.connections} | ${r.requests} | ${r.non_2xx} | ${r.p50_ms.toFixed(1)} | ${r.p99_ms.toFixed(1)} | ${r.requests_per_s.toFixed(0)} | ${r.rows_per_s.toFixed(0)} | ${r.in_process_ms.toFixed(3)} | ${r.in_process_rows_per_s.toFixed(0)} | ${r.overhead_ratio_p50.toFixed(1)} |`,
       );
     }
-    if (values.json) fs.writeFileSync(values.json, JSON.stringify({ machine, train_seconds: trainSeconds, duration_s: duration, results }, null, 2));
+    const oneRow = results.find((r) => r.scenario === 'predict 1 row');
+    if (oneRow) console.log(`\npredict 1 row: p50 ${(oneRow.p50_ms / Math.max(0.001, floorResult.p50_ms)).toFixed(1)}× the floor's p50, ${oneRow.requests_per_s.toFixed(0)} requests/s`);
+    if (values.json) fs.writeFileSync(values.json, JSON.stringify({ machine, train_seconds: trainSeconds, duration_s: duration, floor: floorResult, results }, null, 2));
   } finally {
     for (const step of cleanup.reverse()) {
       try {
