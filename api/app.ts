@@ -7,19 +7,23 @@ import type { AppConfig } from '../config/env';
 import type { EnginePool } from '../services/engine-pool';
 import type { RequestLogWriter } from '../services/request-log';
 import type { TemporalGateway } from '../services/temporal/gateway';
+import { creditsCharged } from '../services/metrics';
 import { version } from '../package.json';
 import { authenticate, type AuthContext } from './middleware/auth';
 import { readBody } from './middleware/body';
 import { errorHandler, renderError, zodToAppError } from './middleware/errors';
 import { withIdempotency } from './middleware/idempotency';
+import { httpMetrics } from './middleware/http-metrics';
 import { requestId } from './middleware/request-id';
 import { buildOpenApiDocument } from './openapi';
 import { route, type AnyRoute } from './route';
+import { z } from './zod';
 import { apiKeyRoutes } from './routes/api-keys';
 import { datasetRoutes } from './routes/datasets';
 import { engineRoutes } from './routes/engines';
 import { forecastRoutes } from './routes/forecast';
 import { healthRoutes } from './routes/health';
+import { metricsRoutes } from './routes/metrics';
 import { modelRoutes } from './routes/models';
 import { requestLogRoutes } from './routes/requests';
 
@@ -39,6 +43,10 @@ function parseWith<T>(schema: ZodType<T> | undefined, value: unknown, where: str
   return parsed.data;
 }
 
+const openApiDocumentSchema = z
+  .object({ openapi: z.string().startsWith('3.1'), info: z.object({ title: z.string(), version: z.string() }).catchall(z.unknown()), paths: z.record(z.string(), z.unknown()) })
+  .catchall(z.unknown());
+
 /** Writes one request-log line per call of a workspace once its answer is known (errors included). */
 async function logged(ctx: Context, deps: AppDeps, def: AnyRoute, auth: AuthContext | null, run: () => Promise<void>): Promise<void> {
   if (!auth) return run();
@@ -49,6 +57,9 @@ async function logged(ctx: Context, deps: AppDeps, def: AnyRoute, auth: AuthCont
     renderError(ctx, err, deps.logger);
   }
   const body = ctx.body as { message?: unknown } | null | undefined;
+  const operation = def.operation ?? `${def.method} ${def.path}`;
+  const credits = ctx.response.get('Idempotent-Replayed') ? 0 : ((ctx.state.creditsCharged as number | undefined) ?? 0);
+  if (credits > 0) creditsCharged.inc({ operation }, credits);
   deps.requestLog.record({
     id: ctx.state.requestId as string,
     workspaceId: auth.workspaceId,
@@ -56,10 +67,10 @@ async function logged(ctx: Context, deps: AppDeps, def: AnyRoute, auth: AuthCont
     keyId: auth.keyId,
     method: ctx.method,
     path: ctx.path,
-    operation: def.operation ?? `${def.method} ${def.path}`,
+    operation,
     status: ctx.status,
     errorCode: ctx.status >= 400 && body && typeof body === 'object' && typeof body.message === 'string' ? body.message : null,
-    credits: ctx.response.get('Idempotent-Replayed') ? 0 : ((ctx.state.creditsCharged as number | undefined) ?? 0),
+    credits,
     durationMs: Math.round(performance.now() - started),
     createdAt: new Date(),
   });
@@ -90,6 +101,7 @@ function mount(router: Router, deps: AppDeps, def: AnyRoute): void {
 export function allRoutes(deps: AppDeps): AnyRoute[] {
   return [
     ...healthRoutes(deps),
+    ...metricsRoutes(deps),
     ...engineRoutes(),
     ...apiKeyRoutes(deps),
     ...modelRoutes(deps),
@@ -112,7 +124,7 @@ export function createApp(deps: AppDeps): Koa {
         summary: 'This document',
         tag: 'Service',
         auth: 'public',
-        responses: { 200: { description: 'OpenAPI 3.1 document.' } },
+        responses: { 200: { description: 'OpenAPI 3.1 document.', schema: openApiDocumentSchema } },
         errors: [],
         handler: () => undefined,
       }),
@@ -126,6 +138,7 @@ export function createApp(deps: AppDeps): Koa {
   });
 
   app.use(requestId());
+  app.use(httpMetrics());
   app.use(errorHandler(deps.logger));
   app.use(router.routes());
   app.use(router.allowedMethods());

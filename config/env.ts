@@ -34,6 +34,10 @@ const envSchema = z.object({
   KEY_EXPIRY_SWEEP_EVERY: z.string().regex(durationPattern).default('1m'),
   /** Minimum interval between two writes of an API key's last_used_at. */
   KEY_LAST_USED_RESOLUTION_SECONDS: z.coerce.number().int().min(0).default(60),
+  /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is public. */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  /** How long SIGTERM waits for in-flight requests and activities before closing what is left. */
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
 });
 
 export type AppConfig = z.infer<typeof envSchema>;

@@ -4,6 +4,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { DataReport, Prediction, TrialReport } from '../engines/tabular';
 import { AppError } from './errors';
+import { watchEnginePool } from './metrics';
 import type { Row } from './datasets';
 import type { Backtest, SeriesForecast } from '../engines/forecast';
 import type { Outcome, SeriesRequest, SeriesSummary, TrainOutput } from './engine-worker';
@@ -29,6 +30,7 @@ function unwrap<T>(outcome: Outcome<T>): T {
  */
 export class EnginePool {
   private readonly pool: Piscina;
+  private readonly unwatch: () => void;
 
   constructor(threads = Math.max(1, os.availableParallelism()), minThreads = 1) {
     const fromSource = __filename.endsWith('.ts');
@@ -39,6 +41,7 @@ export class EnginePool {
       maxThreads: threads,
       idleTimeout: 60_000,
     });
+    this.unwatch = watchEnginePool(() => ({ queueSize: this.pool.queueSize, utilization: this.pool.utilization, threads: this.pool.threads.length }));
   }
 
   async train(
@@ -93,6 +96,7 @@ export class EnginePool {
   }
 
   async close(): Promise<void> {
+    this.unwatch();
     await this.pool.destroy();
   }
 }
