@@ -9,6 +9,7 @@ import type { RequestLogWriter } from '../services/request-log';
 import type { TemporalGateway } from '../services/temporal/gateway';
 import { creditsCharged } from '../services/metrics';
 import { version } from '../package.json';
+import { closeConnectionsWhileDraining, DrainState } from './drain';
 import { authenticate, type AuthContext } from './middleware/auth';
 import { readBody } from './middleware/body';
 import { errorHandler, renderError, zodToAppError } from './middleware/errors';
@@ -34,6 +35,8 @@ export interface AppDeps {
   logger: Logger;
   enginePool: EnginePool;
   requestLog: RequestLogWriter;
+  /** Set by the process runtime: SIGTERM turns it on (health 503, no keep-alive). */
+  drain?: DrainState;
 }
 
 function parseWith<T>(schema: ZodType<T> | undefined, value: unknown, where: string, code?: string): T {
@@ -139,6 +142,7 @@ export function createApp(deps: AppDeps): Koa {
 
   app.use(requestId());
   app.use(httpMetrics());
+  app.use(closeConnectionsWhileDraining(deps.drain ?? new DrainState()));
   app.use(errorHandler(deps.logger));
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -14,6 +14,8 @@ export interface WorkerDeps {
   taskQueue: string;
   /** A pre-built bundle (tests build it once); otherwise the workflows folder is bundled at start. */
   workflowBundlePath?: string;
+  /** How long a shutdown lets running activities finish before cancelling them (default: Temporal's). */
+  shutdownGraceMs?: number;
 }
 
 let runtimeInstalled = false;
@@ -41,6 +43,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...workflowSource,
+    ...(deps.shutdownGraceMs !== undefined ? { shutdownGraceTime: deps.shutdownGraceMs } : {}),
     activities: createActivities({ orm: deps.orm, logger: deps.logger, enginePool: deps.enginePool }),
   });
 }
