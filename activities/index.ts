@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { revokeEndedKey, sweepEndedKeys } from '../services/api-keys';
 import { EngineDataError, type EnginePool } from '../services/engine-pool';
 import { pruneIdempotencyRecords } from '../services/idempotency';
+import { activityLogger } from '../services/temporal/activity-logging';
 import { pruneRequestLog } from '../services/request-log';
 import { fitAndStoreVersion, foldPendingOutcomes, type FitRequest } from '../services/training';
 
@@ -23,7 +24,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     async revokeEndedKey(keyId: string): Promise<boolean> {
       const revoked = await revokeEndedKey(deps.orm.em.fork(), keyId, new Date());
-      deps.logger.info({ keyId, revoked }, 'rotation grace ended');
+      activityLogger(deps.logger).info({ keyId, revoked }, 'rotation grace ended');
       return revoked;
     },
 
@@ -34,7 +35,7 @@ export function createActivities(deps: ActivityDeps) {
       const idempotencyPruned = await pruneIdempotencyRecords(deps.orm.em.fork(), now);
       const requestLogPruned = await pruneRequestLog(deps.orm.em.fork(), now);
       const swept = { ...result, idempotencyPruned, requestLogPruned };
-      if (Object.values(swept).some((n) => n > 0)) deps.logger.info(swept, 'sweep');
+      if (Object.values(swept).some((n) => n > 0)) activityLogger(deps.logger).info(swept, 'sweep');
       return swept;
     },
 

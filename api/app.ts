@@ -16,6 +16,7 @@ import { errorHandler, renderError, zodToAppError } from './middleware/errors';
 import { withIdempotency } from './middleware/idempotency';
 import { httpMetrics } from './middleware/http-metrics';
 import { requestId } from './middleware/request-id';
+import { loggerOf, requestLogger } from './middleware/request-logger';
 import { buildOpenApiDocument } from './openapi';
 import { route, type AnyRoute } from './route';
 import { z } from './zod';
@@ -84,7 +85,7 @@ function mount(router: Router, deps: AppDeps, def: AnyRoute): void {
   router[def.method](def.path, async (ctx: Context) => {
     const auth = await authenticate(ctx, def.auth, {
       orm: deps.orm,
-      logger: deps.logger,
+      logger: loggerOf(ctx, deps.logger),
       keyLastUsedResolutionSeconds: deps.config.KEY_LAST_USED_RESOLUTION_SECONDS,
     });
     await logged(ctx, deps, def, auth, async () => {
@@ -141,6 +142,7 @@ export function createApp(deps: AppDeps): Koa {
   });
 
   app.use(requestId());
+  app.use(requestLogger(deps.logger));
   app.use(httpMetrics());
   app.use(closeConnectionsWhileDraining(deps.drain ?? new DrainState()));
   app.use(errorHandler(deps.logger));

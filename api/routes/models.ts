@@ -21,6 +21,7 @@ import { predict } from '../../services/predictions';
 import { PredictionSchema, OutcomeSchema, ModelSchema } from '../../db/entities';
 import type { AppDeps } from '../app';
 import { REMAINING_HEADER } from '../middleware/idempotency';
+import { loggerOf } from '../middleware/request-logger';
 import { route, type AnyRoute } from '../route';
 import { paginated } from '../schemas/common';
 import {
@@ -301,7 +302,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
             })),
           };
         } catch (err) {
-          deps.logger.error({ err }, 'prediction history unreadable');
+          loggerOf(ctx, deps.logger).error({ err }, 'prediction history unreadable');
           throw new AppError('PREDICTION_HISTORY_UNAVAILABLE', 503, 'The prediction history cannot be read right now; retry later.');
         }
       },
@@ -329,7 +330,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
             await deps.temporal.signalIntegration(model.id, recorded.ids.length);
             integrationStarted = true;
           } catch (err) {
-            deps.logger.error({ err, modelId: model.id }, 'could not signal the integration workflow');
+            loggerOf(ctx, deps.logger).error({ err, modelId: model.id }, 'could not signal the integration workflow');
           }
         }
         ctx.status = 201;
@@ -382,7 +383,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
         try {
           ctx.body = await modelPerformance(fork, model, query.days);
         } catch (err) {
-          deps.logger.error({ err }, 'performance unreadable');
+          loggerOf(ctx, deps.logger).error({ err }, 'performance unreadable');
           throw new AppError('PERFORMANCE_UNAVAILABLE', 503, 'Performance cannot be computed right now; retry later.');
         }
       },

@@ -1,5 +1,6 @@
 import { AppError, validationError } from '../../services/errors';
 import type { AppDeps } from '../app';
+import { loggerOf } from '../middleware/request-logger';
 import { route, type AnyRoute } from '../route';
 import { isoDateTime } from '../schemas/common';
 import { z } from '../zod';
@@ -84,7 +85,7 @@ export function requestLogRoutes(deps: AppDeps): AnyRoute[] {
             })),
           };
         } catch (err) {
-          deps.logger.error({ err }, 'request log unreadable');
+          loggerOf(ctx, deps.logger).error({ err }, 'request log unreadable');
           throw new AppError('REQUEST_LOG_UNAVAILABLE', 503, 'The request log cannot be read right now; retry later.');
         }
       },
@@ -126,7 +127,7 @@ export function requestLogRoutes(deps: AppDeps): AnyRoute[] {
             by_day: byDay,
           };
         } catch (err) {
-          deps.logger.error({ err }, 'usage unreadable');
+          loggerOf(ctx, deps.logger).error({ err }, 'usage unreadable');
           throw new AppError('USAGE_UNAVAILABLE', 503, 'Usage cannot be read right now; retry later.');
         }
       },

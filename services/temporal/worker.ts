@@ -4,6 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
 import type { EnginePool } from '../engine-pool';
+import { activityLoggingInterceptor } from './activity-logging';
 
 export interface WorkerDeps {
   orm: MikroORM;
@@ -45,5 +46,6 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     ...workflowSource,
     ...(deps.shutdownGraceMs !== undefined ? { shutdownGraceTime: deps.shutdownGraceMs } : {}),
     activities: createActivities({ orm: deps.orm, logger: deps.logger, enginePool: deps.enginePool }),
+    interceptors: { activity: [activityLoggingInterceptor(deps.logger)] },
   });
 }
