@@ -62,6 +62,11 @@ export async function contractChecker(server: http.Server): Promise<ContractChec
   return new ContractChecker(res.body as OpenApiDocument);
 }
 
+/** A supertest agent on `server` whose answers are checked against the server's own document. */
+export async function checkedAgent(server: http.Server): Promise<TestAgent> {
+  return contractCheckingAgent(request(server), await contractChecker(server));
+}
+
 /**
  * The real service for a test file: a migrated PostgreSQL database, a Temporal worker on a task
  * queue of its own (so test files never steal each other's tasks), and the Koa app on a real port.
