@@ -1,13 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
+import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import request from 'supertest';
 import { createApp } from '../../api/app';
 import { DrainState } from '../../api/drain';
 import { createHttpServer } from '../../api/server';
 import { isPortOpen, freePort } from '../../scripts/lib/ports';
+import { ModelSchema, ModelVersionSchema } from '../../db/entities';
 import { RequestLogWriter } from '../../services/request-log';
+import { createWorker } from '../../services/temporal/worker';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { TEST_ENV, repoRoot, requireEnv } from '../support/env';
 import { contractChecker, expectError, startHarness, type Harness } from '../support/harness';
@@ -130,5 +133,88 @@ describe('graceful shutdown of the API process', () => {
     const draining = await get();
     expectError(draining, 503, 'SHUTTING_DOWN');
     expect(draining.headers.connection).toBe('close');
+  });
+});
+
+describe('graceful shutdown of the worker process', () => {
+  let h: Harness;
+  let child: ChildProcess | null = null;
+  beforeAll(async () => {
+    h = await startHarness({ withoutWorker: true });
+  });
+  afterAll(async () => {
+    if (child?.pid && child.exitCode === null) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await h.stop();
+  });
+
+  it('on SIGTERM lets the running fit activity complete, then exits 0 (the fit is not retried)', async () => {
+    child = spawn(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'scripts', 'worker.ts')], {
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        DATABASE_URL: requireEnv(TEST_ENV.databaseUrl),
+        TEMPORAL_ADDRESS: requireEnv(TEST_ENV.temporalAddress),
+        TEMPORAL_TASK_QUEUE: h.taskQueue,
+        LOG_LEVEL: 'warn',
+        ENGINE_THREADS: '1',
+        SHUTDOWN_GRACE_SECONDS: '60',
+      },
+      stdio: 'ignore',
+      detached: true,
+    });
+    const exited = exitOf(child);
+
+    const { apiKey } = await h.provision('build');
+    const training = h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'churned', engine: 'tabular-gbdt', explain: true, data: churnRows(2500) });
+    const response = training.then((res) => res);
+
+    let modelId = '';
+    await waitFor(
+      async () => {
+        const model = await h.orm.em.fork().findOne(ModelSchema, { status: 'training' }, { orderBy: { createdAt: 'desc' } });
+        if (!model) return false;
+        modelId = model.id;
+        const description = await h.client.workflow.getHandle(`train/${model.id}`).describe().catch(() => null);
+        return description?.raw.pendingActivities?.some((a) => a.activityType?.name === 'fitVersion' && a.lastStartedTime) ?? false;
+      },
+      90_000,
+      'the child worker to start the fit',
+    );
+    expect(await h.orm.em.fork().count(ModelVersionSchema, { model: modelId })).toBe(0);
+    process.kill(child.pid!, 'SIGTERM');
+    expect(await exited).toBe(0);
+    // The fit stored its version before the process exited: the activity finished, it was not cut.
+    expect(await h.orm.em.fork().count(ModelVersionSchema, { model: modelId })).toBe(1);
+
+    // The workflow's remaining steps need a worker: one in this process finishes them.
+    const connection = await NativeConnection.connect({ address: requireEnv(TEST_ENV.temporalAddress) });
+    const worker = await createWorker({
+      orm: h.orm,
+      logger: pino({ level: 'silent' }),
+      enginePool: h.enginePool,
+      connection,
+      namespace: 'default',
+      taskQueue: h.taskQueue,
+      workflowBundlePath: requireEnv(TEST_ENV.workflowBundle),
+    });
+    const running = worker.run();
+    try {
+      const res = await response;
+      expect(res.status).toBe(201);
+      expect(res.body.id).toBe(modelId);
+      const history = await h.client.workflow.getHandle(`train/${modelId}`).fetchHistory();
+      const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => Number(e.activityTaskStartedEventAttributes?.attempt));
+      expect(attempts).toEqual([1]);
+    } finally {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    }
   });
 });
