@@ -36,6 +36,8 @@ const envSchema = z.object({
   KEY_LAST_USED_RESOLUTION_SECONDS: z.coerce.number().int().min(0).default(60),
   /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is public. */
   METRICS_TOKEN: z.string().min(16).optional(),
+  /** Where a worker-only process serves GET /metrics (the API serves it on PORT); unset: not served. */
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** How long SIGTERM waits for in-flight requests and activities before closing what is left. */
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
 });

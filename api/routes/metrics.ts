@@ -1,17 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AppConfig } from '../../config/env';
 import { AppError } from '../../services/errors';
 import { registry } from '../../services/metrics';
+import { bearerMatches } from '../../services/metrics-server';
 import { route, type AnyRoute } from '../route';
 import { z } from '../zod';
-
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
-/** Constant-time comparison of the presented bearer token with METRICS_TOKEN. */
-function bearerMatches(header: string | undefined, token: string): boolean {
-  const presented = /^Bearer (.+)$/i.exec(header ?? '')?.[1] ?? '';
-  return timingSafeEqual(digest(presented), digest(token));
-}
 
 /**
  * Prometheus scrape endpoint. Public unless METRICS_TOKEN is set: the metrics hold no tenant data,

@@ -6,6 +6,7 @@ import type { Duration } from '@temporalio/common';
 import { createApp } from '../../api/app';
 import { DrainState, drainHttpServer } from '../../api/drain';
 import { EnginePool } from '../../services/engine-pool';
+import { serveMetrics } from '../../services/metrics-server';
 import { RequestLogWriter } from '../../services/request-log';
 import type { AppConfig } from '../../config/env';
 import { migrate, openOrm, type Orm } from '../../db/orm';
@@ -73,6 +74,18 @@ export async function startService(options: {
       const client = new Client({ connection: await Connection.connect({ address: options.temporalAddress }), namespace: config.TEMPORAL_NAMESPACE });
       stack.push(() => client.connection.close());
       await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE, { keySweepEvery: config.KEY_EXPIRY_SWEEP_EVERY as Duration });
+      if (!options.api && config.WORKER_METRICS_PORT !== undefined) {
+        // Pushed before the worker's own stop step, so it is still scrapable while activities drain.
+        const metricsServer = await serveMetrics({ port: config.WORKER_METRICS_PORT, host: config.HOST, token: config.METRICS_TOKEN });
+        stack.push(
+          () =>
+            new Promise<void>((resolve) => {
+              metricsServer.close(() => resolve());
+              metricsServer.closeAllConnections();
+            }),
+        );
+        logger.info({ port: config.WORKER_METRICS_PORT }, 'worker metrics on /metrics');
+      }
       const running = worker.run();
       const activeWorker = worker;
       stack.push(async () => {

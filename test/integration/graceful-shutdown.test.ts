@@ -154,6 +154,7 @@ describe('graceful shutdown of the worker process', () => {
   });
 
   it('on SIGTERM lets the running fit activity complete, then exits 0 (the fit is not retried)', async () => {
+    const metricsPort = await freePort();
     child = spawn(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'scripts', 'worker.ts')], {
       cwd: repoRoot,
       env: {
@@ -164,6 +165,8 @@ describe('graceful shutdown of the worker process', () => {
         LOG_LEVEL: 'warn',
         ENGINE_THREADS: '1',
         SHUTDOWN_GRACE_SECONDS: '60',
+        HOST: '127.0.0.1',
+        WORKER_METRICS_PORT: String(metricsPort),
       },
       stdio: 'ignore',
       detached: true,
@@ -187,6 +190,10 @@ describe('graceful shutdown of the worker process', () => {
       'the child worker to start the fit',
     );
     expect(await h.orm.em.fork().count(ModelVersionSchema, { model: modelId })).toBe(0);
+    // The worker-only process serves its own /metrics (WORKER_METRICS_PORT): its pool runs the fit.
+    const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toMatch(/^engine_pool_threads [1-9]/m);
     process.kill(child.pid!, 'SIGTERM');
     expect(await exited).toBe(0);
     // The fit stored its version before the process exited: the activity finished, it was not cut.
