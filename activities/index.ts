@@ -8,6 +8,7 @@ import { pruneIdempotencyRecords } from '../services/idempotency';
 import { abandonTraining, strandedTrainings } from '../services/models';
 import { strandedIntegrations } from '../services/outcomes';
 import { prunePredictions } from '../services/predictions';
+import { activityLogger } from '../services/temporal/activity-logging';
 import { pruneRequestLog } from '../services/request-log';
 import { workflowIds } from '../services/temporal/ids';
 import { fitAndStoreVersion, foldPendingOutcomes, type FitRequest } from '../services/training';
@@ -31,7 +32,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     async revokeEndedKey(keyId: string): Promise<boolean> {
       const revoked = await revokeEndedKey(deps.orm.em.fork(), keyId, new Date());
-      deps.logger.info({ keyId, revoked }, 'rotation grace ended');
+      activityLogger(deps.logger).info({ keyId, revoked }, 'rotation grace ended');
       return revoked;
     },
 
@@ -47,7 +48,7 @@ export function createActivities(deps: ActivityDeps) {
       const requestLogPruned = await pruneRequestLog(deps.orm.em.fork(), now);
       const predictionsPruned = await prunePredictions(deps.orm.em.fork(), now);
       const swept = { ...result, reservationsReleased, idempotencyPruned, requestLogPruned, predictionsPruned };
-      if (Object.values(swept).some((n) => n > 0)) deps.logger.info(swept, 'sweep');
+      if (Object.values(swept).some((n) => n > 0)) activityLogger(deps.logger).info(swept, 'sweep');
       return swept;
     },
 

@@ -8,20 +8,25 @@ import type { EnginePool } from '../services/engine-pool';
 import { RateLimited, RateLimits, type RateBudget } from '../services/rate-limits';
 import type { RequestLogWriter } from '../services/request-log';
 import type { TemporalGateway } from '../services/temporal/gateway';
+import { creditsCharged } from '../services/metrics';
 import { version } from '../package.json';
+import { closeConnectionsWhileDraining, DrainState } from './drain';
 import { authenticate, type AuthContext } from './middleware/auth';
 import { readBody } from './middleware/body';
 import { errorHandler, renderError, zodToAppError } from './middleware/errors';
 import { runCommitted } from './middleware/idempotency';
+import { httpMetrics } from './middleware/http-metrics';
 import { refuseNulInUrl, requestId } from './middleware/request-id';
+import { loggerOf, requestLogger } from './middleware/request-logger';
 import { buildOpenApiDocument } from './openapi';
 import { route, type AnyRoute } from './route';
-import { coerceFormFields } from './zod';
+import { coerceFormFields, z } from './zod';
 import { apiKeyRoutes } from './routes/api-keys';
 import { datasetRoutes } from './routes/datasets';
 import { engineRoutes } from './routes/engines';
 import { forecastRoutes } from './routes/forecast';
 import { healthRoutes } from './routes/health';
+import { metricsRoutes } from './routes/metrics';
 import { modelRoutes } from './routes/models';
 import { requestLogRoutes } from './routes/requests';
 
@@ -32,6 +37,8 @@ export interface AppDeps {
   logger: Logger;
   enginePool: EnginePool;
   requestLog: RequestLogWriter;
+  /** Set by the process runtime: SIGTERM turns it on (health 503, no keep-alive). */
+  drain?: DrainState;
 }
 
 function parseWith<T>(schema: ZodType<T> | undefined, value: unknown, where: string, code?: string): T {
@@ -41,6 +48,10 @@ function parseWith<T>(schema: ZodType<T> | undefined, value: unknown, where: str
   return parsed.data;
 }
 
+const openApiDocumentSchema = z
+  .object({ openapi: z.string().startsWith('3.1'), info: z.object({ title: z.string(), version: z.string() }).catchall(z.unknown()), paths: z.record(z.string(), z.unknown()) })
+  .catchall(z.unknown());
+
 /** Writes one request-log line per call of a workspace once its answer is known (errors included). */
 async function logged(ctx: Context, deps: AppDeps, def: AnyRoute, auth: AuthContext | null, run: () => Promise<void>): Promise<void> {
   if (!auth) return run();
@@ -48,9 +59,12 @@ async function logged(ctx: Context, deps: AppDeps, def: AnyRoute, auth: AuthCont
   try {
     await run();
   } catch (err) {
-    renderError(ctx, err, deps.logger);
+    renderError(ctx, err, loggerOf(ctx, deps.logger));
   }
   const body = ctx.body as { message?: unknown } | null | undefined;
+  const operation = def.operation ?? `${def.method} ${def.path}`;
+  const credits = ctx.response.get('Idempotent-Replayed') ? 0 : ((ctx.state.creditsCharged as number | undefined) ?? 0);
+  if (credits > 0) creditsCharged.inc({ operation }, credits);
   deps.requestLog.record({
     id: ctx.state.requestId as string,
     workspaceId: auth.workspaceId,
@@ -58,10 +72,10 @@ async function logged(ctx: Context, deps: AppDeps, def: AnyRoute, auth: AuthCont
     keyId: auth.keyId,
     method: ctx.method,
     path: ctx.path,
-    operation: def.operation ?? `${def.method} ${def.path}`,
+    operation,
     status: ctx.status,
     errorCode: ctx.status >= 400 && body && typeof body === 'object' && typeof body.message === 'string' ? body.message : null,
-    credits: ctx.response.get('Idempotent-Replayed') ? 0 : ((ctx.state.creditsCharged as number | undefined) ?? 0),
+    credits,
     durationMs: Math.round(performance.now() - started),
     createdAt: new Date(),
   });
@@ -91,7 +105,7 @@ function mount(router: Router, deps: AppDeps, rateLimits: RateLimits, def: AnyRo
   router[def.method](def.path, async (ctx: Context) => {
     const auth = await authenticate(ctx, def.auth, {
       orm: deps.orm,
-      logger: deps.logger,
+      logger: loggerOf(ctx, deps.logger),
       keyLastUsedResolutionSeconds: deps.config.KEY_LAST_USED_RESOLUTION_SECONDS,
     });
     await logged(ctx, deps, def, auth, async () => {
@@ -115,6 +129,7 @@ function mount(router: Router, deps: AppDeps, rateLimits: RateLimits, def: AnyRo
 export function allRoutes(deps: AppDeps): AnyRoute[] {
   return [
     ...healthRoutes(deps),
+    ...metricsRoutes(deps),
     ...engineRoutes(),
     ...apiKeyRoutes(deps),
     ...modelRoutes(deps),
@@ -137,7 +152,7 @@ export function createApp(deps: AppDeps): Koa {
         summary: 'This document',
         tag: 'Service',
         auth: 'public',
-        responses: { 200: { description: 'OpenAPI 3.1 document.' } },
+        responses: { 200: { description: 'OpenAPI 3.1 document.', schema: openApiDocumentSchema } },
         errors: [],
         handler: () => undefined,
       }),
@@ -152,6 +167,9 @@ export function createApp(deps: AppDeps): Koa {
   });
 
   app.use(requestId());
+  app.use(requestLogger(deps.logger));
+  app.use(httpMetrics());
+  app.use(closeConnectionsWhileDraining(deps.drain ?? new DrainState()));
   app.use(errorHandler(deps.logger));
   app.use(refuseNulInUrl());
   app.use(router.routes());

@@ -42,6 +42,12 @@ const envSchema = z.object({
   CREDIT_HOLD_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
   /** How long an Idempotency-Key stays claimed by a call that stopped renewing it (its process died). */
   IDEMPOTENCY_LEASE_SECONDS: z.coerce.number().int().min(1).max(3_600).default(30),
+  /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is public. */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  /** Where a worker-only process serves GET /metrics (the API serves it on PORT); unset: not served. */
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** How long SIGTERM waits for in-flight requests and activities before closing what is left. */
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
 });
 
 export type AppConfig = z.infer<typeof envSchema>;

@@ -4,6 +4,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { DataReport, Prediction, TrialReport } from '../engines/tabular';
 import { AppError } from './errors';
+import { watchEnginePool } from './metrics';
 import type { Row } from './datasets';
 import type { Backtest, SeriesForecast } from '../engines/forecast';
 import type { Outcome, PreparedRequest, SeriesRequest, SeriesSummary, TrainOutput } from './engine-worker';
@@ -48,6 +49,7 @@ export function splitByPoints<T extends { values: ArrayLike<number> }>(series: T
  */
 export class EnginePool {
   private readonly pool: Piscina;
+  private readonly unwatch: () => void;
 
   constructor(
     readonly threads = Math.max(1, os.availableParallelism()),
@@ -64,6 +66,7 @@ export class EnginePool {
       idleTimeout: 60_000,
       workerData: { modelCacheBytes },
     });
+    this.unwatch = watchEnginePool(() => ({ queueSize: this.pool.queueSize, utilization: this.pool.utilization, threads: this.pool.threads.length }));
   }
 
   async train(
@@ -136,6 +139,7 @@ export class EnginePool {
   }
 
   async close(): Promise<void> {
+    this.unwatch();
     await this.pool.destroy();
   }
 }

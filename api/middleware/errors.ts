@@ -2,6 +2,7 @@ import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { ZodError } from 'zod';
 import { AppError, isDependencyUnavailable } from '../../services/errors';
+import { loggerOf } from './request-logger';
 
 interface HttpishError {
   status?: number;
@@ -48,7 +49,7 @@ export function renderError(ctx: Context, err: unknown, logger: Logger): void {
   if (err instanceof ZodError) return sendError(ctx, zodToAppError(err, 'request'));
   const mapped = fromHttpError(err as HttpishError);
   if (mapped) return sendError(ctx, mapped);
-  logger.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unexpected error');
+  loggerOf(ctx, logger).error({ err, method: ctx.method, path: ctx.path }, 'unexpected error');
   sendError(ctx, new AppError('INTERNAL_ERROR', 500, 'An unexpected error occurred; retry later or report the request id.'));
 }
 

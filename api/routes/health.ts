@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { TemporalGateway } from '../../services/temporal/gateway';
+import type { DrainState } from '../drain';
 import { route, type AnyRoute } from '../route';
 import { z } from '../zod';
 
@@ -35,7 +36,7 @@ async function check(probe: () => Promise<unknown>): Promise<Dependency> {
   }
 }
 
-export function healthRoutes(deps: { orm: MikroORM; temporal: TemporalGateway }): AnyRoute[] {
+export function healthRoutes(deps: { orm: MikroORM; temporal: TemporalGateway; drain?: DrainState }): AnyRoute[] {
   return [
     route({
       method: 'get',
@@ -45,9 +46,12 @@ export function healthRoutes(deps: { orm: MikroORM; temporal: TemporalGateway })
       auth: 'public',
       responses: {
         200: { description: 'Every dependency answers.', schema: healthSchema },
-        503: { description: 'A dependency does not answer; the body names it (error envelope plus dependencies).', schema: healthSchema },
+        503: { description: 'A dependency does not answer (the body names it), or the process is shutting down: error envelope plus dependencies.', schema: healthSchema },
       },
-      errors: [[503, 'DEPENDENCY_UNAVAILABLE']],
+      errors: [
+        [503, 'DEPENDENCY_UNAVAILABLE'],
+        [503, 'SHUTTING_DOWN'],
+      ],
       async handler(ctx) {
         const [postgres, temporal] = await Promise.all([
           check(() => deps.orm.em.fork().getConnection().execute('select 1')),
@@ -56,6 +60,12 @@ export function healthRoutes(deps: { orm: MikroORM; temporal: TemporalGateway })
         const down = [postgres.status === 'down' ? 'PostgreSQL' : null, temporal.status === 'down' ? 'Temporal' : null].filter(
           (name): name is string => name !== null,
         );
+        if (deps.drain?.active) {
+          // A load balancer reading 503 stops sending new requests while in-flight ones finish.
+          ctx.status = 503;
+          ctx.body = { status: 'error', message: 'SHUTTING_DOWN', messageDetail: 'This instance is shutting down.', dependencies: { postgres, temporal } };
+          return;
+        }
         if (down.length === 0) {
           ctx.body = { status: 'ok', dependencies: { postgres, temporal } };
           return;

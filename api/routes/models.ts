@@ -16,6 +16,7 @@ import { modelPerformance } from '../../services/performance';
 import { predict, predictionHistory } from '../../services/predictions';
 import type { AppDeps } from '../app';
 import { holdCredits, REMAINING_HEADER } from '../middleware/idempotency';
+import { loggerOf } from '../middleware/request-logger';
 import { presentModel, presentVersion } from '../presenters';
 import { route, type AnyRoute } from '../route';
 import { pageQuerySchema, paginated } from '../schemas/common';
@@ -300,7 +301,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 201: { description: 'The batch is recorded.', schema: outcomesResultSchema } },
       errors: [NOT_FOUND, [400, 'COLUMN_MISMATCH'], [409, 'MODEL_ARCHIVED'], [409, 'MODEL_NOT_TRAINED'], [409, 'REQUEST_IN_PROGRESS'], [422, 'IDEMPOTENCY_KEY_REUSED']],
       async handler(ctx, { params, body, auth }) {
-        const reported = await reportOutcomes(em(), { temporal: deps.temporal, logger: deps.logger }, requireAuth(auth).workspaceId, params.id, body.outcomes);
+        const reported = await reportOutcomes(em(), { temporal: deps.temporal, logger: loggerOf(ctx, deps.logger) }, requireAuth(auth).workspaceId, params.id, body.outcomes);
         ctx.status = 201;
         ctx.body = { accepted: reported.ids.length, pending: reported.pending, outcome_ids: reported.ids, integration_started: reported.integrationStarted };
       },

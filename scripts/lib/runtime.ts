@@ -4,7 +4,9 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Duration } from '@temporalio/common';
 import { createApp } from '../../api/app';
+import { DrainState, drainHttpServer } from '../../api/drain';
 import { EnginePool } from '../../services/engine-pool';
+import { serveMetrics } from '../../services/metrics-server';
 import { RequestLogWriter } from '../../services/request-log';
 import type { AppConfig } from '../../config/env';
 import { migrate, openOrm, type Orm } from '../../db/orm';
@@ -69,13 +71,28 @@ export async function startService(options: {
         taskQueue: config.TEMPORAL_TASK_QUEUE,
         strandedAfterMs: config.TRAINING_STRANDED_AFTER_SECONDS * 1000,
         fitHeartbeatTimeoutMs: config.FIT_HEARTBEAT_TIMEOUT_SECONDS * 1000,
+        shutdownGraceMs: config.SHUTDOWN_GRACE_SECONDS * 1000,
       });
       const client = new Client({ connection: await Connection.connect({ address: options.temporalAddress }), namespace: config.TEMPORAL_NAMESPACE });
       stack.push(() => client.connection.close());
       await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE, { keySweepEvery: config.KEY_EXPIRY_SWEEP_EVERY as Duration });
+      if (!options.api && config.WORKER_METRICS_PORT !== undefined) {
+        // Pushed before the worker's own stop step, so it is still scrapable while activities drain.
+        const metricsServer = await serveMetrics({ port: config.WORKER_METRICS_PORT, host: config.HOST, token: config.METRICS_TOKEN });
+        stack.push(
+          () =>
+            new Promise<void>((resolve) => {
+              metricsServer.close(() => resolve());
+              metricsServer.closeAllConnections();
+            }),
+        );
+        logger.info({ port: config.WORKER_METRICS_PORT }, 'worker metrics on /metrics');
+      }
       const running = worker.run();
       const activeWorker = worker;
       stack.push(async () => {
+        // Stops polling; running activities finish (or are cancelled after the grace and retried elsewhere).
+        logger.info('Temporal worker shutting down');
         activeWorker.shutdown();
         await running;
       });
@@ -94,19 +111,18 @@ export async function startService(options: {
       );
       const requestLog = new RequestLogWriter(orm, logger);
       stack.push(() => requestLog.close());
-      const app = createApp({ config, orm, temporal, logger, enginePool, requestLog });
+      const drain = new DrainState();
+      const app = createApp({ config, orm, temporal, logger, enginePool, requestLog, drain });
       const server = createHttpServer(app);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(config.PORT, config.HOST, () => resolve());
       });
-      stack.push(
-        () =>
-          new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeAllConnections();
-          }),
-      );
+      stack.push(async () => {
+        drain.begin();
+        const { forced } = await drainHttpServer(server, config.SHUTDOWN_GRACE_SECONDS * 1000);
+        logger.info({ forced }, forced ? 'HTTP drain grace ran out: open connections cut' : 'HTTP requests drained');
+      });
       const address = server.address();
       const port = typeof address === 'object' && address ? address.port : config.PORT;
       url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;

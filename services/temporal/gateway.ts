@@ -2,6 +2,7 @@ import { Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, Work
 import { ApplicationFailure } from '@temporalio/common';
 import type { integration, keyGraceExpiry, refreshModel, trainModel } from '../../workflows';
 import { AppError } from '../errors';
+import { workflowFailures, workflowStarts } from '../metrics';
 import { workflowIds } from './ids';
 
 /** The engine's data refusal, carried through a failed workflow, back as the contract's 422. */
@@ -34,6 +35,7 @@ export class TemporalGateway {
         workflowId: workflowIds.keyGrace(keyId),
         args: [{ keyId, graceMs }],
       });
+      workflowStarts.inc({ workflow_type: 'keyGraceExpiry' });
     } catch (err) {
       // A retried rotation finds its timer already running: that is the outcome we wanted.
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -42,14 +44,17 @@ export class TemporalGateway {
 
   /** Starts `train/<mdl>` and waits for the trained version (the route answers 201 with it). */
   async trainModel(modelId: string): Promise<{ versionId: string; number: number }> {
+    const handle = await this.client.workflow.start<typeof trainModel>('trainModel', {
+      taskQueue: this.taskQueue,
+      workflowId: workflowIds.train(modelId),
+      args: [{ modelId, heartbeatTimeoutMs: this.fitHeartbeatTimeoutMs }],
+    });
+    workflowStarts.inc({ workflow_type: 'trainModel' });
     let trained;
     try {
-      trained = await this.client.workflow.execute<typeof trainModel>('trainModel', {
-        taskQueue: this.taskQueue,
-        workflowId: workflowIds.train(modelId),
-        args: [{ modelId, heartbeatTimeoutMs: this.fitHeartbeatTimeoutMs }],
-      });
+      trained = await handle.result();
     } catch (err) {
+      workflowFailures.inc({ workflow_type: 'trainModel' });
       throw dataRefusal(err) ?? err;
     }
     if (!trained) throw new AppError('NOT_FOUND', 404, 'The model was deleted while it trained.');
@@ -81,9 +86,11 @@ export class TemporalGateway {
       }
       throw err;
     }
+    workflowStarts.inc({ workflow_type: 'refreshModel' });
     try {
       return await handle.result();
     } catch (err) {
+      workflowFailures.inc({ workflow_type: 'refreshModel' });
       throw dataRefusal(err) ?? err;
     }
   }
@@ -97,6 +104,7 @@ export class TemporalGateway {
       signal: 'outcomesReceived',
       signalArgs: [{ count }],
     });
+    workflowStarts.inc({ workflow_type: 'integration' });
   }
 
   /** Answers when the frontend service is reachable; throws otherwise. */

@@ -4,6 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
 import type { EnginePool } from '../engine-pool';
+import { activityLoggingInterceptor } from './activity-logging';
 
 export interface WorkerDeps {
   orm: MikroORM;
@@ -17,6 +18,8 @@ export interface WorkerDeps {
   fitHeartbeatTimeoutMs?: number;
   /** A pre-built bundle (tests build it once); otherwise the workflows folder is bundled at start. */
   workflowBundlePath?: string;
+  /** How long a shutdown lets running activities finish before cancelling them (default: Temporal's). */
+  shutdownGraceMs?: number;
 }
 
 let runtimeInstalled = false;
@@ -44,6 +47,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...workflowSource,
+    ...(deps.shutdownGraceMs !== undefined ? { shutdownGraceTime: deps.shutdownGraceMs } : {}),
     activities: createActivities({
       orm: deps.orm,
       logger: deps.logger,
@@ -51,5 +55,6 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       strandedAfterMs: deps.strandedAfterMs ?? 120_000,
       fitHeartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs ?? 30_000,
     }),
+    interceptors: { activity: [activityLoggingInterceptor(deps.logger)] },
   });
 }

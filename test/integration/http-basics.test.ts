@@ -1,6 +1,5 @@
 import { createHttpServer } from '../../api/server';
 import { Client, Connection } from '@temporalio/client';
-import request from 'supertest';
 import pino from 'pino';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
@@ -9,7 +8,7 @@ import { EnginePool } from '../../services/engine-pool';
 import { RequestLogWriter } from '../../services/request-log';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { TEST_ENV, requireEnv } from '../support/env';
-import { expectError, startHarness, type Harness } from '../support/harness';
+import { checkedAgent, expectError, startHarness, type Harness } from '../support/harness';
 
 describe('HTTP conventions', () => {
   let h: Harness;
@@ -88,7 +87,7 @@ describe('HTTP conventions when a dependency is down', () => {
     const app = createApp({ config: config(), orm, temporal: deadTemporal, logger: silent, enginePool: new EnginePool(1, 0), requestLog: new RequestLogWriter(orm, silent) });
     const server = createHttpServer(app);
     try {
-      const res = await request(server).get('/health');
+      const res = await (await checkedAgent(server)).get('/health');
       expectError(res, 503, 'DEPENDENCY_UNAVAILABLE');
       expect(res.body.messageDetail).toBe('Temporal does not answer.');
       expect(res.body.dependencies.postgres.status).toBe('up');
@@ -114,11 +113,11 @@ describe('HTTP conventions when a dependency is down', () => {
     const server = createHttpServer(app);
     await orm.close(true);
     try {
-      const health = await request(server).get('/health');
+      const health = await (await checkedAgent(server)).get('/health');
       expectError(health, 503, 'DEPENDENCY_UNAVAILABLE');
       expect(health.body.messageDetail).toBe('PostgreSQL does not answer.');
 
-      const res = await request(server).get('/v1/api-keys').set('X-API-Key', 'sk-svc-admin-0000000000000000000000000000abcd');
+      const res = await (await checkedAgent(server)).get('/v1/api-keys').set('X-API-Key', 'sk-svc-admin-0000000000000000000000000000abcd');
       expectError(res, 500, 'INTERNAL_ERROR');
       expect(JSON.stringify(res.body)).not.toMatch(/pool|knex|postgres|stack/i);
       expect(lines.join('')).toContain(res.headers['x-request-id']);

@@ -16,6 +16,7 @@ import { EnginePool } from '../../services/engine-pool';
 import { RequestLogWriter } from '../../services/request-log';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { createWorker, installRuntimeOnce } from '../../services/temporal/worker';
+import { ContractChecker, contractCheckingAgent, type OpenApiDocument } from './contract';
 import { TEST_ENV, requireEnv } from './env';
 
 export interface Harness {
@@ -23,7 +24,9 @@ export interface Harness {
   orm: Orm;
   client: Client;
   taskQueue: string;
+  /** Every answer received through it is checked against the OpenAPI document (test/support/contract.ts). */
   http: TestAgent;
+  checker: ContractChecker;
   server: http.Server;
   /** Every log line the app and worker wrote during the test file. */
   logLines: string[];
@@ -50,6 +53,18 @@ function capturingLogger(lines: string[]): Logger {
     },
   });
   return pino({ level: 'debug', redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' } }, sink);
+}
+
+/** The document the server itself publishes, so the check reads exactly what clients read. */
+export async function contractChecker(server: http.Server): Promise<ContractChecker> {
+  const res = await request(server).get('/openapi.json');
+  if (res.status !== 200) throw new Error(`GET /openapi.json answered ${res.status}`);
+  return new ContractChecker(res.body as OpenApiDocument);
+}
+
+/** A supertest agent on `server` whose answers are checked against the server's own document. */
+export async function checkedAgent(server: http.Server): Promise<TestAgent> {
+  return contractCheckingAgent(request(server), await contractChecker(server));
 }
 
 /**
@@ -114,13 +129,15 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   stack.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => requestLog.close());
+  const checker = await contractChecker(server);
 
   return {
     config,
     orm,
     client,
     taskQueue,
-    http: request(server),
+    http: contractCheckingAgent(request(server), checker),
+    checker,
     server,
     logLines,
     enginePool,
