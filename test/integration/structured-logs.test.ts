@@ -47,7 +47,7 @@ describe('structured logs', () => {
     }
   });
 
-  it('a handler that logs a failure writes the request id of the call on its line', async () => {
+  it('a call answered with a 503 logs one error line with its request id and the underlying cause', async () => {
     const { apiKey } = await h.provision('build');
     const knex = h.orm.em.fork().getKnex();
     await h.requestLog.flush();
@@ -60,7 +60,10 @@ describe('structured logs', () => {
     } finally {
       await knex.raw('alter table request_log_hidden rename to request_log');
     }
-    expect(parse(h.logLines).find((l) => l.msg === 'request log unreadable')).toEqual(expect.objectContaining({ requestId }));
+    const line = parse(h.logLines).find((l) => l.msg === 'answered REQUEST_LOG_UNAVAILABLE');
+    expect(line).toEqual(expect.objectContaining({ level: 50, requestId }));
+    // The cause (PostgreSQL's error about the missing table) is on the line, never in the answer.
+    expect(JSON.stringify(line)).toContain('request_log');
   });
 
   it('activity log lines carry the workflow id, workflow type and activity type', async () => {
