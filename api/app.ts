@@ -109,8 +109,12 @@ function mount(router: Router, deps: AppDeps, rateLimits: RateLimits, def: AnyRo
       keyLastUsedResolutionSeconds: deps.config.KEY_LAST_USED_RESOLUTION_SECONDS,
     });
     await logged(ctx, deps, def, auth, async () => {
-      if (auth) await withinRateLimits(ctx, rateLimits, auth);
+      // The budget is counted while the body arrives (one round trip less on the path); a refusal
+      // still answers before any validation or handler runs.
+      const limited = auth ? withinRateLimits(ctx, rateLimits, auth) : Promise.resolve();
+      limited.catch(() => undefined);
       const upload = await readBody(ctx, bodyKind, deps.config, auth?.plan ?? null);
+      await limited;
       const run = async () => {
         const params = parseWith(def.params, ctx.params, 'params');
         const query = parseWith(def.query, ctx.query, 'query');

@@ -143,6 +143,10 @@ export async function reserveCredits(
   return { id, accountId: input.accountId, amount: input.amount, remaining: charged.allowance_after + charged.balance_after };
 }
 
+/** A call whose answer came after its reservation's deadline: the sweep gave the credits back. */
+export const callExpired = (): AppError =>
+  new AppError('CALL_EXPIRED', 503, 'The call took longer than its credits could be held and nothing was charged; retry it.');
+
 /**
  * Settles a reservation once its call's answer is stored: the credits are spent for good. False when
  * it is no longer held (the sweep released it after its deadline): the answer must then not be sent.

@@ -3,7 +3,7 @@ import { MAX_PREDICT_ROWS_PER_CALL, PREDICTION_RETENTION_DAYS } from '../config/
 import { ModelVersionSchema, OutcomeSchema, PredictionSchema, type Model, type ModelVersion, type Prediction } from '../db/entities';
 import { findEngine } from '../engines/catalogue';
 import { gunzipText } from './compression';
-import { releaseReservation, reserveCredits } from './credits';
+import { callExpired, releaseReservation, reserveCredits } from './credits';
 import type { Row } from './datasets';
 import type { EnginePool } from './engine-pool';
 import { AppError } from './errors';
@@ -64,13 +64,33 @@ export function checkPredictionRows(model: Model, version: ModelVersion, rows: R
 async function storePredictions(
   em: EntityManager,
   batch: { modelId: string; workspaceId: string; versionNumber: number; httpRequestId: string; rows: Array<{ id: string; features: Row; output: Record<string, unknown> }> },
+  settle: string | null,
 ): Promise<void> {
-  await em.getConnection().execute(
-    `insert into predictions (id, model_id, workspace_id, version_number, http_request_id, features, output, created_at)
-     select x.id, ?, ?, ?, ?, x.features, x.output, now()
-     from jsonb_to_recordset(?::jsonb) as x(id text, features jsonb, output jsonb)`,
-    [batch.modelId, batch.workspaceId, batch.versionNumber, batch.httpRequestId, JSON.stringify(batch.rows)],
+  const params = [batch.modelId, batch.workspaceId, batch.versionNumber, batch.httpRequestId, JSON.stringify(batch.rows)];
+  if (settle === null) {
+    await em.getConnection().execute(
+      `insert into predictions (id, model_id, workspace_id, version_number, http_request_id, features, output, created_at)
+       select x.id, ?, ?, ?, ?, x.features, x.output, now()
+       from jsonb_to_recordset(?::jsonb) as x(id text, features jsonb, output jsonb)`,
+      params,
+    );
+    return;
+  }
+  // The answer and its credits in one statement: the rows are stored only if the reservation is
+  // still held (the sweep has not given it back), and storing them settles it.
+  const settled = await em.getConnection().execute<Array<{ id: string }>>(
+    `with settled as (
+       update credit_reservations set state = 'settled', closed_at = now() where id = ? and state = 'held' returning id
+     ), stored as (
+       insert into predictions (id, model_id, workspace_id, version_number, http_request_id, features, output, created_at)
+       select x.id, ?, ?, ?, ?, x.features, x.output, now()
+       from jsonb_to_recordset(?::jsonb) as x(id text, features jsonb, output jsonb)
+       where exists (select 1 from settled)
+     )
+     select id from settled`,
+    [settle, ...params],
   );
+  if (settled.length !== 1) throw callExpired();
 }
 
 /** Versions never change once stored: their metadata is cached (the engine threads cache the models). */
@@ -98,8 +118,8 @@ export interface PredictResult {
   predictions: Array<Record<string, unknown>>;
   charged: number;
   remaining: number;
-  /** Held until the caller stores the answer (settle) or the sweep gives it back. */
-  reservationId: string;
+  /** Held until the caller stores the answer (settle) or the sweep gives it back; null when settled here. */
+  reservationId: string | null;
 }
 
 /**
@@ -111,7 +131,16 @@ export interface PredictResult {
 export async function predict(
   em: EntityManager,
   pool: EnginePool,
-  input: { model: Model; rows: Row[]; accountId: string; workspaceId: string; httpRequestId: string; holdSeconds: number },
+  input: {
+    model: Model;
+    rows: Row[];
+    accountId: string;
+    workspaceId: string;
+    httpRequestId: string;
+    holdSeconds: number;
+    /** Settle with the stored rows (no Idempotency-Key: nothing else must commit with the answer). */
+    settleWithAnswer: boolean;
+  },
 ): Promise<PredictResult> {
   const { model, rows } = input;
   if (model.status === 'archived') throw new AppError('MODEL_ARCHIVED', 409, 'The model is archived; restore it to predict.');
@@ -157,8 +186,15 @@ export async function predict(
       versionNumber: version.number,
       httpRequestId: input.httpRequestId,
       rows: predictions.map((p, i) => ({ id: p.request_id as string, features: rows[i] ?? {}, output: p })),
-    });
-    return { modelId: model.id, version: { id: version.id, number: version.number }, predictions, charged: cost, remaining: reservation.remaining, reservationId: reservation.id };
+    }, input.settleWithAnswer ? reservation.id : null);
+    return {
+      modelId: model.id,
+      version: { id: version.id, number: version.number },
+      predictions,
+      charged: cost,
+      remaining: reservation.remaining,
+      reservationId: input.settleWithAnswer ? null : reservation.id,
+    };
   } catch (err) {
     // Gives the credits back now rather than at the sweep; the sweep stays the guarantee.
     await releaseReservation(em, reservation.id);

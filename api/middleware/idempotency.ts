@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { releaseReservation, settleReservation } from '../../services/credits';
+import { callExpired, releaseReservation, settleReservation } from '../../services/credits';
 import { AppError } from '../../services/errors';
 import {
   claimIdempotencyKey,
@@ -41,9 +41,12 @@ function storedAnswer(ctx: Context): StoredResponse {
 }
 
 /** A paid route's handler names the credits it holds here; the answer settles them. */
-export function holdCredits(ctx: Context, reservationId: string): void {
-  ctx.state.reservationId = reservationId;
+export function holdCredits(ctx: Context, reservationId: string | null): void {
+  if (reservationId) ctx.state.reservationId = reservationId;
 }
+
+/** Whether the call's answer is stored for replay (then it settles with that, not on its own). */
+export const answersForReplay = (ctx: Context, idempotent: boolean): boolean => idempotent && ctx.get('idempotency-key') !== '';
 
 export interface CommitDeps {
   orm: MikroORM;
@@ -93,7 +96,7 @@ export async function runCommitted(
     const reservationId = held();
     const settle = async (tx: typeof em): Promise<void> => {
       if (reservationId && !(await settleReservation(tx, reservationId))) {
-        throw new AppError('CALL_EXPIRED', 503, 'The call took longer than its credits could be held and nothing was charged; retry it.');
+        throw callExpired();
       }
     };
     // Without a key the settlement is one statement: no transaction round trips on the hot path.

@@ -15,7 +15,7 @@ import { reportOutcomes } from '../../services/outcomes';
 import { modelPerformance } from '../../services/performance';
 import { predict, predictionHistory } from '../../services/predictions';
 import type { AppDeps } from '../app';
-import { holdCredits, REMAINING_HEADER } from '../middleware/idempotency';
+import { answersForReplay, holdCredits, REMAINING_HEADER } from '../middleware/idempotency';
 import { loggerOf } from '../middleware/request-logger';
 import { presentModel, presentVersion } from '../presenters';
 import { route, type AnyRoute } from '../route';
@@ -246,6 +246,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
           workspaceId: a.workspaceId,
           httpRequestId: requestId,
           holdSeconds: deps.config.CREDIT_HOLD_SECONDS,
+          settleWithAnswer: !answersForReplay(ctx, true),
         });
         holdCredits(ctx, result.reservationId);
         ctx.state.creditsCharged = result.charged;
