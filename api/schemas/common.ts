@@ -34,3 +34,8 @@ export function paginated<T>(items: T[], total: number, page: { limit: number; o
 }
 
 export const isoDateTime = z.iso.datetime({ offset: true }).openapi({ description: 'ISO 8601 date-time', example: '2026-12-01T00:00:00Z' });
+
+/** One row of a dataset: column name → a scalar (nested objects and arrays are refused). */
+export const datasetRowSchema = z
+  .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+  .openapi('DatasetRow', { description: 'One row: column name → value (number, string, boolean or null).' });

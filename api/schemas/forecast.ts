@@ -1,4 +1,5 @@
 import { z } from '../zod';
+import { datasetRowSchema } from './common';
 
 export const DEFAULT_HORIZON = 12;
 export const MAX_QUANTILES = 99;
@@ -14,7 +15,7 @@ export const forecastInputSchema = z
     target: z.string().min(1).openapi({ description: 'Numeric value column.' }),
     horizon: horizonField.optional().openapi({ description: `Future steps, an integer from 1 to 1000 (default ${DEFAULT_HORIZON}).` }),
     prediction_length: horizonField.optional().openapi({ description: 'Alias of horizon.' }),
-    data: z.array(z.record(z.string(), z.unknown())).optional().openapi({ description: 'One object per row; or a CSV/JSON file in the multipart field `file`.' }),
+    data: z.array(datasetRowSchema).optional().openapi({ description: 'One object per row; or a CSV/JSON file in the multipart field `file`.' }),
     timestamp: z.string().min(1).optional().openapi({ description: 'Timestamp column; inferred when omitted (the one column that parses as dates).' }),
     quantiles: quantilesField.optional().openapi({ description: 'Quantile levels, each strictly between 0 and 1, each once; one quantile_<q> column each.' }),
     item_id: z.string().min(1).optional().openapi({ description: 'Column identifying several series; each is forecast from its own history only.' }),

@@ -1,8 +1,7 @@
-import { isoDateTime, pageQuerySchema, paginationSchema } from './common';
+import { datasetRowSchema, isoDateTime, pageQuerySchema, paginationSchema } from './common';
 import { z } from '../zod';
 
-
-const rowSchema = z.record(z.string(), z.unknown()).openapi({ description: 'One row: column name → value (number, string, boolean or null).' });
+const rowSchema = datasetRowSchema;
 
 export const trainingInputSchema = z
   .object({
