@@ -7,7 +7,7 @@ import { AppError } from './errors';
 import { watchEnginePool } from './metrics';
 import type { Row } from './datasets';
 import type { Backtest, SeriesForecast } from '../engines/forecast';
-import type { Outcome, PreparedRequest, SeriesRequest, SeriesSummary, TrainOutput } from './engine-worker';
+import type { Outcome, ParsedUpload, PreparedRequest, SeriesRequest, SeriesSummary, TrainOutput } from './engine-worker';
 
 /** An engine refusal that crossed the thread boundary (errors are cloned, not their classes). */
 export class EngineDataError extends Error {
@@ -114,6 +114,13 @@ export class EnginePool {
 
   async forecast(request: SeriesRequest & { horizon: number; quantiles: number[] }): Promise<{ timestampColumn: string; forecasts: SeriesForecast[] }> {
     return unwrap((await this.pool.run(request, { name: 'forecast' })) as Outcome<{ timestampColumn: string; forecasts: SeriesForecast[] }>);
+  }
+
+  /** Parses an uploaded dataset file on a thread; its refusals come back as the same AppErrors. */
+  async parseUpload(file: { name: string | null; mimetype: string | null; content: Buffer }): Promise<Row[]> {
+    const parsed = (await this.pool.run(file, { name: 'parseUpload' })) as ParsedUpload;
+    if (!parsed.ok) throw new AppError(parsed.code, parsed.status, parsed.message, parsed.extra);
+    return parsed.rows;
   }
 
   /** Validates and prepares the series of a forecast request (on a thread: parsing many rows is work). */

@@ -19,7 +19,8 @@ import {
 } from '../engines/tabular';
 import { TabularDataError, TabularModelFormatError } from '../engines/tabular';
 import { SeriesError, backtestSeries, forecastSeries, inferTimestampColumn, prepareSeries, type Backtest, type PreparedSeries, type SeriesForecast } from '../engines/forecast';
-import type { Row } from './datasets';
+import { parseUploadedFile, type Row } from './datasets';
+import { AppError } from './errors';
 
 /** Errors lose their class and fields across threads, so data refusals travel as values. */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
@@ -178,4 +179,17 @@ export function forecast(request: SeriesRequest & { horizon: number; quantiles: 
 
 export function backtest(request: SeriesRequest & { horizon: number }): Outcome<Backtest[]> {
   return guarded(() => prepare(request).series.map((s) => backtestSeries(s, { horizon: request.horizon })));
+}
+
+/** An uploaded file's refusal, carried as a value across the thread boundary. */
+export type ParsedUpload = { ok: true; rows: Row[] } | { ok: false; code: string; status: number; message: string; extra: Record<string, unknown> };
+
+/** Parses an uploaded CSV or JSON file off the event loop (papaparse on megabytes takes seconds). */
+export function parseUpload(file: { name: string | null; mimetype: string | null; content: Uint8Array }): ParsedUpload {
+  try {
+    return { ok: true, rows: parseUploadedFile({ ...file, content: Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength) }) };
+  } catch (err) {
+    if (err instanceof AppError) return { ok: false, code: err.code, status: err.status, message: err.detail, extra: err.extra };
+    throw err;
+  }
 }

@@ -44,7 +44,7 @@ export function datasetRoutes(deps: AppDeps): AnyRoute[] {
       ],
       async handler(ctx, { body, auth, upload }) {
         requireAuth(auth);
-        ctx.body = await validateDataset(deps.enginePool, { rows: datasetRows(body.data, upload, 'data'), target: body.target, task: body.task, seed: TRAINING_SEED });
+        ctx.body = await validateDataset(deps.enginePool, { rows: await datasetRows(deps.enginePool, body.data, upload, 'data'), target: body.target, task: body.task, seed: TRAINING_SEED });
       },
     }),
   ];

@@ -1,6 +1,8 @@
 import { AppError } from '../../services/errors';
 import { runBacktest, runForecast } from '../../services/forecasting';
+import type { EnginePool } from '../../services/engine-pool';
 import type { AppDeps } from '../app';
+import type { UploadedFile } from '../middleware/body';
 import { holdCredits, REMAINING_HEADER } from '../middleware/idempotency';
 import { route, type AnyRoute } from '../route';
 import { backtestResultSchema, DEFAULT_HORIZON, forecastInputSchema, type ForecastInput } from '../schemas/forecast';
@@ -14,9 +16,9 @@ function horizonOf(body: ForecastInput, code: 'INVALID_INPUT' | 'VALIDATION_ERRO
   return body.horizon ?? body.prediction_length ?? DEFAULT_HORIZON;
 }
 
-function rowsOf(body: ForecastInput, upload: Parameters<typeof datasetRows>[1], code: 'INVALID_INPUT' | 'VALIDATION_ERROR') {
+async function rowsOf(pool: EnginePool, body: ForecastInput, upload: UploadedFile | null, code: 'INVALID_INPUT' | 'VALIDATION_ERROR') {
   try {
-    return datasetRows(body.data, upload, 'data');
+    return await datasetRows(pool, body.data, upload, 'data');
   } catch (err) {
     if (err instanceof AppError && err.code === 'VALIDATION_ERROR' && code !== 'VALIDATION_ERROR') throw new AppError(code, 400, err.detail);
     throw err;
@@ -64,7 +66,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
         const result = await runForecast(
           deps.orm.em.fork(),
           deps.enginePool,
-          { rows: rowsOf(body, upload, 'INVALID_INPUT'), target: body.target, horizon, timestamp: body.timestamp, itemId: body.item_id, quantiles, pointEstimate: body.point_estimate },
+          { rows: await rowsOf(deps.enginePool, body, upload, 'INVALID_INPUT'), target: body.target, horizon, timestamp: body.timestamp, itemId: body.item_id, quantiles, pointEstimate: body.point_estimate },
           { accountId: a.accountId, workspaceId: a.workspaceId, httpRequestId: requestId, holdSeconds: deps.config.CREDIT_HOLD_SECONDS },
         );
         holdCredits(ctx, result.reservationId);
@@ -93,7 +95,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
       async handler(ctx, { body, auth, upload }) {
         requireAuth(auth);
         ctx.body = await runBacktest(deps.enginePool, {
-          rows: rowsOf(body, upload, 'VALIDATION_ERROR'),
+          rows: await rowsOf(deps.enginePool, body, upload, 'VALIDATION_ERROR'),
           target: body.target,
           horizon: horizonOf(body, 'VALIDATION_ERROR'),
           timestamp: body.timestamp,

@@ -2,6 +2,7 @@ import { AppError } from '../../services/errors';
 import { checkRows, parseUploadedFile, type Row } from '../../services/datasets';
 import type { AuthContext } from '../middleware/auth';
 import type { UploadedFile } from '../middleware/body';
+import type { EnginePool } from '../../services/engine-pool';
 
 export function requireAuth(auth: AuthContext | null): AuthContext {
   if (!auth) throw new AppError('AUTH_REQUIRED', 401, 'This route needs credentials.');
@@ -17,10 +18,16 @@ export function requireUsageKey(auth: AuthContext | null): AuthContext {
   return a;
 }
 
-/** The rows of a dataset route: JSON rows, or the multipart file; exactly one of them. */
-export function datasetRows(jsonRows: unknown[] | undefined, upload: UploadedFile | null, field: string): Row[] {
+/** Files smaller than this are parsed on the event loop: the thread hop would cost more than the parse. */
+const PARSE_ON_THREAD_FROM_BYTES = 256 * 1024;
+
+/**
+ * The rows of a dataset route: JSON rows, or the multipart file (parsed in the engine pool when
+ * large, so that the event loop keeps serving other calls); exactly one of them.
+ */
+export async function datasetRows(pool: EnginePool, jsonRows: unknown[] | undefined, upload: UploadedFile | null, field: string): Promise<Row[]> {
   if (jsonRows !== undefined && upload) throw new AppError('VALIDATION_ERROR', 400, `Send either body.${field} or a file, not both.`);
-  if (upload) return parseUploadedFile(upload);
+  if (upload) return upload.content.length >= PARSE_ON_THREAD_FROM_BYTES ? pool.parseUpload(upload) : parseUploadedFile(upload);
   if (jsonRows === undefined) throw new AppError('VALIDATION_ERROR', 400, `Invalid body.${field}: the rows are missing (send body.${field} or a CSV/JSON file in the multipart field "file").`);
   return checkRows(jsonRows, `body.${field}`);
 }

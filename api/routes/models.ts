@@ -81,7 +81,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
             name: body.name,
             explain: body.explain,
             autoUpdate: body.auto_update,
-            rows: datasetRows(body.data, upload, 'data'),
+            rows: await datasetRows(deps.enginePool, body.data, upload, 'data'),
           },
         );
         ctx.status = 201;
@@ -236,7 +236,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       async handler(ctx, { params, body, auth, upload, requestId }) {
         const a = requireUsageKey(auth);
         if (body.rows !== undefined && body.data !== undefined) throw validationError('Send body.rows or body.data, not both.');
-        const rows = datasetRows(body.rows ?? body.data, upload, 'rows');
+        const rows = await datasetRows(deps.enginePool, body.rows ?? body.data, upload, 'rows');
         const fork = em();
         const model = await getModel(fork, a.workspaceId, params.id);
         const result = await predict(fork, deps.enginePool, {

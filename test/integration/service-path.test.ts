@@ -252,6 +252,21 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
     });
   });
 
+  describe('large uploads', () => {
+    it('a CSV file large enough to be parsed in the engine pool gives the same report as its JSON rows, and its refusal keeps its code', async () => {
+      const { apiKey } = await h.provision('build');
+      const data = churnRows(20_000, 4);
+      const csv = ['x1,x2,colour,churned', ...data.map((r) => `${r.x1},${r.x2},${r.colour},${r.churned}`)].join('\n');
+      expect(Buffer.byteLength(csv)).toBeGreaterThan(256 * 1024);
+      const viaFile = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'churned').attach('file', Buffer.from(csv), 'big.csv');
+      const viaJson = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).send({ target: 'churned', data });
+      expect(viaFile.status).toBe(200);
+      expect(viaFile.body.report).toEqual(viaJson.body.report);
+      const broken = `${csv}\n"unterminated,1,red,yes`;
+      expectError(await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'churned').attach('file', Buffer.from(broken), 'big.csv'), 400, 'CSV_UNREADABLE');
+    });
+  });
+
   describe('rate limits', () => {
     it('answers 429 RATE_LIMITED with Retry-After and RateLimit headers once the key budget is spent, shared through PostgreSQL', async () => {
       const { apiKey } = await h.provision('free');
