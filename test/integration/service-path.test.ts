@@ -1,4 +1,6 @@
-import { AccountSchema, CreditLedgerSchema, ModelSchema, OutcomeSchema } from '../../db/entities';
+import { AccountSchema, ContextChunkSchema, CreditLedgerSchema, ModelSchema, OutcomeSchema } from '../../db/entities';
+import { gzipJson } from '../../services/compression';
+import { createModelForTraining, loadContext } from '../../services/models';
 import { releaseLapsedReservations, releaseReservation, reserveCredits } from '../../services/credits';
 import { requestFingerprint } from '../../services/idempotency';
 import { churnRows, withoutTarget } from '../support/datasets';
@@ -249,6 +251,42 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(predictions.body.pagination).toEqual({ total: 3, limit: 2, offset: 0, has_more: true });
       expect(requests.body.pagination).toEqual(expect.objectContaining({ limit: 1, offset: 0, has_more: true }));
       expect(models.body.data.map((m: { id: string }) => m.id)).toEqual([modelId]);
+    });
+  });
+
+  describe('bounded work', () => {
+    it('a refresh trains on at most the plan\'s training rows: the newest kept, the oldest dropped', async () => {
+      const account = await h.provision('free');
+      const first = Array.from({ length: 6_000 }, (_, i) => ({ n: i, y: 'a' }));
+      const model = await createModelForTraining(h.orm.em.fork(), {
+        workspaceId: account.workspace.id,
+        accountId: account.account.id,
+        name: undefined,
+        target: 'y',
+        task: 'binary',
+        engineId: 'tabular-gbdt',
+        explain: false,
+        autoUpdate: false,
+        rows: first,
+      });
+      const em = h.orm.em.fork();
+      for (const [version, start] of [[2, 6_000], [3, 11_000]] as const) {
+        em.create(ContextChunkSchema, {
+          id: `evt_chunk${version}xxxxxxxxxxxxxxxxx`,
+          model: model.id,
+          versionNumber: version,
+          rowCount: 5_000,
+          data: await gzipJson(Array.from({ length: 5_000 }, (_, i) => ({ n: start + i, y: 'b' }))),
+          createdAt: new Date(),
+        });
+      }
+      await em.flush();
+      // 16,000 rows in three chunks; the free plan trains on 10,000.
+      const rows = await loadContext(h.orm.em.fork(), model.id, 3, 10_000);
+      expect(rows).toHaveLength(10_000);
+      expect(rows[0]).toEqual({ n: 6_000, y: 'b' });
+      expect(rows[rows.length - 1]).toEqual({ n: 15_999, y: 'b' });
+      expect((await loadContext(h.orm.em.fork(), model.id, 3)).length).toBe(16_000);
     });
   });
 
