@@ -1,8 +1,8 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 /** Structured JSON logs; credentials are redacted wherever they could appear. */
-export function createLogger(level: string, name = 'prediction-service'): Logger {
-  return pino({
+export function createLogger(level: string, name = 'prediction-service', destination?: DestinationStream): Logger {
+  const options = {
     name,
     level,
     redact: {
@@ -21,5 +21,6 @@ export function createLogger(level: string, name = 'prediction-service'): Logger
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -3,7 +3,8 @@ import { createHttpServer } from '../../api/server';
 import { Writable } from 'node:stream';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from '../../services/logger';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { createApp } from '../../api/app';
@@ -52,7 +53,8 @@ function capturingLogger(lines: string[]): Logger {
       callback();
     },
   });
-  return pino({ level: 'debug', redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]'], censor: '[redacted]' } }, sink);
+  // The service's own logger (its redaction included), writing where the tests can read it.
+  return createLogger('debug', 'test', sink);
 }
 
 /** The document the server itself publishes, so the check reads exactly what clients read. */
