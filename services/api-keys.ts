@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { sql } from './sql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeySchema, WorkspaceSchema, type ApiKey, type ApiKeyKind, type RevokeReason } from '../db/entities';
 import type { PlanName } from '../config/plans';
@@ -123,10 +125,11 @@ const asDate = (value: Date | string | null): Date | null => (value === null ? n
 export async function authenticateKey(em: EntityManager, secret: string, now: Date): Promise<AuthenticatedKey> {
   const claimedKind = kindOfSecret(secret);
   if (!claimedKind) throw invalidKey('The API key is not recognised.');
-  const rows = await em.getConnection().execute<KeyRow[]>(
+  const rows = await sql<KeyRow>(
+    em,
     `select k.id, k.kind, k.workspace_id, w.account_id, a.plan, k.expires_at, k.ends_at, k.revoked_at
        from api_keys k join workspaces w on w.id = k.workspace_id join accounts a on a.id = w.account_id
-      where k.secret_hash = ?`,
+      where k.secret_hash = $1`,
     [hashSecret(secret)],
   );
   const row = rows[0];
@@ -137,14 +140,16 @@ export async function authenticateKey(em: EntityManager, secret: string, now: Da
   return { keyId: row.id, kind: row.kind, workspaceId: row.workspace_id, accountId: row.account_id, plan: row.plan };
 }
 
+/** When this process last recorded each key's use: most calls then need no statement at all. */
+const lastTouched = new LRUCache<string, number>({ max: 10_000 });
+
 /** Records use, at most once per `resolutionSeconds`, so that authentication is not a write per call. */
 export async function touchKey(em: EntityManager, keyId: string, now: Date, resolutionSeconds: number): Promise<void> {
+  const previous = lastTouched.get(keyId);
+  if (previous !== undefined && now.getTime() - previous < resolutionSeconds * 1000) return;
+  lastTouched.set(keyId, now.getTime());
   const threshold = new Date(now.getTime() - resolutionSeconds * 1000);
-  await em.nativeUpdate(
-    ApiKeySchema,
-    { id: keyId, $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: threshold } }] },
-    { lastUsedAt: now },
-  );
+  await sql(em, `update api_keys set last_used_at = $1 where id = $2 and (last_used_at is null or last_used_at < $3)`, [now, keyId, threshold]);
 }
 
 export async function listKeys(

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, CreditLedgerSchema, type Account } from '../db/entities';
 import { AppError } from './errors';
 import { newId } from './ids';
+import { positional, sql } from './sql';
 
 export const currentPeriod = (now: Date): string => now.toISOString().slice(0, 7);
 
@@ -57,7 +58,7 @@ interface ChargeRow {
  * the credits until the call's answer is stored. Concurrent statements queue on the row lock and
  * re-check the balance they find, so they can never overdraw.
  */
-const RESERVE_SQL = `
+const RESERVE_SQL = positional(`
 with old as (
   select id, allowance_remaining as a0, purchased_balance as b0
     from accounts
@@ -79,7 +80,7 @@ with old as (
   select led.id, upd.id, ?, ?, ?, -led.allowance_delta, -led.balance_delta, upd.period, 'held', now() + make_interval(secs => ?), now()
     from led, upd
 )
-select allowance_delta, balance_delta, allowance_after, balance_after from led`;
+select allowance_delta, balance_delta, allowance_after, balance_after from led`);
 
 /** Credits held for one paid call, from before its computation until its answer is stored. */
 export interface Reservation {
@@ -104,9 +105,7 @@ export async function reserveCredits(
   if (!Number.isInteger(input.amount) || input.amount <= 0) throw new Error(`invalid credit amount ${input.amount}`);
   const id = newId('event');
   const attempt = async (): Promise<ChargeRow | undefined> => {
-    const rows = await em
-      .getConnection()
-      .execute<ChargeRow[]>(RESERVE_SQL, [
+    const rows = await sql<ChargeRow>(em, RESERVE_SQL, [
         input.accountId,
         currentPeriod(new Date()),
         input.amount,

@@ -6,8 +6,9 @@ import { gunzipText } from './compression';
 import { callExpired, releaseReservation, reserveCredits } from './credits';
 import type { Row } from './datasets';
 import type { EnginePool } from './engine-pool';
-import { AppError } from './errors';
+import { AppError, notFound } from './errors';
 import { newId } from './ids';
+import { positional, sql } from './sql';
 import { LRUCache } from 'lru-cache';
 import { isServable } from './models';
 
@@ -20,7 +21,7 @@ interface ColumnInfo {
  * Column names must equal the training columns minus the target (COLUMN_MISMATCH names the missing
  * and unexpected ones); values must fit the column's type (SCHEMA_MISMATCH names the column).
  */
-export function checkPredictionRows(model: Model, version: ModelVersion, rows: Row[], firstIndex = 0): void {
+export function checkPredictionRows(model: Pick<Model, 'featureColumns' | 'target'>, version: ModelVersion, rows: Row[], firstIndex = 0): void {
   const expected = new Set(model.featureColumns);
   rows.forEach((row, index) => {
     const i = firstIndex + index;
@@ -68,18 +69,20 @@ async function storePredictions(
 ): Promise<void> {
   const params = [batch.modelId, batch.workspaceId, batch.versionNumber, batch.httpRequestId, JSON.stringify(batch.rows)];
   if (settle === null) {
-    await em.getConnection().execute(
-      `insert into predictions (id, model_id, workspace_id, version_number, http_request_id, features, output, created_at)
+    await sql(
+      em,
+      positional(`insert into predictions (id, model_id, workspace_id, version_number, http_request_id, features, output, created_at)
        select x.id, ?, ?, ?, ?, x.features, x.output, now()
-       from jsonb_to_recordset(?::jsonb) as x(id text, features jsonb, output jsonb)`,
+       from jsonb_to_recordset(?::jsonb) as x(id text, features jsonb, output jsonb)`),
       params,
     );
     return;
   }
   // The answer and its credits in one statement: the rows are stored only if the reservation is
   // still held (the sweep has not given it back), and storing them settles it.
-  const settled = await em.getConnection().execute<Array<{ id: string }>>(
-    `with settled as (
+  const settled = await sql<{ id: string }>(
+    em,
+    positional(`with settled as (
        update credit_reservations set state = 'settled', closed_at = now() where id = ? and state = 'held' returning id
      ), stored as (
        insert into predictions (id, model_id, workspace_id, version_number, http_request_id, features, output, created_at)
@@ -87,7 +90,7 @@ async function storePredictions(
        from jsonb_to_recordset(?::jsonb) as x(id text, features jsonb, output jsonb)
        where exists (select 1 from settled)
      )
-     select id from settled`,
+     select id from settled`),
     [settle, ...params],
   );
   if (settled.length !== 1) throw callExpired();
@@ -122,17 +125,35 @@ export interface PredictResult {
   reservationId: string | null;
 }
 
+/** What scoring needs of a model. */
+export type ScoringModel = Pick<Model, 'id' | 'status' | 'currentVersion' | 'featureColumns' | 'target'>;
+
+/**
+ * The model a call scores with, in one lean statement (no ORM entity: this runs on every call);
+ * another workspace's or a deleted model is 404.
+ */
+export async function scoringModel(em: EntityManager, workspaceId: string, modelId: string): Promise<ScoringModel> {
+  const [row] = await sql<{ id: string; status: Model['status']; current_version: number | null; feature_columns: string[]; target: string }>(
+    em,
+    `select id, status, current_version, feature_columns, target from models where id = $1 and workspace_id = $2 and status <> 'deleted'`,
+    [modelId, workspaceId],
+  );
+  if (!row) throw notFound('The model');
+  return { id: row.id, status: row.status, currentVersion: row.current_version, featureColumns: row.feature_columns, target: row.target };
+}
+
 /**
  * Scores rows: checks the model and the columns, reserves the credits before any computation, scores
  * in the engine pool and stores one prediction per row (its id is the request_id for outcomes). The
- * reservation stays held: the caller settles it with the stored answer; a failure here releases it at
- * once, and a process that dies leaves it to the sweep.
+ * reservation is settled with the stored rows, or stays held for the caller to settle with its stored
+ * answer (Idempotency-Key); a failure here releases it at once, and a process that dies leaves it to
+ * the sweep.
  */
 export async function predict(
   em: EntityManager,
   pool: EnginePool,
   input: {
-    model: Model;
+    model: ScoringModel;
     rows: Row[];
     accountId: string;
     workspaceId: string;
