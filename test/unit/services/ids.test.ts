@@ -1,0 +1,20 @@
+import { newId, randomBase62 } from '../../../services/ids';
+
+describe('ids', () => {
+  it('makes prefixed 22-character base62 ids, all different', () => {
+    const ids = Array.from({ length: 20_000 }, () => newId('request'));
+    expect(ids.every((id) => /^req_[0-9A-Za-z]{22}$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('draws every base62 character about equally often (chi-square well below the 0.1% critical value)', () => {
+    const text = randomBase62(620_000);
+    const counts = new Map<string, number>();
+    for (const c of text) counts.set(c, (counts.get(c) ?? 0) + 1);
+    expect(counts.size).toBe(62);
+    const expected = text.length / 62;
+    const chi2 = [...counts.values()].reduce((sum, n) => sum + ((n - expected) * (n - expected)) / expected, 0);
+    // 61 degrees of freedom: the 0.1% critical value is about 100.9.
+    expect(chi2).toBeLessThan(100.9);
+  });
+});
