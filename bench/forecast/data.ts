@@ -55,7 +55,7 @@ function utc(year: number, month0: number, day: number): number {
   return d.getTime();
 }
 
-/** Timestamps as the data README says (the calendar-less OTHER series: consecutive days). */
+/** Timestamps as the data README says, except that the calendar-less OTHER series get integer positions. */
 export function timestampsFor(s: SeriesData, count: number): string[] {
   const out: string[] = [];
   const [ys, ms] = s.start.split('-');
@@ -78,7 +78,8 @@ export function timestampsFor(s: SeriesData, count: number): string[] {
       for (let i = 0; i < count; i++) out.push(`${pad(y0 + i, 4)}-01-01`);
       break;
     case 'OTHER':
-      for (let i = 0; i < count; i++) out.push(new Date(Date.UTC(2000, 0, 1 + i)).toISOString().slice(0, 10));
+      // no calendar: integer positions 1, 2, 3, … (the engine then proposes no season)
+      for (let i = 0; i < count; i++) out.push(String(i + 1));
       break;
     case 'WEEKLY':
       fixed(7 * 86400000, utc(y0, 0, 1));

@@ -27,14 +27,16 @@ const data = path.resolve(arg('--data'));
 const every = parseInt(arg('--every', '1'), 10);
 const out = path.resolve(arg('--out'));
 const members = arg('--members', ALL.join(',')).split(',') as Member[];
+/** fit on the last `window` points only (0: the whole train part) */
+const window = parseInt(arg('--window', '0'), 10);
 const series = readData(data).filter((_, i) => i % every === 0);
 const rows: unknown[] = [];
 const seconds: Record<string, number> = {};
 for (const s of series) {
   const m = SEASON[s.period];
   const h = s.horizon;
-  const y = s.train;
-  const entry: Record<string, unknown> = { id: s.id, period: s.period, h, m, train: y, test: s.test, full: {}, val: {} };
+  const y = window > 0 ? s.train.slice(-window) : s.train;
+  const entry: Record<string, unknown> = { id: s.id, period: s.period, h, m, train: s.train, test: s.test, full: {}, val: {} };
   for (const mem of members) {
     const t0 = process.hrtime.bigint();
     const f = memberForecasts(y, h, { seasonLength: m, members: [mem] });

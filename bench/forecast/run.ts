@@ -115,7 +115,6 @@ function runOurs(series: SeriesData[], args: Args, scorer: Scorer, overall: Scor
     const fc = forecastSeries(prepared, {
       horizon: s.horizon,
       quantiles: TAUS,
-      seasonLength: s.period === 'OTHER' ? 1 : undefined,
       method: args.method,
       combine: args.combine,
       seasonalMode: args.seasonalMode,
