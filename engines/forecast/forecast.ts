@@ -2,7 +2,7 @@
  * Runner: applies the automatic forecaster to prepared series (one at a time or many), builds future
  * timestamps on the series' calendar and the requested quantiles.
  */
-import { formatTimestamp, futureTimestamps } from './calendar';
+import { formatTimestamp, futureTimestamps, TimestampFormat } from './calendar';
 import { autoForecast, Combine, defaultMembers, Intervals, Member, Method, SeasonalMode } from './auto';
 import { SeriesError } from './errors';
 import { PreparedSeries } from './prepare';
@@ -32,8 +32,10 @@ export interface ForecastOptions {
 
 export interface SeriesForecast {
   id: string | null;
-  /** future timestamps, in the input's format */
+  /** future timestamps, in the input's format (for `format: 'position'`, the next integer positions) */
   timestamps: string[];
+  /** the input's timestamp format, mirrored by `timestamps` (`position`: integer positions, no calendar) */
+  format: TimestampFormat;
   mean: number[];
   /** the 0.5 quantile */
   median: number[];
@@ -93,6 +95,7 @@ export function forecastSeries(series: PreparedSeries, options: ForecastOptions)
   return {
     id: series.id,
     timestamps,
+    format: series.format,
     mean: fc.mean,
     median: median.slice(),
     quantiles,

@@ -40,6 +40,7 @@ describe('integer time positions', () => {
     expect(s.timestamps.slice(0, 3)).toEqual(['1', '2', '3']);
     const fc = forecastSeries(s, { horizon: 3 });
     expect(fc.timestamps).toEqual(['151', '152', '153']);
+    expect(fc.format).toBe('position');
     expect(fc.seasonLength).toBe(1);
     expect(fc.seasonal).toBe(false);
   });
