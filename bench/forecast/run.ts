@@ -1,39 +1,46 @@
 /**
  * Forecast benchmark on M3-style long CSV files: our engine through its public API against
- * statsforecast (AutoETS, AutoTheta, AutoARIMA, SeasonalNaive and the mean of the first three).
+ * statsforecast (AutoETS, AutoTheta, AutoARIMA, SeasonalNaive and the mean of the first three), one
+ * table per file and period.
  *
- *   npm run bench:forecast -- [--data FILE] [--only MONTHLY,QUARTERLY] [--limit N]
- *                             [--peers statsforecast|none] [--json FILE] [--peers-cache]
- *                             [--peers-file FILE]
+ *   npm run bench:forecast -- [--data FILE[,FILE…]]… [--only MONTHLY,QUARTERLY] [--limit N]
+ *                             [--every K] [--peers statsforecast|none] [--peers-fresh]
+ *                             [--json FILE] [--peers-file FILE]
  *
- * --peers-cache reuses the output of an identical earlier peers run (same data, options, peers.py and
- * pinned versions) kept under .bench/; --peers-file reads a given peers.py output (e.g. one produced by
- * `.bench/venv-forecast/bin/python bench/forecast/peers.py --data FILE --out OUT`).
- * Options for experiments (defaults are the engine's defaults): --method, --combine, --seasonal-mode.
+ * Without --data: m1.csv, m3.csv and m4-hourly.csv of ../shared/data/forecast (the development
+ * collections). --every K keeps every K-th series of each period (after --limit), for quick experiments.
+ * statsforecast's forecasts of a file are cached under .bench/ (keyed by the file's content, peers.py
+ * and the pinned versions) and reused by later runs; a cache of the whole file also serves runs on a
+ * part of it. --peers-fresh runs statsforecast again; --peers-file reads a given peers.py output
+ * (single --data only). Options for experiments (defaults are the engine's defaults): --method,
+ * --combine, --seasonal-mode, --members, --intervals.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { forecastSeries, prepareSeries, Row } from '../../engines/forecast';
+import { forecastSeries, MIN_POINTS, prepareSeries, Row } from '../../engines/forecast';
+import { autoForecast, defaultMembers } from '../../engines/forecast/auto';
 import type { Combine, Intervals, Member, Method, SeasonalMode } from '../../engines/forecast';
 import { mase, naiveScale, smape, WqlAccumulator } from '../../engines/forecast/metrics';
+import { PERIODS, readData, SEASON, SeriesData, TAUS, timestampsFor } from './data';
 
 const repoRoot = path.resolve(__dirname, '..', '..');
-const TAUS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
-const PERIODS = ['YEARLY', 'QUARTERLY', 'MONTHLY', 'OTHER', 'WEEKLY', 'DAILY', 'HOURLY', 'HALFHOURLY'];
-/** seasonal period used for scoring (and forced for OTHER, which has no calendar) */
-const SEASON: Record<string, number> = { YEARLY: 1, QUARTERLY: 4, MONTHLY: 12, OTHER: 1, WEEKLY: 52, DAILY: 7, HOURLY: 24, HALFHOURLY: 48 };
+const DATA_DIR = path.resolve(repoRoot, '..', 'shared', 'data', 'forecast');
+const DEFAULT_FILES = ['m1.csv', 'm3.csv', 'm4-hourly.csv'];
 const SYSTEMS = ['ours', 'statsforecast_autoets', 'statsforecast_autotheta', 'statsforecast_autoarima', 'statsforecast_seasonalnaive', 'statsforecast_mean'] as const;
 type System = (typeof SYSTEMS)[number];
+/** the peers whose best a goal compares against (the seasonal naive forecast is a reference only) */
+const GOAL_PEERS: System[] = ['statsforecast_autoets', 'statsforecast_autotheta', 'statsforecast_autoarima', 'statsforecast_mean'];
 
 interface Args {
-  data: string;
+  data: string[];
   only: string[];
   limit: number;
+  every: number;
   peers: 'statsforecast' | 'none';
   json: string | null;
-  peersCache: boolean;
+  peersFresh: boolean;
   peersFile: string | null;
   method?: Method;
   combine?: Combine;
@@ -43,15 +50,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = {
-    data: path.resolve(repoRoot, '..', 'shared', 'data', 'forecast', 'm3.csv'),
-    only: [],
-    limit: 0,
-    peers: 'statsforecast',
-    json: null,
-    peersCache: false,
-    peersFile: null,
-  };
+  const a: Args = { data: [], only: [], limit: 0, every: 1, peers: 'statsforecast', json: null, peersFresh: false, peersFile: null };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const v = () => {
@@ -59,15 +58,17 @@ function parseArgs(argv: string[]): Args {
       if (x === undefined) throw new Error(`${k} needs a value`);
       return x;
     };
-    if (k === '--data') a.data = path.resolve(v());
+    if (k === '--data') a.data.push(...v().split(',').filter(Boolean).map((f) => path.resolve(f)));
     else if (k === '--only') a.only = v().split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
     else if (k === '--limit') a.limit = parseInt(v(), 10);
+    else if (k === '--every') a.every = Math.max(1, parseInt(v(), 10));
     else if (k === '--peers') {
       const p = v();
       if (p !== 'statsforecast' && p !== 'none') throw new Error('--peers must be statsforecast or none');
       a.peers = p;
     } else if (k === '--json') a.json = path.resolve(v());
-    else if (k === '--peers-cache') a.peersCache = true;
+    else if (k === '--peers-cache') continue; // the cache is always used now; kept so old commands still run
+    else if (k === '--peers-fresh') a.peersFresh = true;
     else if (k === '--peers-file') a.peersFile = path.resolve(v());
     else if (k === '--method') a.method = v() as Method;
     else if (k === '--combine') a.combine = v() as Combine;
@@ -76,92 +77,9 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--members') a.members = v().split(',') as Member[];
     else throw new Error(`unknown option ${k}`);
   }
+  if (a.data.length === 0) a.data = DEFAULT_FILES.map((f) => path.join(DATA_DIR, f));
+  if (a.peersFile && a.data.length > 1) throw new Error('--peers-file needs a single --data file');
   return a;
-}
-
-interface SeriesData {
-  id: string;
-  period: string;
-  horizon: number;
-  start: string;
-  train: number[];
-  test: number[];
-}
-
-function readData(file: string): SeriesData[] {
-  const text = fs.readFileSync(file, 'utf8');
-  const lines = text.split(/\r?\n/);
-  const header = lines[0].split(',');
-  const col = (name: string) => {
-    const i = header.indexOf(name);
-    if (i < 0) throw new Error(`column ${name} missing in ${file}`);
-    return i;
-  };
-  const [iId, iPeriod, iH, iStart, iSplit, iT, iV] = ['series_id', 'period', 'horizon', 'start', 'split', 't', 'value'].map(col);
-  const map = new Map<string, SeriesData & { pts: { t: number; v: number; split: string }[] }>();
-  for (let li = 1; li < lines.length; li++) {
-    if (!lines[li]) continue;
-    const c = lines[li].split(',');
-    let s = map.get(c[iId]);
-    if (!s) {
-      s = { id: c[iId], period: c[iPeriod], horizon: +c[iH], start: c[iStart], train: [], test: [], pts: [] };
-      map.set(c[iId], s);
-    }
-    s.pts.push({ t: +c[iT], v: +c[iV], split: c[iSplit] });
-  }
-  const out: SeriesData[] = [];
-  for (const s of map.values()) {
-    s.pts.sort((a, b) => a.t - b.t);
-    s.train = s.pts.filter((p) => p.split === 'train').map((p) => p.v);
-    s.test = s.pts.filter((p) => p.split === 'test').map((p) => p.v);
-    out.push({ id: s.id, period: s.period, horizon: s.horizon, start: s.start, train: s.train, test: s.test });
-  }
-  return out;
-}
-
-const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-
-/** Timestamps as the data README says. */
-function timestampsFor(s: SeriesData, count: number): string[] {
-  const out: string[] = [];
-  const [ys, ms] = s.start.split('-');
-  const y0 = parseInt(ys, 10);
-  const m0 = ms ? parseInt(ms, 10) - 1 : 0;
-  const fixed = (stepMs: number, base: number) => {
-    for (let i = 0; i < count; i++) out.push(new Date(base + i * stepMs).toISOString().replace(/\.000Z$/, 'Z'));
-  };
-  switch (s.period) {
-    case 'MONTHLY':
-    case 'QUARTERLY': {
-      const step = s.period === 'MONTHLY' ? 1 : 3;
-      for (let i = 0; i < count; i++) {
-        const mi = y0 * 12 + m0 + i * step;
-        out.push(`${pad(Math.floor(mi / 12), 4)}-${pad((mi % 12) + 1)}-01`);
-      }
-      break;
-    }
-    case 'YEARLY':
-      for (let i = 0; i < count; i++) out.push(`${pad(y0 + i, 4)}-01-01`);
-      break;
-    case 'OTHER':
-      for (let i = 0; i < count; i++) out.push(new Date(Date.UTC(2000, 0, 1 + i)).toISOString().slice(0, 10));
-      break;
-    case 'WEEKLY':
-      fixed(7 * 86400000, Date.UTC(y0, 0, 1));
-      break;
-    case 'DAILY':
-      fixed(86400000, Date.UTC(y0, 0, 1));
-      break;
-    case 'HOURLY':
-      fixed(3600000, Date.UTC(y0, 0, 1));
-      break;
-    case 'HALFHOURLY':
-      fixed(1800000, Date.UTC(y0, 0, 1));
-      break;
-    default:
-      throw new Error(`unknown period ${s.period}`);
-  }
-  return out;
 }
 
 interface Scores {
@@ -189,16 +107,29 @@ class Scorer {
   }
 }
 
+/** series too short for the service (fewer than MIN_POINTS points), forecast below its public API */
+let shortSeries = 0;
+
 function runOurs(series: SeriesData[], args: Args, scorer: Scorer, overall: Scorer): void {
   const t0 = process.hrtime.bigint();
   for (const s of series) {
+    if (s.train.length < MIN_POINTS) {
+      // prepareSeries refuses them (the service's minimum); the engine's own combination for the
+      // period's calendar still forecasts them, as the peers do
+      shortSeries++;
+      const unit = s.period === 'YEARLY' ? 'year' : s.period === 'QUARTERLY' ? 'quarter' : null;
+      const m = s.period === 'OTHER' ? 1 : SEASON[s.period];
+      const fc = autoForecast(s.train, s.horizon, TAUS, { seasonLength: m, members: args.members ?? defaultMembers(unit, m, s.train.length), method: args.method, combine: args.combine, seasonalMode: args.seasonalMode });
+      scorer.add(s, fc.mean, fc.quantiles);
+      overall.add(s, fc.mean, fc.quantiles);
+      continue;
+    }
     const ts = timestampsFor(s, s.train.length);
     const rows: Row[] = s.train.map((v, i) => ({ series_id: s.id, ds: ts[i], value: v }));
     const [prepared] = prepareSeries(rows, { target: 'value', timestamp: 'ds', itemId: 'series_id' });
     const fc = forecastSeries(prepared, {
       horizon: s.horizon,
       quantiles: TAUS,
-      seasonLength: s.period === 'OTHER' ? 1 : undefined,
       method: args.method,
       combine: args.combine,
       seasonalMode: args.seasonalMode,
@@ -247,28 +178,40 @@ function ensureVenv(): string {
   return py;
 }
 
-function runPeers(args: Args): PeerOutput {
+function peerCachePath(data: string, only: string[], limit: number): string {
+  const key = createHash('sha256')
+    .update(fs.readFileSync(data))
+    .update(JSON.stringify([only, limit]))
+    .update(fs.readFileSync(path.join(__dirname, 'peers.py')))
+    .update(fs.readFileSync(path.join(__dirname, 'requirements-peers.txt')))
+    .digest('hex')
+    .slice(0, 16);
+  return path.join(repoRoot, '.bench', `peers-${path.basename(data, '.csv')}-${key}.json`);
+}
+
+/** statsforecast's forecasts of `data`: a given output, the cache (whole file first), or a fresh run that fills the cache. */
+function runPeers(args: Args, data: string): PeerOutput {
   if (args.peersFile) {
     console.error(`statsforecast: reading a previous peers.py output from ${args.peersFile}`);
     return JSON.parse(fs.readFileSync(args.peersFile, 'utf8')) as PeerOutput;
   }
-  const py = ensureVenv();
-  const stat = fs.statSync(args.data);
-  const key = createHash('sha256')
-    .update(JSON.stringify([args.data, stat.size, stat.mtimeMs, args.only, args.limit, fs.readFileSync(path.join(__dirname, 'peers.py'), 'utf8'), fs.readFileSync(path.join(__dirname, 'requirements-peers.txt'), 'utf8')]))
-    .digest('hex')
-    .slice(0, 16);
-  const out = path.join(repoRoot, '.bench', `peers-forecast-${key}.json`);
-  if (args.peersCache && fs.existsSync(out)) {
-    console.error(`statsforecast: reusing the cached run ${path.relative(repoRoot, out)} (same data, options and versions)`);
-  } else {
-    const pyArgs = [path.join(__dirname, 'peers.py'), '--data', args.data, '--out', out];
-    if (args.only.length) pyArgs.push('--only', args.only.join(','));
-    if (args.limit > 0) pyArgs.push('--limit', String(args.limit));
-    console.error('running statsforecast (single process)…');
-    const r = spawnSync(py, pyArgs, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1' } });
-    if (r.status !== 0) throw new Error('peers.py failed');
+  const whole = peerCachePath(data, [], 0);
+  const out = peerCachePath(data, args.only, args.limit);
+  if (!args.peersFresh) {
+    for (const f of [whole, out]) {
+      if (fs.existsSync(f)) {
+        console.error(`statsforecast: reusing the cached run ${path.relative(repoRoot, f)} (same data, peers.py and versions)`);
+        return JSON.parse(fs.readFileSync(f, 'utf8')) as PeerOutput;
+      }
+    }
   }
+  const py = ensureVenv();
+  const pyArgs = [path.join(__dirname, 'peers.py'), '--data', data, '--out', out];
+  if (args.only.length) pyArgs.push('--only', args.only.join(','));
+  if (args.limit > 0) pyArgs.push('--limit', String(args.limit));
+  console.error(`running statsforecast on ${path.basename(data)} (single process)…`);
+  const r = spawnSync(py, pyArgs, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1' } });
+  if (r.status !== 0) throw new Error('peers.py failed');
   return JSON.parse(fs.readFileSync(out, 'utf8')) as PeerOutput;
 }
 
@@ -276,20 +219,26 @@ function fmt(x: number, d = 3): string {
   return Number.isFinite(x) ? x.toFixed(d) : 'n/a';
 }
 
-function main(): void {
-  const args = parseArgs(process.argv.slice(2));
-  const all = readData(args.data);
+interface FileResult {
+  file: string;
+  periods: { period: string; series: number; results: Partial<Record<System, Scores>> }[];
+  overall: Partial<Record<System, Scores>>;
+}
+
+function runFile(args: Args, data: string): FileResult {
+  const all = readData(data);
   const present = PERIODS.filter((p) => all.some((s) => s.period === p));
   const periods = present.filter((p) => !args.only.length || args.only.includes(p));
   const selected: Record<string, SeriesData[]> = {};
   for (const p of periods) {
     let list = all.filter((s) => s.period === p);
     if (args.limit > 0) list = list.slice(0, args.limit);
+    if (args.every > 1) list = list.filter((_, i) => i % args.every === 0);
     selected[p] = list;
   }
-  const peers = args.peers === 'statsforecast' ? runPeers(args) : null;
+  const peers = args.peers === 'statsforecast' ? runPeers(args, data) : null;
   const overall: Partial<Record<System, Scorer>> = {};
-  const table: { period: string; series: number; results: Partial<Record<System, Scores>> }[] = [];
+  const table: FileResult['periods'] = [];
   for (const p of periods) {
     const series = selected[p];
     const scorers: Partial<Record<System, Scorer>> = {};
@@ -311,7 +260,9 @@ function main(): void {
           sc.add(s, mean, q);
           ov.add(s, mean, q);
         }
-        const secs = members.reduce((a, m) => a + pp.systems[m].seconds, 0);
+        // seconds of the peers' whole-period run, scaled to the share of its series scored here
+        const share = series.length / pp.series.length;
+        const secs = members.reduce((a, m) => a + pp.systems[m].seconds, 0) * share;
         sc.seconds += secs;
         ov.seconds += secs;
       }
@@ -323,7 +274,7 @@ function main(): void {
   const overallScores: Partial<Record<System, Scores>> = {};
   for (const sys of SYSTEMS) if (overall[sys]) overallScores[sys] = overall[sys]!.scores();
 
-  const lines: string[] = [];
+  const lines: string[] = [`\n#### ${path.basename(data)}\n`];
   lines.push(`| period | series | system | MASE | sMAPE | WQL | seconds |`);
   lines.push(`|---|---:|---|---:|---:|---:|---:|`);
   const emit = (period: string, n: number, res: Partial<Record<System, Scores>>) => {
@@ -334,12 +285,32 @@ function main(): void {
   };
   for (const row of table) emit(row.period, row.series, row.results);
   emit('ALL', table.reduce((a, r) => a + r.series, 0), overallScores);
-  console.log(lines.join('\n'));
-  if (peers) {
-    console.log(`\nstatsforecast ${peers.statsforecast_version}: one-off warm-up (imports and first calls) ${fmt(peers.warmup_seconds, 1)} s, excluded from the seconds above; statsforecast_mean seconds = AutoETS + AutoTheta + AutoARIMA.`);
+  if (shortSeries > 0) {
+    lines.push(`\n${shortSeries} series with fewer than ${MIN_POINTS} training points (refused by prepareSeries, as by the service) were forecast by the engine's combination directly (autoForecast with the calendar's default members).`);
+    shortSeries = 0;
   }
+  if (peers) {
+    lines.push('');
+    for (const row of [...table, { period: 'ALL', series: table.reduce((a, r) => a + r.series, 0), results: overallScores }]) {
+      const ours = row.results.ours!;
+      const best = GOAL_PEERS.map((sys) => ({ sys, r: row.results[sys]! })).sort((a, b) => a.r.mase - b.r.mase)[0];
+      const meanWql = row.results.statsforecast_mean!.wql;
+      lines.push(
+        `- ${row.period} (${row.series} series): MASE ${fmt(ours.mase)} against the best peer's ${fmt(best.r.mase)} (${best.sys.replace('statsforecast_', '')}): ${ours.mase < best.r.mase ? 'below' : 'NOT below'}; ` +
+          `WQL ${fmt(ours.wql)} against the peers' mean's ${fmt(meanWql)}: ${ours.wql <= meanWql ? 'no worse' : 'WORSE'}`,
+      );
+    }
+    lines.push(`\nstatsforecast ${peers.statsforecast_version}: one-off warm-up (imports and first calls) ${fmt(peers.warmup_seconds, 1)} s, excluded from the seconds above; statsforecast_mean seconds = AutoETS + AutoTheta + AutoARIMA.`);
+  }
+  console.log(lines.join('\n'));
+  return { file: path.basename(data), periods: table, overall: overallScores };
+}
+
+function main(): void {
+  const args = parseArgs(process.argv.slice(2));
+  const results = args.data.map((d) => runFile(args, d));
   if (args.json) {
-    fs.writeFileSync(args.json, JSON.stringify({ periods: table, overall: overallScores }, null, 2));
+    fs.writeFileSync(args.json, JSON.stringify(results, null, 2));
     console.error(`wrote ${args.json}`);
   }
 }

@@ -1,9 +1,11 @@
 /**
  * Calendar pieces: timestamp parsing, interval inference, season length, future timestamps.
- * Pure functions; all times are UTC milliseconds.
+ * Pure functions; all times are UTC milliseconds, except for series without a calendar, whose
+ * "times" are their integer positions (format and unit `position`).
  */
 
-export type TimestampFormat = 'month' | 'date' | 'datetime';
+/** `position`: integer time positions (1, 2, 3, … or any regular integer step), no calendar */
+export type TimestampFormat = 'month' | 'date' | 'datetime' | 'position';
 
 export interface ParsedTimestamp {
   ms: number;
@@ -12,13 +14,13 @@ export interface ParsedTimestamp {
   millis: boolean;
 }
 
-export type IntervalUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year';
+export type IntervalUnit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year' | 'position';
 
 export interface Interval {
   unit: IntervalUnit;
   /** number of units between consecutive points (e.g. 15 for 15-minute data) */
   step: number;
-  /** fixed intervals: the length in milliseconds */
+  /** fixed intervals: the length in milliseconds (positions: the integer step) */
   fixedMs: number | null;
   /** calendar intervals: number of calendar months between points */
   months: number | null;
@@ -38,16 +40,41 @@ const RE_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const RE_DATETIME =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
+/**
+ * UTC milliseconds of a date-time in any year from 1 to 9999. Date.UTC alone reads years 0-99 as
+ * 1900-1999, so the year is set again with setUTCFullYear, which takes it literally.
+ */
+export function utcMs(year: number, month0: number, day: number, hour = 0, minute = 0, second = 0, ms = 0): number {
+  const d = new Date(Date.UTC(2000, 0, 1, hour, minute, second, ms));
+  d.setUTCFullYear(year, month0, day);
+  return d.getTime();
+}
+
 export function daysInMonth(year: number, month1: number): number {
-  return new Date(Date.UTC(year, month1, 0)).getUTCDate();
+  return new Date(utcMs(year, month1, 0)).getUTCDate();
+}
+
+const RE_POSITION = /^[+-]?\d{1,15}$/;
+
+/** An integer time position (a safe integer given as a number or as a string of digits); null otherwise. */
+export function parsePosition(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : null;
+  if (typeof value === 'bigint') return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : null;
+  if (typeof value === 'string' && RE_POSITION.test(value.trim())) return Number(value.trim());
+  return null;
 }
 
 function validDate(y: number, m: number, d: number): boolean {
   return m >= 1 && m <= 12 && d >= 1 && d <= daysInMonth(y, m);
 }
 
-/** Parses one timestamp value; null when it is not a timestamp we accept. */
+/**
+ * Parses one timestamp value; null when it is not a timestamp we accept. Integers (numbers or digit
+ * strings) are time positions: `ms` then holds the position itself.
+ */
 export function parseTimestamp(value: unknown): ParsedTimestamp | null {
+  const position = parsePosition(value);
+  if (position !== null) return { ms: position, format: 'position', millis: false };
   if (value instanceof Date) {
     const ms = value.getTime();
     return Number.isFinite(ms) ? { ms, format: 'datetime', millis: ms % 1000 !== 0 } : null;
@@ -58,13 +85,13 @@ export function parseTimestamp(value: unknown): ParsedTimestamp | null {
   if (m) {
     const y = +m[1], mo = +m[2], d = +m[3];
     if (!validDate(y, mo, d)) return null;
-    return { ms: Date.UTC(y, mo - 1, d), format: 'date', millis: false };
+    return { ms: utcMs(y, mo - 1, d), format: 'date', millis: false };
   }
   m = RE_MONTH.exec(s);
   if (m) {
     const y = +m[1], mo = +m[2];
     if (mo < 1 || mo > 12) return null;
-    return { ms: Date.UTC(y, mo - 1, 1), format: 'month', millis: false };
+    return { ms: utcMs(y, mo - 1, 1), format: 'month', millis: false };
   }
   m = RE_DATETIME.exec(s);
   if (m) {
@@ -72,7 +99,7 @@ export function parseTimestamp(value: unknown): ParsedTimestamp | null {
     const ss = m[6] ? +m[6] : 0;
     const frac = m[7] ? Math.round(parseFloat(m[7]) * 1000) : 0;
     if (!validDate(y, mo, d) || hh > 23 || mi > 59 || ss > 59) return null;
-    let ms = Date.UTC(y, mo - 1, d, hh, mi, ss, frac);
+    let ms = utcMs(y, mo - 1, d, hh, mi, ss, frac);
     const tz = m[8];
     if (tz && tz !== 'Z' && tz !== 'z') {
       const sign = tz[0] === '-' ? -1 : 1;
@@ -101,18 +128,31 @@ function calendarMs(mi: number, anchorDay: number, tod: number): number {
   const year = Math.floor(mi / 12);
   const month0 = mi - year * 12;
   const day = Math.min(anchorDay, daysInMonth(year, month0 + 1));
-  return Date.UTC(year, month0, day) + tod;
+  return utcMs(year, month0, day) + tod;
 }
 
 export type IntervalResult = { ok: true; interval: Interval } | { ok: false; reason: string };
 
 /**
  * Infers the interval of sorted, distinct timestamps. Calendar months (months, quarters, years,
- * month ends) are tried first, then fixed lengths (minutes, hours, days, weeks).
+ * month ends) are tried first, then fixed lengths (minutes, hours, days, weeks). With `positions`,
+ * the values are integer positions and the interval is their one regular step.
  */
-export function inferInterval(sortedMs: number[]): IntervalResult {
+export function inferInterval(sortedMs: number[], positions = false): IntervalResult {
   const n = sortedMs.length;
   if (n < 2) return { ok: false, reason: 'at least two timestamps are needed to infer the interval' };
+  if (positions) {
+    const d = sortedMs[1] - sortedMs[0];
+    for (let i = 2; i < n; i++) {
+      if (sortedMs[i] - sortedMs[i - 1] !== d) {
+        return {
+          ok: false,
+          reason: `irregular positions: steps of ${d} and ${sortedMs[i] - sortedMs[i - 1]} (at position ${i + 1} after sorting); the series needs one regular step with no gaps`,
+        };
+      }
+    }
+    return { ok: true, interval: { unit: 'position', step: d, fixedMs: d, months: null, anchorDay: null, timeOfDayMs: null } };
+  }
   // calendar months
   const tod = timeOfDay(sortedMs[0]);
   const mi0 = monthIndex(sortedMs[0]);
@@ -185,6 +225,7 @@ export function seasonLengthOf(interval: Interval): number {
   const s = interval.step;
   switch (interval.unit) {
     case 'year':
+    case 'position':
       return 1;
     case 'quarter':
       return divides(4, s);
@@ -223,8 +264,9 @@ export function futureTimestamps(lastMs: number, interval: Interval, count: numb
 
 const pad = (v: number, w = 2) => String(v).padStart(w, '0');
 
-/** Formats a timestamp in the input's format: YYYY-MM, YYYY-MM-DD or an ISO date-time with Z. */
+/** Formats a timestamp in the input's format: YYYY-MM, YYYY-MM-DD, an ISO date-time with Z, or the integer position. */
 export function formatTimestamp(ms: number, format: TimestampFormat, millis = false): string {
+  if (format === 'position') return String(ms);
   const d = new Date(ms);
   const y = d.getUTCFullYear();
   const ys = y >= 0 && y <= 9999 ? pad(y, 4) : String(y);

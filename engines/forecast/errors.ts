@@ -6,7 +6,8 @@ export type SeriesErrorCode =
   | 'UNPARSEABLE_TIMESTAMP'
   | 'MISSING_COLUMN'
   | 'HORIZON_INVALID'
-  | 'QUANTILE_INVALID';
+  | 'QUANTILE_INVALID'
+  | 'SEASON_LENGTH_INVALID';
 
 /** A refusal of the caller's input: names the series (null for a single series) and the reason. */
 export class SeriesError extends Error {

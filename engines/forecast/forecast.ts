@@ -2,7 +2,7 @@
  * Runner: applies the automatic forecaster to prepared series (one at a time or many), builds future
  * timestamps on the series' calendar and the requested quantiles.
  */
-import { formatTimestamp, futureTimestamps } from './calendar';
+import { formatTimestamp, futureTimestamps, TimestampFormat } from './calendar';
 import { autoForecast, Combine, defaultMembers, Intervals, Member, Method, SeasonalMode } from './auto';
 import { SeriesError } from './errors';
 import { PreparedSeries } from './prepare';
@@ -15,7 +15,10 @@ export interface ForecastOptions {
   horizon: number;
   /** quantile levels in (0, 1); keys of the result are `String(q)` */
   quantiles?: number[];
-  /** overrides the season length from the calendar (1 disables seasonality) */
+  /**
+   * overrides the season length from the calendar (1 disables seasonality); the only source of a
+   * season for series given by integer positions (API field `season_length`)
+   */
   seasonLength?: number;
   /** model choice (default: the combination of ETS, Theta and ARIMA) */
   method?: Method;
@@ -29,8 +32,10 @@ export interface ForecastOptions {
 
 export interface SeriesForecast {
   id: string | null;
-  /** future timestamps, in the input's format */
+  /** future timestamps, in the input's format (for `format: 'position'`, the next integer positions) */
   timestamps: string[];
+  /** the input's timestamp format, mirrored by `timestamps` (`position`: integer positions, no calendar) */
+  format: TimestampFormat;
   mean: number[];
   /** the 0.5 quantile */
   median: number[];
@@ -90,6 +95,7 @@ export function forecastSeries(series: PreparedSeries, options: ForecastOptions)
   return {
     id: series.id,
     timestamps,
+    format: series.format,
     mean: fc.mean,
     median: median.slice(),
     quantiles,
@@ -99,10 +105,20 @@ export function forecastSeries(series: PreparedSeries, options: ForecastOptions)
   };
 }
 
+/** Largest accepted `seasonLength` (generous: the seasonality test needs three seasons of history). */
+export const MAX_SEASON_LENGTH = 10_000;
+
+export function validateSeasonLength(value: unknown, seriesId: string | null = null): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_SEASON_LENGTH) {
+    throw new SeriesError('SEASON_LENGTH_INVALID', `season_length must be an integer from 1 to ${MAX_SEASON_LENGTH}, got ${String(value)}`, seriesId);
+  }
+  return value;
+}
+
+/** The season length used: the option when given (validated), else the calendar's candidate. */
 export function resolveSeasonLength(series: PreparedSeries, override?: number): number {
-  if (override === undefined) return series.seasonLength;
-  if (!Number.isInteger(override) || override < 1) throw new Error(`seasonLength must be a positive integer, got ${override}`);
-  return override;
+  return validateSeasonLength(override, series.id) ?? series.seasonLength;
 }
 
 /** Forecasts many series, each from its own history only (grouping changes no value). */

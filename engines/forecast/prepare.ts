@@ -24,9 +24,9 @@ export const MIN_POINTS = 10;
 export interface PreparedSeries {
   /** item id (null when the rows hold a single series without an id column) */
   id: string | null;
-  /** timestamps, sorted, in the input's format (YYYY-MM, YYYY-MM-DD or ISO date-time with Z) */
+  /** timestamps, sorted, in the input's format (YYYY-MM, YYYY-MM-DD, ISO date-time with Z, or the integer position) */
   timestamps: string[];
-  /** the same timestamps as UTC milliseconds */
+  /** the same timestamps as UTC milliseconds; for `format: 'position'`, the positions themselves */
   timeMs: number[];
   values: number[];
   interval: Interval;
@@ -59,7 +59,11 @@ export function parseNumber(v: unknown): number | null | undefined {
   return undefined;
 }
 
-/** The one column whose every non-empty value parses as a timestamp; null when none or several. */
+/**
+ * The one column whose every non-empty value parses as a timestamp; null when none or several.
+ * Columns of dates are preferred: integer columns (time positions) are considered only when no
+ * column holds dates, since integers are also what counts and codes look like.
+ */
 export function inferTimestampColumn(rows: Row[], exclude: string[]): string | null {
   const skip = new Set(exclude);
   const columns: string[] = [];
@@ -72,21 +76,26 @@ export function inferTimestampColumn(rows: Row[], exclude: string[]): string | n
       }
     }
   }
-  const found: string[] = [];
+  const calendar: string[] = [];
+  const positions: string[] = [];
   for (const col of columns) {
     let any = false;
+    let dates = false;
     let ok = true;
     for (const row of rows) {
       const v = row[col];
       if (isMissing(v)) continue;
-      if (parseTimestamp(v) === null) {
+      const ts = parseTimestamp(v);
+      if (ts === null) {
         ok = false;
         break;
       }
       any = true;
+      dates ||= ts.format !== 'position';
     }
-    if (ok && any) found.push(col);
+    if (ok && any) (dates ? calendar : positions).push(col);
   }
+  const found = calendar.length > 0 ? calendar : positions;
   return found.length === 1 ? found[0] : null;
 }
 
@@ -153,7 +162,7 @@ function prepareOne(rows: Row[], id: string | null, target: string, tsCol: strin
     if (ts === null) {
       throw new SeriesError(
         'UNPARSEABLE_TIMESTAMP',
-        `timestamp ${JSON.stringify(raw)} in column "${tsCol}" is not a date (accepted: YYYY-MM, YYYY-MM-DD, ISO 8601 date-time)`,
+        `timestamp ${JSON.stringify(raw)} in column "${tsCol}" is not a date (accepted: YYYY-MM, YYYY-MM-DD, ISO 8601 date-time, or integer time positions)`,
         id,
       );
     }
@@ -169,14 +178,19 @@ function prepareOne(rows: Row[], id: string | null, target: string, tsCol: strin
     }
     pts.push({ ms: ts.ms, v });
   }
+  const positions = formats.has('position');
+  if (positions && formats.size > 1) {
+    throw new SeriesError(
+      'UNPARSEABLE_TIMESTAMP',
+      `column "${tsCol}" mixes integer time positions and dates within the series; use one or the other`,
+      id,
+    );
+  }
   pts.sort((a, b) => a.ms - b.ms);
   for (let i = 1; i < pts.length; i++) {
     if (pts[i].ms === pts[i - 1].ms) {
-      throw new SeriesError(
-        'DUPLICATE_TIMESTAMP',
-        `timestamp ${new Date(pts[i].ms).toISOString()} appears more than once`,
-        id,
-      );
+      const shown = positions ? String(pts[i].ms) : new Date(pts[i].ms).toISOString();
+      throw new SeriesError('DUPLICATE_TIMESTAMP', `timestamp ${shown} appears more than once`, id);
     }
   }
   // leading and trailing missing targets are dropped; interior ones are interpolated
@@ -193,7 +207,7 @@ function prepareOne(rows: Row[], id: string | null, target: string, tsCol: strin
     );
   }
   const timeMs = kept.map((p) => p.ms);
-  const res = inferInterval(timeMs);
+  const res = inferInterval(timeMs, positions);
   if (!res.ok) throw new SeriesError('IRREGULAR_INTERVAL', res.reason, id);
   const known = kept.filter((p) => p.v !== null).length;
   if (known < MIN_POINTS) {
@@ -215,7 +229,8 @@ function prepareOne(rows: Row[], id: string | null, target: string, tsCol: strin
     filled++;
   }
   let format: TimestampFormat = 'month';
-  if (formats.has('datetime')) format = 'datetime';
+  if (positions) format = 'position';
+  else if (formats.has('datetime')) format = 'datetime';
   else if (formats.has('date')) format = 'date';
   return {
     id,

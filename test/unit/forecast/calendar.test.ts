@@ -180,7 +180,7 @@ describe('inferTimestampColumn', () => {
     expect(inferTimestampColumn(rows, ['y'])).toBe('when');
   });
   test('null when none or ambiguous', () => {
-    expect(inferTimestampColumn([{ a: 1, b: 'x' }], [])).toBeNull();
+    expect(inferTimestampColumn([{ a: 1.5, b: 'x' }], [])).toBeNull();
     expect(inferTimestampColumn([{ a: '2024-01-01', b: '2024-02-01T00:00:00Z' }], [])).toBeNull();
   });
   test('prepareSeries infers the timestamp column when omitted', () => {
