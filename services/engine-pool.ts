@@ -133,7 +133,7 @@ export class EnginePool {
    * answered in the request's order. Each series is forecast from its own history only, so the
    * answers are those of one thread doing them all.
    */
-  async forecastPrepared(prepared: PreparedRequest, options: { horizon: number; quantiles: number[] }): Promise<SeriesForecast[]> {
+  async forecastPrepared(prepared: PreparedRequest, options: { horizon: number; quantiles: number[]; seasonLength?: number }): Promise<SeriesForecast[]> {
     const parts = splitByPoints(prepared.series, Math.min(this.threads, prepared.series.length));
     const answers = await Promise.all(
       parts.map(async (series) => unwrap((await this.pool.run({ series, ...options }, { name: 'forecastPrepared' })) as Outcome<SeriesForecast[]>)),
@@ -141,7 +141,7 @@ export class EnginePool {
     return answers.flat();
   }
 
-  async backtest(request: SeriesRequest & { horizon: number }): Promise<Backtest[]> {
+  async backtest(request: SeriesRequest & { horizon: number; seasonLength?: number }): Promise<Backtest[]> {
     return unwrap((await this.pool.run(request, { name: 'backtest' })) as Outcome<Backtest[]>);
   }
 

@@ -166,8 +166,8 @@ export function prepareForecast(request: SeriesRequest): Outcome<PreparedRequest
 }
 
 /** Forecasts prepared series; each series depends on its own history only, so any split gives the same answers. */
-export function forecastPrepared(task: { series: PreparedSeries[]; horizon: number; quantiles: number[] }): Outcome<SeriesForecast[]> {
-  return guarded(() => task.series.map((s) => forecastSeries(s, { horizon: task.horizon, quantiles: task.quantiles })));
+export function forecastPrepared(task: { series: PreparedSeries[]; horizon: number; quantiles: number[]; seasonLength?: number }): Outcome<SeriesForecast[]> {
+  return guarded(() => task.series.map((s) => forecastSeries(s, { horizon: task.horizon, quantiles: task.quantiles, seasonLength: task.seasonLength })));
 }
 
 export function forecast(request: SeriesRequest & { horizon: number; quantiles: number[] }): Outcome<{ timestampColumn: string; forecasts: SeriesForecast[] }> {
@@ -177,8 +177,8 @@ export function forecast(request: SeriesRequest & { horizon: number; quantiles: 
   });
 }
 
-export function backtest(request: SeriesRequest & { horizon: number }): Outcome<Backtest[]> {
-  return guarded(() => prepare(request).series.map((s) => backtestSeries(s, { horizon: request.horizon })));
+export function backtest(request: SeriesRequest & { horizon: number; seasonLength?: number }): Outcome<Backtest[]> {
+  return guarded(() => prepare(request).series.map((s) => backtestSeries(s, { horizon: request.horizon, seasonLength: request.seasonLength })));
 }
 
 /** An uploaded file's refusal, carried as a value across the thread boundary. */

@@ -17,6 +17,8 @@ export interface ForecastRequest {
   itemId?: string;
   quantiles: number[];
   pointEstimate: 'mean' | 'median';
+  /** Our addition: the season (steps per cycle); inferred from a calendar, none for integer positions. */
+  seasonLength?: number;
 }
 
 /** Names the series and the reason; `code` is the contract's code for the route. */
@@ -91,7 +93,7 @@ export async function runForecast(
   const reservation = await reserveCredits(em, { ...billing, amount: cost, operation: 'forecast', reference: billing.httpRequestId });
   try {
     const timestampColumn = prepared.timestampColumn;
-    const forecasts = await pool.forecastPrepared(prepared, { horizon: request.horizon, quantiles: request.quantiles });
+    const forecasts = await pool.forecastPrepared(prepared, { horizon: request.horizon, quantiles: request.quantiles, seasonLength: request.seasonLength });
     const finite = forecasts.every((f) => f.mean.every(Number.isFinite) && f.median.every(Number.isFinite));
     if (!finite) throw new Error('the engine produced a non-finite forecast');
     return { csv: forecastCsv(request, timestampColumn, forecasts), charged: cost, remaining: reservation.remaining, reservationId: reservation.id };
@@ -106,7 +108,7 @@ export async function runForecast(
 export async function runBacktest(pool: EnginePool, request: Omit<ForecastRequest, 'quantiles' | 'pointEstimate'>) {
   let results: Backtest[];
   try {
-    results = await pool.backtest({ rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId, horizon: request.horizon });
+    results = await pool.backtest({ rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId, horizon: request.horizon, seasonLength: request.seasonLength });
   } catch (err) {
     throw err instanceof EngineDataError ? seriesRefusal(err, 'VALIDATION_ERROR') : err;
   }

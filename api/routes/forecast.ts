@@ -66,7 +66,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
         const result = await runForecast(
           deps.orm.em.fork(),
           deps.enginePool,
-          { rows: await rowsOf(deps.enginePool, body, upload, 'INVALID_INPUT'), target: body.target, horizon, timestamp: body.timestamp, itemId: body.item_id, quantiles, pointEstimate: body.point_estimate },
+          { rows: await rowsOf(deps.enginePool, body, upload, 'INVALID_INPUT'), target: body.target, horizon, timestamp: body.timestamp, itemId: body.item_id, quantiles, pointEstimate: body.point_estimate, seasonLength: body.season_length },
           { accountId: a.accountId, workspaceId: a.workspaceId, httpRequestId: requestId, holdSeconds: deps.config.CREDIT_HOLD_SECONDS },
         );
         holdCredits(ctx, result.reservationId);
@@ -100,6 +100,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
           horizon: horizonOf(body, 'VALIDATION_ERROR'),
           timestamp: body.timestamp,
           itemId: body.item_id,
+          seasonLength: body.season_length,
         });
       },
     }),

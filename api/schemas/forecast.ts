@@ -1,3 +1,4 @@
+import { MAX_SEASON_LENGTH } from '../../engines/forecast';
 import { z } from '../zod';
 import { datasetRowSchema } from './common';
 
@@ -16,10 +17,20 @@ export const forecastInputSchema = z
     horizon: horizonField.optional().openapi({ description: `Future steps, an integer from 1 to 1000 (default ${DEFAULT_HORIZON}).` }),
     prediction_length: horizonField.optional().openapi({ description: 'Alias of horizon.' }),
     data: z.array(datasetRowSchema).optional().openapi({ description: 'One object per row; or a CSV/JSON file in the multipart field `file`.' }),
-    timestamp: z.string().min(1).optional().openapi({ description: 'Timestamp column; inferred when omitted (the one column that parses as dates).' }),
+    timestamp: z.string().min(1).optional().openapi({ description: 'Timestamp column: dates (any year from 1 to 9999) or integer positions with a regular step (1, 2, 3, …); inferred when omitted (a date column first, else an integer one).' }),
     quantiles: quantilesField.optional().openapi({ description: 'Quantile levels, each strictly between 0 and 1, each once; one quantile_<q> column each.' }),
     item_id: z.string().min(1).optional().openapi({ description: 'Column identifying several series; each is forecast from its own history only.' }),
     point_estimate: z.enum(['mean', 'median']).default('mean').openapi({ description: 'Statistic served in <target>_prediction.' }),
+    season_length: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_SEASON_LENGTH)
+      .optional()
+      .openapi({
+        description:
+          'Our addition: steps per seasonal cycle (e.g. 12 for monthly data, 24 for hourly). Inferred from the calendar when omitted; a series given by integer positions has no season unless this names one.',
+      }),
   })
   .strict()
   .openapi('ForecastInput');

@@ -146,6 +146,47 @@ describe('forecast and backtest routes', () => {
     expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(1);
   });
 
+  it('forecasts a series given by integer positions, continuing them, with the season named by season_length', async () => {
+    const { apiKey } = await h.provision('build');
+    const pattern = [10, 12, 15, 13, 20];
+    const data = Array.from({ length: 60 }, (_, i) => ({ t: 100 + 5 * i, y: 50 + pattern[i % 5]! }));
+    const res = await forecast(apiKey, { target: 'y', data, horizon: 5, season_length: 5 });
+    expect(res.status).toBe(200);
+    const rows = parse(res.text).data;
+    expect(rows.map((r) => r.t)).toEqual(['400', '405', '410', '415', '420']);
+    // A purely seasonal series with its season named: the forecast repeats the cycle.
+    rows.forEach((r, k) => expect(Number(r.y_prediction)).toBeCloseTo(50 + pattern[k % 5]!, 0));
+    const multipart = await h.http
+      .post('/v1/forecast')
+      .set('X-API-Key', apiKey)
+      .field('target', 'y')
+      .field('horizon', '5')
+      .field('season_length', '5')
+      .attach('file', Buffer.from(['t,y', ...data.map((r) => `${r.t},${r.y}`)].join('\n')), 'series.csv')
+      .buffer(true);
+    expect(parse(multipart.text).data).toEqual(rows);
+    // The backtest takes the same inputs: with the season named, its baseline is the seasonal naive one.
+    const seasonal = await h.http.post('/v1/forecast/backtest').set('X-API-Key', apiKey).send({ target: 'y', data, horizon: 5, season_length: 5 });
+    const plain = await h.http.post('/v1/forecast/backtest').set('X-API-Key', apiKey).send({ target: 'y', data, horizon: 5 });
+    expect([seasonal.status, seasonal.body.baseline]).toEqual([200, 'seasonal_naive']);
+    expect([plain.status, plain.body.baseline]).toEqual([200, 'naive']);
+  });
+
+  it('reads dates before year 100 as themselves (0001-01-01 is year 1, not 1901)', async () => {
+    const { apiKey } = await h.provision('build');
+    const data = Array.from({ length: 40 }, (_, i) => ({ year: `${String(1 + i).padStart(4, '0')}-01-01`, y: 100 + 2 * i }));
+    const res = await forecast(apiKey, { target: 'y', data, horizon: 3 });
+    expect(res.status).toBe(200);
+    expect(parse(res.text).data.map((r) => r.year)).toEqual(['0041-01-01', '0042-01-01', '0043-01-01']);
+  });
+
+  it('refuses a season_length that is not a positive integer', async () => {
+    const { apiKey } = await h.provision('build');
+    const data = Array.from({ length: 30 }, (_, i) => ({ t: i + 1, y: i }));
+    expectError(await forecast(apiKey, { target: 'y', data, season_length: 0 }), 400, 'INVALID_INPUT');
+    expectError(await forecast(apiKey, { target: 'y', data, season_length: 2.5 }), 400, 'INVALID_INPUT');
+  });
+
   it('refuses an admin key with ADMIN_KEY_CANNOT_PREDICT', async () => {
     const { adminKey } = await h.provision('build');
     expectError(await forecast(adminKey, { target: 'sales', horizon: 3, data: seasonalRows(30) }), 403, 'ADMIN_KEY_CANNOT_PREDICT');
