@@ -1,8 +1,47 @@
-import type { Model, ModelVersion } from '../db/entities';
+import type { ApiKey, ApiKeyKind, Model, ModelVersion, RevokeReason } from '../db/entities';
+import { keyStatus, type KeyStatus } from '../services/api-keys';
 
 // The contract's shapes of domain values; services never build HTTP bodies.
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+export interface KeyView {
+  id: string;
+  name: string;
+  kind: ApiKeyKind;
+  status: KeyStatus;
+  display_prefix: string;
+  last_four: string;
+  workspace_id: string;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  ends_at: string | null;
+  revoked_at: string | null;
+  revoke_reason: RevokeReason | null;
+  rotated_from: string | null;
+  rotated_at: string | null;
+}
+
+export function presentKey(key: ApiKey, now: Date): KeyView {
+  return {
+    id: key.id,
+    name: key.name,
+    kind: key.kind,
+    status: keyStatus(key, now),
+    display_prefix: key.displayPrefix,
+    last_four: key.lastFour,
+    workspace_id: key.workspace.id,
+    created_at: key.createdAt.toISOString(),
+    last_used_at: iso(key.lastUsedAt),
+    expires_at: iso(key.expiresAt),
+    ends_at: iso(key.endsAt),
+    revoked_at: iso(key.revokedAt),
+    revoke_reason: key.revokeReason,
+    rotated_from: key.rotatedFrom ? key.rotatedFrom.id : null,
+    rotated_at: iso(key.rotatedAt),
+  };
+}
 
 export function presentVersion(version: ModelVersion, model: Model) {
   return {

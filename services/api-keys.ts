@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { sql } from './sql';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApiKeySchema, WorkspaceSchema, type ApiKey, type ApiKeyKind, type RevokeReason } from '../db/entities';
+import { ApiKeySchema, WorkspaceSchema, type ApiKey, type ApiKeyKind } from '../db/entities';
 import type { PlanName } from '../config/plans';
 import { AppError, notFound } from './errors';
 import { newId, randomBase62 } from './ids';
@@ -51,46 +51,6 @@ export function keyStatus(key: Pick<ApiKey, 'expiresAt' | 'endsAt' | 'revokedAt'
   if (key.endsAt && key.endsAt <= now) return 'revoked';
   if (key.endsAt) return 'ending';
   return 'active';
-}
-
-export interface KeyView {
-  id: string;
-  name: string;
-  kind: ApiKeyKind;
-  status: KeyStatus;
-  display_prefix: string;
-  last_four: string;
-  workspace_id: string;
-  created_at: string;
-  last_used_at: string | null;
-  expires_at: string | null;
-  ends_at: string | null;
-  revoked_at: string | null;
-  revoke_reason: RevokeReason | null;
-  rotated_from: string | null;
-  rotated_at: string | null;
-}
-
-const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
-
-export function presentKey(key: ApiKey, now: Date): KeyView {
-  return {
-    id: key.id,
-    name: key.name,
-    kind: key.kind,
-    status: keyStatus(key, now),
-    display_prefix: key.displayPrefix,
-    last_four: key.lastFour,
-    workspace_id: key.workspace.id,
-    created_at: key.createdAt.toISOString(),
-    last_used_at: iso(key.lastUsedAt),
-    expires_at: iso(key.expiresAt),
-    ends_at: iso(key.endsAt),
-    revoked_at: iso(key.revokedAt),
-    revoke_reason: key.revokeReason,
-    rotated_from: key.rotatedFrom ? key.rotatedFrom.id : null,
-    rotated_at: iso(key.rotatedAt),
-  };
 }
 
 export interface AuthenticatedKey {
@@ -283,4 +243,38 @@ export async function sweepEndedKeys(em: EntityManager, now: Date): Promise<{ ex
     { revokedAt: now, revokeReason: 'rotated' },
   );
   return { expired, ended };
+}
+
+/**
+ * Issues a key for a workspace on a caller's request: an administration key only from a web session
+ * (403 WEB_SESSION_REQUIRED for a key caller), an expiry only in the future.
+ */
+export async function issueKey(
+  em: EntityManager,
+  caller: { workspaceId: string; viaApiKey: boolean },
+  input: { name: string; kind: ApiKeyKind; expiresAt: Date | null },
+  now: Date,
+): Promise<CreatedKey> {
+  if (input.kind === 'admin' && caller.viaApiKey) {
+    throw new AppError('WEB_SESSION_REQUIRED', 403, 'An administration key can only be created from a web session.');
+  }
+  if (input.expiresAt && input.expiresAt <= now) throw new AppError('VALIDATION_ERROR', 400, 'Invalid body.expires_at: it must be in the future.');
+  return createKey(em, caller.workspaceId, input);
+}
+
+/**
+ * Rotates a key and starts the durable timer of its grace (`key-grace/<key>`). The grace also ends by
+ * `ends_at` in the sweep, so a call that dies between the two steps still ends the old key in time.
+ */
+export async function rotateKeyWithGrace(
+  em: EntityManager,
+  temporal: { startKeyGrace(keyId: string, graceMs: number): Promise<void> },
+  workspaceId: string,
+  keyId: string,
+  graceDays: number,
+  now: Date,
+): Promise<RotationResult> {
+  const rotation = await rotateKey(em, workspaceId, keyId, graceDays, now);
+  if (rotation.graceMs > 0) await temporal.startKeyGrace(rotation.old.id, rotation.graceMs);
+  return rotation;
 }

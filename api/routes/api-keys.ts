@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { AppError, validationError } from '../../services/errors';
-import { createKey, listKeys, presentKey, revokeKey, rotateKey } from '../../services/api-keys';
+import { issueKey, listKeys, revokeKey, rotateKeyWithGrace } from '../../services/api-keys';
+import { presentKey } from '../presenters';
 import type { TemporalGateway } from '../../services/temporal/gateway';
 import { route, type AnyRoute } from '../route';
 import { requireAuth } from './helpers';
@@ -45,14 +45,14 @@ export function apiKeyRoutes(deps: { orm: MikroORM; temporal: TemporalGateway })
       responses: { 201: { description: 'The new key with its secret.', schema: apiKeyWithSecretSchema } },
       errors: [[403, 'WEB_SESSION_REQUIRED']],
       async handler(ctx, { body, auth }) {
-        const workspaceId = requireAuth(auth).workspaceId;
-        if (body.kind === 'admin' && auth?.type === 'api_key') {
-          throw new AppError('WEB_SESSION_REQUIRED', 403, 'An administration key can only be created from a web session.');
-        }
+        const caller = requireAuth(auth);
         const now = new Date();
-        const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
-        if (expiresAt && expiresAt <= now) throw validationError('Invalid body.expires_at: it must be in the future.');
-        const created = await createKey(deps.orm.em.fork(), workspaceId, { name: body.name, kind: body.kind, expiresAt });
+        const created = await issueKey(
+          deps.orm.em.fork(),
+          { workspaceId: caller.workspaceId, viaApiKey: caller.type === 'api_key' },
+          { name: body.name, kind: body.kind, expiresAt: body.expires_at ? new Date(body.expires_at) : null },
+          now,
+        );
         ctx.status = 201;
         ctx.body = { ...presentKey(created.key, now), secret: created.secret };
       },
@@ -86,8 +86,7 @@ export function apiKeyRoutes(deps: { orm: MikroORM; temporal: TemporalGateway })
       ],
       async handler(ctx, { params, body, auth }) {
         const now = new Date();
-        const rotation = await rotateKey(deps.orm.em.fork(), requireAuth(auth).workspaceId, params.keyId, body.grace_days, now);
-        if (rotation.graceMs > 0) await deps.temporal.startKeyGrace(rotation.old.id, rotation.graceMs);
+        const rotation = await rotateKeyWithGrace(deps.orm.em.fork(), deps.temporal, requireAuth(auth).workspaceId, params.keyId, body.grace_days, now);
         ctx.status = 201;
         ctx.body = {
           ...presentKey(rotation.created.key, now),
