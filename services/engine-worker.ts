@@ -139,7 +139,7 @@ export interface SeriesSummary {
 function prepare(request: SeriesRequest) {
   const timestamp = request.timestamp ?? inferTimestampColumn(request.rows, [request.target, ...(request.itemId ? [request.itemId] : [])]);
   if (!timestamp) {
-    throw new SeriesError('MISSING_COLUMN', 'no timestamp column: name it in `timestamp` (none, or more than one, column parses as dates)');
+    throw new SeriesError('MISSING_COLUMN', 'no timestamp column: name it in `timestamp` (no column, or more than one, holds dates or integer positions)');
   }
   return { timestamp, series: prepareSeries(request.rows, { target: request.target, timestamp, itemId: request.itemId }) };
 }
