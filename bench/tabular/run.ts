@@ -3,7 +3,8 @@
  * parameters), on the same folds (K-fold CV, fixed seed, stratified for classification).
  *
  *   npm run bench:tabular -- [--data DIR] [--only a,b] [--folds 5] [--peers lightgbm,sklearn,catboost|none]
- *                            [--json FILE] [--seed 0] [--no-throughput] [--config JSON] [--skip-ours]
+ *                            [--json FILE] [--seed 0] [--no-throughput] [--engine-version V] [--no-cache]
+ *                            [--config JSON] [--skip-ours]
  * (--config overrides our engine's configuration; for experiments only, not for reported results)
  *
  * The peers run in a Python virtual environment `.bench/venv-tabular` (git-ignored) that this
@@ -18,7 +19,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import Papa from 'papaparse';
-import { predictRows, trainTabular, type EngineConfigOverride } from '../../engines/tabular/index';
+import { predictRows, trainTabular, TABULAR_ENGINE, type EngineConfigOverride, type EngineVersion } from '../../engines/tabular/index';
 import { makeFolds } from '../../engines/tabular/train';
 import { accuracy, logLoss, rmse, rocAuc } from '../../engines/tabular/metrics';
 import { readCsv, type BenchRow } from './csv';
@@ -114,6 +115,9 @@ function main(): void {
   const peers = peersArg === 'none' ? [] : peersArg.split(',').map((s) => s.trim()).filter(Boolean);
   // experiments only: engine configuration override as JSON, e.g. --config '{"learningRate":0.1}'
   const config = args.config ? (JSON.parse(args.config) as EngineConfigOverride) : undefined;
+  // our engine's version to train (default the current one); 1.0.0 reproduces the earlier figures
+  const engineVersion = args['engine-version'] as EngineVersion | undefined;
+  if (engineVersion !== undefined && !(TABULAR_ENGINE.servableVersions as readonly string[]).includes(engineVersion)) throw new Error(`unknown engine version ${engineVersion}`);
   // peers only (to store their scores once while iterating on our engine)
   const skipOurs = args['skip-ours'] === 'true';
   const useCache = args['no-cache'] !== 'true';
@@ -177,7 +181,7 @@ function main(): void {
       const testRows: BenchRow[] = [];
       rows.forEach((r, i) => (folds[i] === f ? testRows : trainRows).push(r));
       const t0 = process.hrtime.bigint();
-      const trained = trainTabular(trainRows, { target, task: task === 'regression' ? 'regression' : 'classification', seed, config });
+      const trained = trainTabular(trainRows, { target, task: task === 'regression' ? 'regression' : 'classification', seed, config, engineVersion });
       const t1 = process.hrtime.bigint();
       const preds = predictRows(trained.model, testRows);
       const t2 = process.hrtime.bigint();

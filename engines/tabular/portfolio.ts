@@ -1,0 +1,157 @@
+/**
+ * Engine 2: a portfolio of boosted members of different shapes, trained on the same internal folds,
+ * combined with weights fitted on their out-of-fold predictions.
+ *
+ * Every member is a cross-fit tree ensemble (train.ts), so the combination is again a weighted sum
+ * of trees: the blend is merged into one flat predictor and is served by the same code, in the same
+ * artefact format, as an engine-1 model.
+ */
+import { makeLoss, type LossName } from './loss';
+import { mergePredictors } from './predictor';
+import { fitCore, type CoreInput, type CoreResult, type EngineConfig, type FoldModel } from './train';
+
+export const MEMBER_NAMES = ['leafwise', 'depthwise', 'shallow'] as const;
+export type MemberName = (typeof MEMBER_NAMES)[number];
+
+/**
+ * The members, as changes of the engine-1 configuration (`base`, which already holds the
+ * size-dependent rules: cross-fit folds, min data per leaf, feature sampling):
+ * - leafwise: engine 1 itself (31 leaves grown best-first, learning rate 0.1);
+ * - depthwise: depth-limited trees (depth 6, up to 64 leaves) with CatBoost's L2 of 3 and a smaller
+ *   learning rate (0.05): balanced trees with stronger leaf shrinkage generalise better than
+ *   best-first growth when the data is small or noisy;
+ * - shallow: depth-2 trees (at most 4 leaves, pairwise interactions only) at learning rate 0.05 with
+ *   L2 of 5: nearly additive, the tree form of a spline model, for smooth low-dimensional problems.
+ * Early-stopping patience is kept the same in learning-rate units (20 rounds at 0.1, 40 at 0.05).
+ */
+export function memberConfig(name: MemberName, base: EngineConfig): EngineConfig {
+  const patience = (lr: number): number => Math.ceil((base.earlyStoppingRounds * base.learningRate) / lr);
+  switch (name) {
+    case 'leafwise':
+      return base;
+    case 'depthwise':
+      return {
+        ...base,
+        learningRate: 0.05,
+        earlyStoppingRounds: patience(0.05),
+        maxRounds: Math.max(base.maxRounds, 2000),
+        grower: { ...base.grower, maxLeaves: 64, maxDepth: 6, lambdaL2: 3 },
+      };
+    case 'shallow':
+      return {
+        ...base,
+        learningRate: 0.05,
+        earlyStoppingRounds: patience(0.05),
+        maxRounds: Math.max(base.maxRounds, 2000),
+        grower: { ...base.grower, maxLeaves: 4, maxDepth: 2, lambdaL2: 5 },
+      };
+  }
+}
+
+export interface BlendResult {
+  /** one weight per member, non-negative, summing to one */
+  weights: Float64Array;
+  /** loss of the blend on the rows every member held out */
+  loss: number;
+  /** loss of each member alone on the same rows */
+  memberLoss: Float64Array;
+}
+
+/**
+ * Greedy ensemble selection with replacement (Caruana et al., 2004) on out-of-fold raw scores:
+ * start from the best member alone, then repeatedly add (again) the member whose addition lowers the
+ * blend's loss most, and stop when no addition lowers it. The weights are the selection counts over
+ * the number of selections, so they sum to one, and the blend is never worse on these rows than the
+ * best single member. Discrete weights over at most `steps` selections regularise the fit (a
+ * continuous optimum on the same rows overfits them).
+ */
+export function blendWeights(oofs: Float64Array[], y: Float64Array, lossName: LossName, K: number, steps = 25): BlendResult {
+  const M = oofs.length;
+  const n = y.length;
+  const held: number[] = [];
+  for (let i = 0; i < n; i++) if (oofs.every((o) => !Number.isNaN(o[i * K]))) held.push(i);
+  const yh = Float64Array.from(held, (i) => y[i]);
+  const rows = oofs.map((o) => {
+    const r = new Float64Array(held.length * K);
+    held.forEach((i, j) => {
+      for (let k = 0; k < K; k++) r[j * K + k] = o[i * K + k];
+    });
+    return r;
+  });
+  const loss = makeLoss(lossName, lossName === 'softmax' ? K : 1, yh);
+  const memberLoss = Float64Array.from(rows, (r) => (held.length > 0 ? loss.loss(yh, r) : Infinity));
+  const counts = new Float64Array(M);
+  let best = 0;
+  for (let m = 1; m < M; m++) if (memberLoss[m] < memberLoss[best]) best = m;
+  counts[best] = 1;
+  let total = 1;
+  let current = memberLoss[best];
+  const sum = Float64Array.from(rows[best]);
+  const trial = new Float64Array(sum.length);
+  for (let s = 1; s < steps && held.length > 0; s++) {
+    let pick = -1;
+    let pickLoss = current;
+    for (let m = 0; m < M; m++) {
+      const r = rows[m];
+      for (let j = 0; j < trial.length; j++) trial[j] = (sum[j] + r[j]) / (total + 1);
+      const l = loss.loss(yh, trial);
+      // strictly better by a relative margin, so ties and rounding noise do not move the weights
+      if (l < pickLoss - 1e-12 * Math.abs(pickLoss)) {
+        pick = m;
+        pickLoss = l;
+      }
+    }
+    if (pick < 0) break;
+    counts[pick]++;
+    total++;
+    current = pickLoss;
+    const r = rows[pick];
+    for (let j = 0; j < sum.length; j++) sum[j] += r[j];
+  }
+  const weights = Float64Array.from(counts, (c) => c / total);
+  return { weights, loss: current, memberLoss };
+}
+
+export interface PortfolioResult {
+  /** the blend as one core result: merged predictor, blended out-of-fold scores, blended fold models */
+  core: CoreResult;
+  members: MemberName[];
+  blend: BlendResult;
+}
+
+/**
+ * Trains every member on the same internal folds (the same seed gives the same fold split), fits the
+ * blend weights on their out-of-fold scores, and merges the members with a non-zero weight.
+ */
+export function fitPortfolio(
+  input: CoreInput,
+  configs: Array<{ name: MemberName; cfg: EngineConfig }>,
+  seed: number,
+  onRound?: (done: number, total: number) => void,
+): PortfolioResult {
+  const M = configs.length;
+  const cores: CoreResult[] = configs.map((c, m) =>
+    fitCore(input, c.cfg, seed, onRound ? (done, total) => onRound(m * total + done, M * total) : undefined),
+  );
+  const K = cores[0].oofRaw.length / input.n;
+  const blend = blendWeights(cores.map((c) => c.oofRaw), input.y, cores[0].lossName, K);
+  const used = cores.map((_, m) => m).filter((m) => blend.weights[m] > 0);
+  const w = used.map((m) => blend.weights[m]);
+  const predictor = used.length === 1 ? cores[used[0]].predictor : mergePredictors(used.map((m) => cores[m].predictor), w);
+  const oofRaw = new Float64Array(cores[0].oofRaw.length);
+  used.forEach((m, j) => {
+    const o = cores[m].oofRaw;
+    for (let i = 0; i < o.length; i++) oofRaw[i] += w[j] * o[i];
+  });
+  // members share the fold split, so fold j of the blend is the blend of the members' fold-j models
+  const foldModels: FoldModel[] = cores[used[0]].foldModels.map((fm, j) => ({
+    predictor: used.length === 1 ? fm.predictor : mergePredictors(used.map((m) => cores[m].foldModels[j].predictor), w),
+    validRows: fm.validRows,
+    rounds: used.reduce((s, m) => s + cores[m].foldModels[j].rounds, 0),
+  }));
+  return {
+    core: { predictor, oofRaw, foldModels, info: cores[used[0]].info, lossName: cores[used[0]].lossName },
+    members: configs.map((c) => c.name),
+    blend,
+  };
+}
