@@ -101,6 +101,7 @@ export function resolveConfig(p: Prepared, override?: EngineConfigOverride): Eng
 function configPart(override: EngineConfigOverride): Partial<Omit<EngineConfig, 'grower'>> {
   const rest: EngineConfigOverride = { ...override };
   delete rest.members;
+  delete rest.blendStart;
   delete rest.grower;
   return rest;
 }
@@ -125,7 +126,7 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
   const input = { X: p.X, n: p.n, F: p.F, categorical: p.categorical, y: p.y, task: p.task, nClasses: p.nClasses };
   const core = version === '1.0.0'
     ? fitCore(input, resolveConfig(p, settings.config), seed, onRound)
-    : fitPortfolio(input, resolveMembers(p, settings.config), seed, onRound).core;
+    : fitPortfolio(input, resolveMembers(p, settings.config), seed, onRound, settings.config?.blendStart).core;
   const a = p.analysis;
   const model: TabularModel = {
     engine: { id: ENGINE_ID, version },

@@ -65,7 +65,7 @@ export interface BlendResult {
  * best single member. Discrete weights over at most `steps` selections regularise the fit (a
  * continuous optimum on the same rows overfits them).
  */
-export function blendWeights(oofs: Float64Array[], y: Float64Array, lossName: LossName, K: number, steps = 25): BlendResult {
+export function blendWeights(oofs: Float64Array[], y: Float64Array, lossName: LossName, K: number, steps = 25, start: 'best' | 'all' = 'best'): BlendResult {
   const M = oofs.length;
   const n = y.length;
   const held: number[] = [];
@@ -83,10 +83,22 @@ export function blendWeights(oofs: Float64Array[], y: Float64Array, lossName: Lo
   const counts = new Float64Array(M);
   let best = 0;
   for (let m = 1; m < M; m++) if (memberLoss[m] < memberLoss[best]) best = m;
-  counts[best] = 1;
-  let total = 1;
-  let current = memberLoss[best];
-  const sum = Float64Array.from(rows[best]);
+  const sum = new Float64Array(held.length * K);
+  let total = 0;
+  let current: number;
+  if (start === 'all') {
+    // every member once, then greedy additions: shrinks the weights towards the plain average
+    counts.fill(1);
+    total = M;
+    for (const r of rows) for (let j = 0; j < sum.length; j++) sum[j] += r[j];
+    const mean = Float64Array.from(sum, (v) => v / M);
+    current = held.length > 0 ? loss.loss(yh, mean) : Infinity;
+  } else {
+    counts[best] = 1;
+    total = 1;
+    current = memberLoss[best];
+    sum.set(rows[best]);
+  }
   const trial = new Float64Array(sum.length);
   for (let s = 1; s < steps && held.length > 0; s++) {
     let pick = -1;
@@ -108,6 +120,12 @@ export function blendWeights(oofs: Float64Array[], y: Float64Array, lossName: Lo
     const r = rows[pick];
     for (let j = 0; j < sum.length; j++) sum[j] += r[j];
   }
+  if (start === 'all' && !(current <= memberLoss[best])) {
+    // never worse than the best single member on these rows
+    const only = new Float64Array(M);
+    only[best] = 1;
+    return { weights: only, loss: memberLoss[best], memberLoss };
+  }
   const weights = Float64Array.from(counts, (c) => c / total);
   return { weights, loss: current, memberLoss };
 }
@@ -128,13 +146,14 @@ export function fitPortfolio(
   configs: Array<{ name: MemberName; cfg: EngineConfig }>,
   seed: number,
   onRound?: (done: number, total: number) => void,
+  blendStart: 'best' | 'all' = 'best',
 ): PortfolioResult {
   const M = configs.length;
   const cores: CoreResult[] = configs.map((c, m) =>
     fitCore(input, c.cfg, seed, onRound ? (done, total) => onRound(m * total + done, M * total) : undefined),
   );
   const K = cores[0].oofRaw.length / input.n;
-  const blend = blendWeights(cores.map((c) => c.oofRaw), input.y, cores[0].lossName, K);
+  const blend = blendWeights(cores.map((c) => c.oofRaw), input.y, cores[0].lossName, K, 25, blendStart);
   const used = cores.map((_, m) => m).filter((m) => blend.weights[m] > 0);
   const w = used.map((m) => blend.weights[m]);
   const predictor = used.length === 1 ? cores[used[0]].predictor : mergePredictors(used.map((m) => cores[m].predictor), w);
