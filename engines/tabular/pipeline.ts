@@ -4,7 +4,7 @@
 import { gainImportance, permutationImportance, toShares, type Factor } from './explain';
 import type { TabularModel } from './model';
 import { analyse, encodeRows, type Analysis, type DataReport, type Row, type TaskOption } from './schema';
-import { fitPortfolio, memberConfig, MEMBER_NAMES, type MemberName } from './portfolio';
+import { fitPortfolio, memberConfig, membersFor, type MemberName } from './portfolio';
 import { defaultConfig, fitCore, rawToOutput, type CoreResult, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
 import { logLoss, rmse, rocAuc } from './metrics';
 
@@ -108,10 +108,10 @@ function configPart(override: EngineConfigOverride): Partial<Omit<EngineConfig, 
 
 /** Engine 2's members and their configurations; an override applies to every member (after its own changes). */
 export function resolveMembers(p: Prepared, override?: EngineConfigOverride): Array<{ name: MemberName; cfg: EngineConfig }> {
-  const names = override?.members ?? [...MEMBER_NAMES];
+  const names = override?.members ?? membersFor(p.n, p.F);
   const base = defaultConfig(p.n, p.task, p.nClasses);
   return names.map((name) => {
-    const cfg = memberConfig(name, base);
+    const cfg = memberConfig(name, base, p.n);
     if (!override) return { name, cfg };
     return { name, cfg: { ...cfg, ...configPart(override), grower: { ...cfg.grower, ...(override.grower ?? {}) } } };
   });

@@ -2,7 +2,7 @@ import { canServe, ENGINE_CATALOGUE } from '../../../engines/catalogue';
 import { loadModel, predictRows, serialiseModel, trainTabular, TABULAR_ENGINE } from '../../../engines/tabular/index';
 import { makeLoss } from '../../../engines/tabular/loss';
 import { prepare, resolveMembers } from '../../../engines/tabular/pipeline';
-import { blendWeights, fitPortfolio, MEMBER_NAMES } from '../../../engines/tabular/portfolio';
+import { blendWeights, fitPortfolio, membersFor } from '../../../engines/tabular/portfolio';
 import { Prng } from '../../../engines/tabular/prng';
 import { fitCore, type EngineConfigOverride } from '../../../engines/tabular/train';
 import { signalRows } from './helpers';
@@ -80,11 +80,21 @@ describe('portfolio members', () => {
   const members = resolveMembers(p, FAST);
   const input = { X: p.X, n: p.n, F: p.F, categorical: p.categorical, y: p.y, task: p.task, nClasses: p.nClasses };
 
-  it('are the three shapes, each with its own tree limits', () => {
-    expect(members.map((m) => m.name)).toEqual([...MEMBER_NAMES]);
-    const depth = (name: string): number => Math.max(...treeDepths(fitCore(input, members.find((m) => m.name === name)!.cfg, 1).predictor));
+  it('grow with the data: shallow only in low dimension, deep only from 2,000 rows', () => {
+    expect(members.map((m) => m.name)).toEqual(['leafwise', 'depthwise', 'shallow']);
+    expect(membersFor(1999, 20)).toEqual(['leafwise', 'depthwise', 'shallow']);
+    expect(membersFor(2000, 20)).toEqual(['leafwise', 'depthwise', 'shallow', 'deep']);
+    expect(membersFor(500, 21)).toEqual(['leafwise', 'depthwise']);
+    expect(membersFor(5000, 57)).toEqual(['leafwise', 'depthwise', 'deep']);
+  });
+
+  it('each keep their own tree limits', () => {
+    const all = resolveMembers(p, { ...FAST, members: ['leafwise', 'depthwise', 'shallow', 'deep'] });
+    const depth = (name: string): number => Math.max(...treeDepths(fitCore(input, all.find((m) => m.name === name)!.cfg, 1).predictor));
     expect(depth('shallow')).toBeLessThanOrEqual(2);
     expect(depth('depthwise')).toBeLessThanOrEqual(6);
+    expect(depth('deep')).toBeLessThanOrEqual(8);
+    expect(depth('deep')).toBeGreaterThan(6);
     expect(depth('leafwise')).toBeGreaterThan(6);
   });
 
