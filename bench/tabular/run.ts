@@ -39,7 +39,7 @@ const cacheDir = path.join(repoRoot, '.bench', 'peer-cache');
 type FoldPred = { pred: number[]; fit_s: number; predict_s: number };
 type MetricName = 'roc_auc' | 'log_loss' | 'rmse';
 
-interface SystemResult {
+export interface SystemResult {
   metric: MetricName;
   score: number;
   higher_is_better: boolean;
@@ -50,7 +50,7 @@ interface SystemResult {
   predict_s: number;
 }
 
-interface DatasetResult {
+export interface DatasetResult {
   name: string;
   task: Task;
   rows: number;
@@ -260,6 +260,8 @@ function main(): void {
           fit_s_per_1k: v.fit_s_per_1k,
           predict_s_per_1k: v.predict_s_per_1k,
           ...(v.accuracy !== undefined ? { accuracy: v.accuracy } : {}),
+          fit_s: v.fit_s,
+          predict_s: v.predict_s,
         }]),
       ),
     }));
@@ -267,12 +269,12 @@ function main(): void {
   }
 }
 
-function better(a: SystemResult, b: SystemResult): number {
+export function better(a: SystemResult, b: SystemResult): number {
   if (a.score === b.score) return 0.5;
   return (a.higher_is_better ? a.score > b.score : a.score < b.score) ? 1 : 0;
 }
 
-function summarise(results: DatasetResult[]): Record<string, unknown> {
+export function summarise(results: DatasetResult[]): Record<string, unknown> {
   const out: Record<string, unknown> = { datasets: results.length };
   for (const peer of PEER_SYSTEMS) {
     const both = results.filter((d) => d.results.ours && d.results[peer]);
@@ -314,4 +316,5 @@ function summarise(results: DatasetResult[]): Record<string, unknown> {
   return out;
 }
 
-main();
+// importable (merge.ts uses summarise) without running the benchmark
+if (require.main === module) main();

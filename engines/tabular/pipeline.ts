@@ -108,7 +108,7 @@ function configPart(override: EngineConfigOverride): Partial<Omit<EngineConfig, 
 
 /** Engine 2's members and their configurations; an override applies to every member (after its own changes). */
 export function resolveMembers(p: Prepared, override?: EngineConfigOverride): Array<{ name: MemberName; cfg: EngineConfig }> {
-  const names = override?.members ?? membersFor(p.n, p.F);
+  const names = override?.members ?? membersFor(p.n, p.F, p.task === 'multiclass' ? p.nClasses : 1);
   const base = defaultConfig(p.n, p.task, p.nClasses);
   return names.map((name) => {
     const cfg = memberConfig(name, base, p.n);

@@ -17,15 +17,17 @@ export type MemberName = (typeof MEMBER_NAMES)[number];
  * Which members a dataset gets (the compute budget): every dataset gets leafwise and depthwise; the
  * shallow member only with at most 20 encoded features (its nearly additive fit is for smooth
  * low-dimensional problems; in high dimension it runs to its round cap, e.g. 30x engine 1's time on
- * spambase and sonar, for no weight); the deep member only from 2,000 training rows (a tree of up to
- * 255 leaves at 20 rows per leaf has nothing to fit below that; it got no weight on pima or
- * breast_cancer and the most weight on phoneme and wine_quality_white). So the budget grows with
- * the data: two members below 2,000 rows, three or four above.
+ * spambase and sonar, for no weight); the deep member only from 2,000 training rows, at most 20
+ * features and one output (a tree of up to 255 leaves at 20 rows per leaf has nothing to fit below
+ * 2,000 rows: it got no weight on pima or breast_cancer and the most on phoneme and
+ * wine_quality_white; on wide data and with one tree per class its cost dominated the whole fit,
+ * e.g. spambase 40x engine 1's time). So the budget grows with the data: two or three members
+ * below 2,000 rows, up to four above.
  */
-export function membersFor(n: number, F: number): MemberName[] {
+export function membersFor(n: number, F: number, outputs = 1): MemberName[] {
   const out: MemberName[] = ['leafwise', 'depthwise'];
   if (F <= 20) out.push('shallow');
-  if (n >= 2000) out.push('deep');
+  if (n >= 2000 && F <= 20 && outputs === 1) out.push('deep');
   return out;
 }
 
@@ -41,7 +43,9 @@ export function membersFor(n: number, F: number): MemberName[] {
  *   0.05 below 2,000 rows, 0.1 above);
  * - deep: trees of up to 255 leaves and depth 8, L2 3, learning rate 0.05: high-order interactions
  *   where there are rows enough to fit them (phoneme, wine quality).
- * Early-stopping patience is kept the same in learning-rate units (20 rounds at 0.1, 40 at 0.05).
+ * Early-stopping patience is kept the same in learning-rate units (20 rounds at 0.1, 40 at 0.05);
+ * every member keeps engine 1's cap of 1,000 rounds, which bounds the trees a prediction walks (with
+ * 2,000 for the members at 0.05, a penguins model had ~24,000 trees and scored 3 ms per row).
  */
 export function memberConfig(name: MemberName, base: EngineConfig, n: number): EngineConfig {
   const patience = (lr: number): number => Math.ceil((base.earlyStoppingRounds * base.learningRate) / lr);
@@ -53,7 +57,6 @@ export function memberConfig(name: MemberName, base: EngineConfig, n: number): E
         ...base,
         learningRate: 0.05,
         earlyStoppingRounds: patience(0.05),
-        maxRounds: Math.max(base.maxRounds, 2000),
         grower: { ...base.grower, maxLeaves: 64, maxDepth: 6, lambdaL2: 3 },
       };
     case 'shallow': {
@@ -64,7 +67,6 @@ export function memberConfig(name: MemberName, base: EngineConfig, n: number): E
         ...base,
         learningRate: lr,
         earlyStoppingRounds: patience(lr),
-        maxRounds: lr < base.learningRate ? Math.max(base.maxRounds, 2000) : base.maxRounds,
         grower: { ...base.grower, maxLeaves: 4, maxDepth: 2, lambdaL2: 5 },
       };
     }
@@ -73,7 +75,6 @@ export function memberConfig(name: MemberName, base: EngineConfig, n: number): E
         ...base,
         learningRate: 0.05,
         earlyStoppingRounds: patience(0.05),
-        maxRounds: Math.max(base.maxRounds, 2000),
         grower: { ...base.grower, maxLeaves: 255, maxDepth: 8, lambdaL2: 3 },
       };
   }

@@ -80,12 +80,13 @@ describe('portfolio members', () => {
   const members = resolveMembers(p, FAST);
   const input = { X: p.X, n: p.n, F: p.F, categorical: p.categorical, y: p.y, task: p.task, nClasses: p.nClasses };
 
-  it('grow with the data: shallow only in low dimension, deep only from 2,000 rows', () => {
+  it('grow with the data: shallow only in low dimension, deep only from 2,000 rows with one output', () => {
     expect(members.map((m) => m.name)).toEqual(['leafwise', 'depthwise', 'shallow']);
     expect(membersFor(1999, 20)).toEqual(['leafwise', 'depthwise', 'shallow']);
     expect(membersFor(2000, 20)).toEqual(['leafwise', 'depthwise', 'shallow', 'deep']);
     expect(membersFor(500, 21)).toEqual(['leafwise', 'depthwise']);
-    expect(membersFor(5000, 57)).toEqual(['leafwise', 'depthwise', 'deep']);
+    expect(membersFor(5000, 57)).toEqual(['leafwise', 'depthwise']);
+    expect(membersFor(5000, 16, 26)).toEqual(['leafwise', 'depthwise', 'shallow']);
   });
 
   it('each keep their own tree limits', () => {
