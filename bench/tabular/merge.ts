@@ -2,6 +2,8 @@
  * Merges the JSON files of runs of `bench:tabular` over disjoint `--only` lists (run side by side to
  * use both cores of the machine) into one file with the summary recomputed over all datasets, in
  * manifest order: `tsx bench/tabular/merge.ts OUT.json PART1.json PART2.json ...`.
+ * A dataset may appear in several parts when they hold different systems (e.g. ours from a
+ * `--peers none` run and the peers from a `--skip-ours` run); a system measured twice is an error.
  * The parts must share folds and seed; the throughput of the first part that measured it is kept.
  */
 import * as fs from 'fs';
@@ -20,12 +22,19 @@ const seed = files[0].summary.seed;
 if (files.some((f) => f.summary.folds !== folds || f.summary.seed !== seed)) throw new Error('parts differ in folds or seed');
 const manifest = fs.readFileSync(path.resolve(__dirname, '..', '..', '..', 'shared', 'data', 'tabular', 'manifest.csv'), 'utf8')
   .split('\n').slice(1).filter((l) => l.trim()).map((l) => l.split(',')[0]);
-const all = files.flatMap((f) => f.datasets);
-const names = new Set<string>();
-for (const d of all) {
-  if (names.has(d.name)) throw new Error(`${d.name} is in more than one part`);
-  names.add(d.name);
+const byName = new Map<string, Part['datasets'][number]>();
+for (const d of files.flatMap((f) => f.datasets)) {
+  const seen = byName.get(d.name);
+  if (!seen) {
+    byName.set(d.name, { ...d, results: { ...d.results } });
+    continue;
+  }
+  for (const [system, r] of Object.entries(d.results)) {
+    if (seen.results[system]) throw new Error(`${d.name}: ${system} is in more than one part`);
+    seen.results[system] = r;
+  }
 }
+const all = [...byName.values()];
 all.sort((a, b) => manifest.indexOf(a.name) - manifest.indexOf(b.name));
 const results: DatasetResult[] = all.map((d) => ({ name: d.name, task: d.task, rows: 0, results: d.results }));
 const throughput = files.find((f) => f.summary.throughput)?.summary.throughput ?? null;
