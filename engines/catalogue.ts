@@ -5,7 +5,10 @@ export type EngineTask = 'binary' | 'multiclass' | 'regression' | 'forecast';
 
 export interface EngineEntry {
   id: string;
+  /** The version new models are trained with. */
   version: string;
+  /** Every version whose models this build still serves exactly as before (the current one included). */
+  servableVersions: readonly string[];
   kind: 'tabular' | 'forecast';
   tasks: readonly EngineTask[];
   /** Credits per scored row (tabular) or per forecast point, i.e. horizon step × series (forecast). */
@@ -18,12 +21,14 @@ export interface EngineEntry {
 
 /**
  * Every engine this build can train and serve. A model version records the engine id and version it
- * was trained with; a version whose engine is not listed here is no longer servable (ENGINE_MISMATCH).
+ * was trained with; new models get `version`, and a version is servable while its engine lists it in
+ * `servableVersions` (otherwise ENGINE_MISMATCH).
  */
 export const ENGINE_CATALOGUE: readonly EngineEntry[] = [
   {
     id: TABULAR_ENGINE.id,
     version: TABULAR_ENGINE.version,
+    servableVersions: TABULAR_ENGINE.servableVersions,
     kind: 'tabular',
     tasks: TABULAR_ENGINE.tasks,
     creditPricePerRow: TABULAR_ENGINE.creditPricePerRow,
@@ -34,6 +39,7 @@ export const ENGINE_CATALOGUE: readonly EngineEntry[] = [
   {
     id: FORECAST_ENGINE.id,
     version: FORECAST_ENGINE.version,
+    servableVersions: [FORECAST_ENGINE.version],
     kind: 'forecast',
     tasks: FORECAST_ENGINE.tasks,
     creditPricePerRow: FORECAST_ENGINE.creditPricePerPoint,
@@ -45,4 +51,9 @@ export const ENGINE_CATALOGUE: readonly EngineEntry[] = [
 
 export function findEngine(id: string): EngineEntry | undefined {
   return ENGINE_CATALOGUE.find((engine) => engine.id === id);
+}
+
+/** Whether this build serves models trained by engine `id` at `version`. */
+export function canServe(id: string, version: string): boolean {
+  return findEngine(id)?.servableVersions.includes(version) ?? false;
 }

@@ -259,7 +259,7 @@ export async function deleteModel(em: EntityManager, workspaceId: string, modelI
 /** Whether this build can still serve a version (its engine id, version and artefact format). */
 export function isServable(version: Pick<ModelVersion, 'engineId' | 'engineVersion'>): boolean {
   const engine = findEngine(version.engineId);
-  return engine !== undefined && engine.kind === 'tabular' && engine.version === version.engineVersion;
+  return engine !== undefined && engine.kind === 'tabular' && engine.servableVersions.includes(version.engineVersion);
 }
 
 /** Models with their serving versions, fetched in one query. */

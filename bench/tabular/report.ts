@@ -7,24 +7,26 @@ interface Res { metric: string; score: number; higher_is_better: boolean; fit_s_
 interface File { datasets: Array<{ name: string; task: string; results: Record<string, Res> }>; summary: Record<string, unknown> }
 
 const file = JSON.parse(fs.readFileSync(process.argv[2], 'utf8')) as File;
-const systems = ['ours', 'lightgbm', 'sklearn_hgb'];
+const systems = ['ours', 'lightgbm', 'sklearn_hgb', 'catboost'];
 const f = (x: number | undefined, d: number): string => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
+const verdict = (o: Res | undefined, p: Res | undefined): string => {
+  if (!o || !p) return '-';
+  if (o.score === p.score) return 'tie';
+  return (o.higher_is_better ? o.score > p.score : o.score < p.score) ? 'win' : 'loss';
+};
 const lines: string[] = [];
-lines.push('| dataset | task | metric | ours | LightGBM | sklearn HGB | ours vs LightGBM | fit s/1k rows (ours / LGBM / HGB) | predict s/1k rows (ours / LGBM / HGB) |');
-lines.push('|---|---|---|---|---|---|---|---|---|');
+lines.push('| dataset | task | metric | ours | LightGBM | sklearn HGB | CatBoost | ours vs LightGBM | ours vs CatBoost | fit s/1k rows (ours / LGBM / HGB / CatBoost) | predict s/1k rows (ours / LGBM / HGB / CatBoost) |');
+lines.push('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const d of file.datasets) {
   const r = d.results;
   const o = r.ours;
-  const l = r.lightgbm;
-  const digits = o && o.metric === 'rmse' ? 3 : 4;
+  const digits = (o ?? r.lightgbm)?.metric === 'rmse' ? 3 : 4;
   const cell = (s: string): string => {
     const x = r[s];
     if (!x) return '-';
     return `${f(x.score, digits)}${x.accuracy !== undefined ? ` (acc ${f(x.accuracy, 3)})` : ''}`;
   };
-  let verdict = '-';
-  if (o && l) verdict = o.score === l.score ? 'tie' : (o.higher_is_better ? o.score > l.score : o.score < l.score) ? 'win' : 'loss';
-  lines.push(`| ${d.name} | ${d.task} | ${o?.metric ?? l?.metric ?? '-'} | ${cell('ours')} | ${cell('lightgbm')} | ${cell('sklearn_hgb')} | ${verdict} | ${systems.map((s) => f(r[s]?.fit_s_per_1k, 3)).join(' / ')} | ${systems.map((s) => f(r[s]?.predict_s_per_1k, 4)).join(' / ')} |`);
+  lines.push(`| ${d.name} | ${d.task} | ${o?.metric ?? r.lightgbm?.metric ?? '-'} | ${cell('ours')} | ${cell('lightgbm')} | ${cell('sklearn_hgb')} | ${cell('catboost')} | ${verdict(o, r.lightgbm)} | ${verdict(o, r.catboost)} | ${systems.map((s) => f(r[s]?.fit_s_per_1k, 3)).join(' / ')} | ${systems.map((s) => f(r[s]?.predict_s_per_1k, 4)).join(' / ')} |`);
 }
 console.log(lines.join('\n'));
 console.log('\n```json\n' + JSON.stringify(file.summary, null, 2) + '\n```');

@@ -1,35 +1,45 @@
 /**
- * Tabular benchmark: our engine vs LightGBM and scikit-learn HistGradientBoosting (default
+ * Tabular benchmark: our engine vs LightGBM, scikit-learn HistGradientBoosting and CatBoost (default
  * parameters), on the same folds (K-fold CV, fixed seed, stratified for classification).
  *
- *   npm run bench:tabular -- [--data DIR] [--only a,b] [--folds 5] [--peers lightgbm,sklearn|none]
- *                            [--json FILE] [--seed 0] [--no-throughput] [--config JSON] [--skip-ours]
+ *   npm run bench:tabular -- [--data DIR] [--only a,b] [--folds 5] [--peers lightgbm,sklearn,catboost|none]
+ *                            [--json FILE] [--seed 0] [--no-throughput] [--engine-version V] [--no-cache]
+ *                            [--config JSON] [--skip-ours]
  * (--config overrides our engine's configuration; for experiments only, not for reported results)
  *
  * The peers run in a Python virtual environment `.bench/venv-tabular` (git-ignored) that this
- * script creates and fills with pinned versions on first use.
+ * script creates and fills with pinned versions on first use. The peers are deterministic for a seed,
+ * so their per-dataset results (all folds' predictions and times) are cached in `.bench/peer-cache/`,
+ * keyed by peer, pinned version, dataset content, labels, fold ids and seed: CatBoost takes tens of
+ * minutes on the whole suite and runs once. `--no-cache` runs them again (and refreshes the cache).
  */
+import { createHash } from 'crypto';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import Papa from 'papaparse';
-import { predictRows, trainTabular, type EngineConfigOverride } from '../../engines/tabular/index';
+import { predictRows, trainTabular, TABULAR_ENGINE, type EngineConfigOverride, type EngineVersion } from '../../engines/tabular/index';
 import { makeFolds } from '../../engines/tabular/train';
 import { accuracy, logLoss, rmse, rocAuc } from '../../engines/tabular/metrics';
 import { readCsv, type BenchRow } from './csv';
 import { measureThroughput } from './throughput';
 
-const PINNED = ['lightgbm==4.6.0', 'scikit-learn==1.7.2', 'pandas==2.3.3', 'numpy==2.3.5'];
+const PINNED = ['lightgbm==4.6.0', 'scikit-learn==1.7.2', 'pandas==2.3.3', 'numpy==2.3.5', 'catboost==1.2.10'];
 const repoRoot = path.resolve(__dirname, '..', '..');
 const venv = path.join(repoRoot, '.bench', 'venv-tabular');
 const venvPython = path.join(venv, 'bin', 'python');
 
 type Task = 'binary' | 'multiclass' | 'regression';
-type System = 'ours' | 'lightgbm' | 'sklearn_hgb';
+type System = 'ours' | 'lightgbm' | 'sklearn_hgb' | 'catboost';
+const PEER_SYSTEMS: System[] = ['lightgbm', 'sklearn_hgb', 'catboost'];
+const SYSTEMS: System[] = ['ours', ...PEER_SYSTEMS];
+const PEER_SYSTEM: Record<string, System> = { lightgbm: 'lightgbm', sklearn: 'sklearn_hgb', catboost: 'catboost' };
+const cacheDir = path.join(repoRoot, '.bench', 'peer-cache');
+type FoldPred = { pred: number[]; fit_s: number; predict_s: number };
 type MetricName = 'roc_auc' | 'log_loss' | 'rmse';
 
-interface SystemResult {
+export interface SystemResult {
   metric: MetricName;
   score: number;
   higher_is_better: boolean;
@@ -40,7 +50,7 @@ interface SystemResult {
   predict_s: number;
 }
 
-interface DatasetResult {
+export interface DatasetResult {
   name: string;
   task: Task;
   rows: number;
@@ -63,7 +73,7 @@ function parseArgs(argv: string[]): Record<string, string> {
 function ensureVenv(): void {
   const check = (): boolean => {
     if (!fs.existsSync(venvPython)) return false;
-    const r = spawnSync(venvPython, ['-c', 'import lightgbm, sklearn, pandas, numpy; print(lightgbm.__version__, sklearn.__version__, pandas.__version__, numpy.__version__)'], { encoding: 'utf8' });
+    const r = spawnSync(venvPython, ['-c', 'import lightgbm, sklearn, pandas, numpy, catboost; print(lightgbm.__version__, sklearn.__version__, pandas.__version__, numpy.__version__, catboost.__version__)'], { encoding: 'utf8' });
     const want = PINNED.map((p) => p.split('==')[1]).join(' ');
     return r.status === 0 && r.stdout.trim() === want;
   };
@@ -105,8 +115,13 @@ function main(): void {
   const peers = peersArg === 'none' ? [] : peersArg.split(',').map((s) => s.trim()).filter(Boolean);
   // experiments only: engine configuration override as JSON, e.g. --config '{"learningRate":0.1}'
   const config = args.config ? (JSON.parse(args.config) as EngineConfigOverride) : undefined;
+  // our engine's version to train (default the current one); 1.0.0 reproduces the earlier figures
+  const engineVersion = args['engine-version'] as EngineVersion | undefined;
+  if (engineVersion !== undefined && !(TABULAR_ENGINE.servableVersions as readonly string[]).includes(engineVersion)) throw new Error(`unknown engine version ${engineVersion}`);
   // peers only (to store their scores once while iterating on our engine)
   const skipOurs = args['skip-ours'] === 'true';
+  const useCache = args['no-cache'] !== 'true';
+  for (const p of peers) if (!PEER_SYSTEM[p]) throw new Error(`unknown peer ${p} (lightgbm, sklearn, catboost)`);
   const only = args.only ? new Set(args.only.split(',').map((s) => s.trim())) : null;
   const manifest = Papa.parse<Record<string, string>>(fs.readFileSync(path.join(dataDir, 'manifest.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
   const entries = manifest.filter((m) => !only || only.has(m.name));
@@ -130,7 +145,7 @@ function main(): void {
     const K = classKeys.length;
     const folds = Array.from(makeFolds(y, nFolds, seed, task === 'regression' ? 0 : K));
     const dres: DatasetResult = { name: entry.name, task, rows: rows.length, results: {} };
-    const collect = (system: System, foldPreds: Array<{ pred: number[]; fit_s: number; predict_s: number }>): void => {
+    const collect = (system: System, foldPreds: FoldPred[]): void => {
       const scores: number[] = [];
       const accs: number[] = [];
       let fit = 0;
@@ -166,7 +181,7 @@ function main(): void {
       const testRows: BenchRow[] = [];
       rows.forEach((r, i) => (folds[i] === f ? testRows : trainRows).push(r));
       const t0 = process.hrtime.bigint();
-      const trained = trainTabular(trainRows, { target, task: task === 'regression' ? 'regression' : 'classification', seed, config });
+      const trained = trainTabular(trainRows, { target, task: task === 'regression' ? 'regression' : 'classification', seed, config, engineVersion });
       const t1 = process.hrtime.bigint();
       const preds = predictRows(trained.model, testRows);
       const t2 = process.hrtime.bigint();
@@ -180,23 +195,38 @@ function main(): void {
     if (!skipOurs) collect('ours', ours);
 
     if (peers.length > 0) {
-      const jobFile = path.join(os.tmpdir(), `tabular-bench-${process.pid}-${entry.name}.json`);
-      fs.writeFileSync(jobFile, JSON.stringify({ csv: path.join(dataDir, `${entry.name}.csv`), target, task, n_classes: K, y, folds, peers, seed }));
-      const r = spawnSync(venvPython, [path.join(__dirname, 'peers.py'), jobFile], {
-        encoding: 'utf8',
-        maxBuffer: 1 << 30,
-        env: { ...process.env, OMP_NUM_THREADS: '1' },
-      });
-      fs.rmSync(jobFile, { force: true });
-      if (r.status !== 0) {
-        console.error(`[bench] peers.py failed on ${entry.name}: ${r.stderr.split('\n').slice(-3).join(' ')}`);
-      } else {
-        const out = JSON.parse(r.stdout) as Record<string, { folds: Array<{ pred: number[]; fit_s: number; predict_s: number }> }>;
-        for (const [sys, v] of Object.entries(out)) collect(sys as System, v.folds);
+      const csvPath = path.join(dataDir, `${entry.name}.csv`);
+      const key = createHash('sha1').update(fs.readFileSync(csvPath)).update(JSON.stringify({ y, folds, seed, PINNED })).digest('hex').slice(0, 16);
+      const cacheFile = (peer: string): string => path.join(cacheDir, `${entry.name}.${peer}.k${nFolds}.s${seed}.${key}.json`);
+      const todo: string[] = [];
+      for (const peer of peers) {
+        const file = cacheFile(peer);
+        if (useCache && fs.existsSync(file)) collect(PEER_SYSTEM[peer], (JSON.parse(fs.readFileSync(file, 'utf8')) as { folds: FoldPred[] }).folds);
+        else todo.push(peer);
+      }
+      // one process per peer, so that a slow or failing peer does not cost the others their results
+      for (const peer of todo) {
+        const jobFile = path.join(os.tmpdir(), `tabular-bench-${process.pid}-${entry.name}.json`);
+        fs.writeFileSync(jobFile, JSON.stringify({ csv: csvPath, target, task, n_classes: K, y, folds, peers: [peer], seed }));
+        const r = spawnSync(venvPython, [path.join(__dirname, 'peers.py'), jobFile], {
+          encoding: 'utf8',
+          maxBuffer: 1 << 30,
+          env: { ...process.env, OMP_NUM_THREADS: '1' },
+        });
+        fs.rmSync(jobFile, { force: true });
+        if (r.status !== 0) {
+          console.error(`[bench] peers.py (${peer}) failed on ${entry.name}: ${r.stderr.split('\n').slice(-3).join(' ')}`);
+          continue;
+        }
+        const out = JSON.parse(r.stdout) as Record<string, { folds: FoldPred[] }>;
+        const v = out[PEER_SYSTEM[peer]];
+        fs.mkdirSync(cacheDir, { recursive: true });
+        fs.writeFileSync(cacheFile(peer), JSON.stringify(v));
+        collect(PEER_SYSTEM[peer], v.folds);
       }
     }
     results.push(dres);
-    const line = (['ours', 'lightgbm', 'sklearn_hgb'] as System[])
+    const line = SYSTEMS
       .filter((s) => dres.results[s])
       .map((s) => {
         const x = dres.results[s] as SystemResult;
@@ -230,6 +260,8 @@ function main(): void {
           fit_s_per_1k: v.fit_s_per_1k,
           predict_s_per_1k: v.predict_s_per_1k,
           ...(v.accuracy !== undefined ? { accuracy: v.accuracy } : {}),
+          fit_s: v.fit_s,
+          predict_s: v.predict_s,
         }]),
       ),
     }));
@@ -237,14 +269,14 @@ function main(): void {
   }
 }
 
-function better(a: SystemResult, b: SystemResult): number {
+export function better(a: SystemResult, b: SystemResult): number {
   if (a.score === b.score) return 0.5;
   return (a.higher_is_better ? a.score > b.score : a.score < b.score) ? 1 : 0;
 }
 
-function summarise(results: DatasetResult[]): Record<string, unknown> {
+export function summarise(results: DatasetResult[]): Record<string, unknown> {
   const out: Record<string, unknown> = { datasets: results.length };
-  for (const peer of ['lightgbm', 'sklearn_hgb'] as System[]) {
+  for (const peer of PEER_SYSTEMS) {
     const both = results.filter((d) => d.results.ours && d.results[peer]);
     if (both.length === 0) continue;
     const wins = both.reduce((s, d) => s + better(d.results.ours as SystemResult, d.results[peer] as SystemResult), 0);
@@ -256,8 +288,10 @@ function summarise(results: DatasetResult[]): Record<string, unknown> {
       const sub = both.filter((d) => d.task === t);
       if (sub.length) byTask[t] = `${sub.reduce((s, d) => s + better(d.results.ours as SystemResult, d.results[peer] as SystemResult), 0)}/${sub.length}`;
     }
+    const bin = both.filter((d) => d.task === 'binary');
     out[`vs_${peer}`] = {
       win_rate: wins / both.length,
+      ...(bin.length ? { mean_binary_roc_auc_diff: mean(bin.map((d) => (d.results.ours as SystemResult).score - (d.results[peer] as SystemResult).score)) } : {}),
       wins: `${wins}/${both.length}`,
       wins_by_task: byTask,
       fit_time_ratio_total: totalOurs / totalPeer,
@@ -267,14 +301,14 @@ function summarise(results: DatasetResult[]): Record<string, unknown> {
   const binary = results.filter((d) => d.task === 'binary');
   if (binary.length) {
     const auc: Record<string, number> = {};
-    for (const s of ['ours', 'lightgbm', 'sklearn_hgb'] as System[]) {
+    for (const s of SYSTEMS) {
       const v = binary.filter((d) => d.results[s]).map((d) => (d.results[s] as SystemResult).score);
       if (v.length === binary.length) auc[s] = mean(v);
     }
     out.mean_binary_roc_auc = auc;
   }
   const totals: Record<string, { fit_s: number; predict_s: number }> = {};
-  for (const s of ['ours', 'lightgbm', 'sklearn_hgb'] as System[]) {
+  for (const s of SYSTEMS) {
     const v = results.filter((d) => d.results[s]);
     if (v.length) totals[s] = { fit_s: v.reduce((a, d) => a + (d.results[s] as SystemResult).fit_s, 0), predict_s: v.reduce((a, d) => a + (d.results[s] as SystemResult).predict_s, 0) };
   }
@@ -282,4 +316,5 @@ function summarise(results: DatasetResult[]): Record<string, unknown> {
   return out;
 }
 
-main();
+// importable (merge.ts uses summarise) without running the benchmark
+if (require.main === module) main();

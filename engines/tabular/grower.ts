@@ -25,6 +25,14 @@ export interface GrowerParams {
   minDataPerGroup: number;
   /** categorical: up to this many categories, only one-vs-rest splits are tried */
   maxCatToOnehot: number;
+  /**
+   * categorical: where the order of categories that splits cut comes from. 'node': each node's own
+   * G/H ratios (LightGBM). 'outOfBag': one order per tree, from target statistics (the smoothed
+   * G/H ratio of each category) over the rows left out of the round's bagging sample, so no row's
+   * own target decides how its category is ordered; small nodes can no longer reorder categories to
+   * fit their few rows. Needs subsample < 1; with no out-of-bag rows it falls back to 'node'.
+   */
+  catOrderFrom?: 'node' | 'outOfBag';
 }
 
 export const DEFAULT_GROWER_PARAMS: GrowerParams = {
@@ -40,6 +48,31 @@ export const DEFAULT_GROWER_PARAMS: GrowerParams = {
   minDataPerGroup: 10,
   maxCatToOnehot: 4,
 };
+
+/**
+ * Target statistics of categories without a row's own target: for each categorical feature in `cats`
+ * and each of its bins, the smoothed gradient ratio G / (H + smooth) over the rows with inBag[i] = 0
+ * only (the rows the tree is not fitted on). With squared error and the first tree this is minus the
+ * smoothed mean target of the category. Written to out[offsets[f] + bin]; `hsum` is scratch.
+ */
+export function outOfBagCategoryRatios(
+  bins: Uint8Array, n: number, F: number, offsets: Int32Array, cats: readonly number[],
+  grad: Float64Array, hess: Float64Array, inBag: Uint8Array, smooth: number, out: Float64Array, hsum: Float64Array,
+): void {
+  for (const f of cats) {
+    out.fill(0, offsets[f], offsets[f + 1]);
+    hsum.fill(0, offsets[f], offsets[f + 1]);
+  }
+  for (let i = 0; i < n; i++) {
+    if (inBag[i]) continue;
+    for (const f of cats) {
+      const j = offsets[f] + bins[i * F + f];
+      out[j] += grad[i];
+      hsum[j] += hess[i];
+    }
+  }
+  for (const f of cats) for (let j = offsets[f]; j < offsets[f + 1]; j++) out[j] = out[j] / (hsum[j] + smooth);
+}
 
 /** Tree in building form. Child pointers: >= 0 internal node, < 0 leaf ~index. */
 export interface BuiltTree {
@@ -188,6 +221,9 @@ export class TreeGrower {
     for (let i = 0; i < n; i++) for (let f = 0; f < F; f++) this.slots[i * F + f] = this.offsets[f] + bins[i * F + f];
     this.catOrder = new Int32Array(257);
     this.catRatio = new Float64Array(257);
+    this.treeCatRatio = new Float64Array(this.totalBins);
+    this.treeCatHess = new Float64Array(this.totalBins);
+    this.inBag = new Uint8Array(n);
     this.active = new Int32Array(F);
     // sorting a leaf's rows beats scanning every bin while the leaf has fewer rows than about half
     // the bins of a numeric feature (capped: the sort is an insertion sort)
@@ -202,6 +238,26 @@ export class TreeGrower {
     this.rowBin = new Int32Array(this.rowSplitMax);
     this.rowRef = new Int32Array(this.rowSplitMax);
     this.rowIds = new Int32Array(257);
+  }
+
+  /** catOrderFrom 'outOfBag': per bin, the category's smoothed ratio over the out-of-bag rows */
+  private readonly treeCatRatio: Float64Array;
+  private readonly treeCatHess: Float64Array;
+  private readonly inBag: Uint8Array;
+  private useTreeCatOrder = false;
+
+  /** Target statistics of the categories over the rows not in the round's sample (see catOrderFrom). */
+  private categoryStatsOutOfBag(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, active: Int32Array, nActive: number): boolean {
+    const n = this.idx.length;
+    if (m >= n) return false;
+    const cats: number[] = [];
+    for (let a = 0; a < nActive; a++) if (this.info.isCategorical[active[a]]) cats.push(active[a]);
+    if (cats.length === 0) return false;
+    const inBag = this.inBag;
+    inBag.fill(0);
+    for (let k = 0; k < m; k++) inBag[rows[k]] = 1;
+    outOfBagCategoryRatios(this.bins, n, this.F, this.offsets, cats, grad, hess, inBag, this.params.catSmooth, this.treeCatRatio, this.treeCatHess);
+    return true;
   }
 
   /** leaves of at most this many rows search their splits from their rows (bestSplitFromRows) */
@@ -246,6 +302,7 @@ export class TreeGrower {
     const { active, nActive } = this.setActive(featureMask);
     this.grad = grad;
     this.hess = hess;
+    this.useTreeCatOrder = p.catOrderFrom === 'outOfBag' && this.categoryStatsOutOfBag(grad, hess, rows, m, active, nActive);
 
     const tree: BuiltTree = {
       feature: [], thresholdBin: [], defaultLeft: [], isCategorical: [], catLeft: [], left: [], right: [], gain: [], leafValue: [], leafCount: [],
@@ -555,6 +612,8 @@ export class TreeGrower {
     const parentScore = (G * G) / (H + lambda);
     const order = this.catOrder;
     const ratio = this.catRatio;
+    const treeRatio = this.useTreeCatOrder ? this.treeCatRatio : null;
+    const treeOff = this.offsets[f];
     let m = 0;
     let nonEmpty = 0;
     for (let b = 0; b <= nb; b++) {
@@ -564,7 +623,7 @@ export class TreeGrower {
       nonEmpty++;
       if (c >= p.minDataPerGroup || nb <= p.maxCatToOnehot) {
         order[m] = b;
-        ratio[b] = hist[j] / (hist[j + 1] + p.catSmooth);
+        ratio[b] = treeRatio ? treeRatio[treeOff + b] : hist[j] / (hist[j + 1] + p.catSmooth);
         m++;
       }
     }

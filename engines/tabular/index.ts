@@ -9,7 +9,7 @@
  */
 import { TabularDataError, TabularModelFormatError } from './errors';
 import { predictModelRows, type Prediction, type TabularModel } from './model';
-import { prepare, trainPrepared, ENGINE_ID, ENGINE_VERSION, type ValidationScore } from './pipeline';
+import { prepare, trainPrepared, ENGINE_ID, ENGINE_VERSION, ENGINE_VERSIONS, type EngineVersion, type ValidationScore } from './pipeline';
 import { analyse, type DataReport, type Row, type TaskOption } from './schema';
 import { deserialise, serialise, ARTEFACT_FORMAT_VERSION } from './serialise';
 import { trialRun as runTrial, type TrialReport } from './trial';
@@ -18,11 +18,14 @@ import type { EngineConfig, EngineConfigOverride } from './train';
 export const TABULAR_ENGINE = {
   id: ENGINE_ID,
   version: ENGINE_VERSION,
+  /** Versions whose models this build serves, unchanged: every version it has ever trained. */
+  servableVersions: ENGINE_VERSIONS,
   tasks: ['binary', 'multiclass', 'regression'] as const,
   creditPricePerRow: 1,
   artefactFormatVersion: ARTEFACT_FORMAT_VERSION,
 };
 
+export type { EngineVersion };
 export type { Row, DataReport, TabularModel, Prediction, TrialReport, EngineConfig, EngineConfigOverride, TaskOption };
 export type { ColumnReport, ColumnType, Task, ClassLabel } from './schema';
 export { TabularDataError, TabularModelFormatError };
@@ -32,6 +35,8 @@ export interface TrainOptions {
   task?: TaskOption;
   explain?: boolean;
   seed?: number;
+  /** The engine version to train; default the current one (TABULAR_ENGINE.version). */
+  engineVersion?: EngineVersion;
   onProgress?: (p: { done: number; total: number }) => void;
   /** Advanced: overrides of the engine configuration (benchmarks, tests). */
   config?: EngineConfigOverride;
@@ -50,7 +55,7 @@ export interface TrainedTabular {
  */
 export function trainTabular(rows: Row[], options: TrainOptions): TrainedTabular {
   const p = prepare(rows, options.target, options.task);
-  const r = trainPrepared(p, { explain: options.explain, seed: options.seed, config: options.config, onProgress: options.onProgress });
+  const r = trainPrepared(p, { engineVersion: options.engineVersion, explain: options.explain, seed: options.seed, config: options.config, onProgress: options.onProgress });
   const out: TrainedTabular = { model: r.model, report: r.report, validation: r.validation };
   if (options.explain) out.topFactors = r.topFactors ?? [];
   return out;

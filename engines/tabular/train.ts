@@ -34,7 +34,13 @@ export interface EngineConfig {
 }
 
 /** Partial configuration, as accepted by the public options. */
-export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & { grower?: Partial<GrowerParams> };
+export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & {
+  grower?: Partial<GrowerParams>;
+  /** engine 2 only: the portfolio's members (default: all of them) */
+  members?: Array<'leafwise' | 'depthwise' | 'shallow' | 'deep'>;
+  /** engine 2 only (experiments): greedy blend from the best member alone or from every member once */
+  blendStart?: 'best' | 'all';
+};
 
 /**
  * Size-dependent defaults, chosen on the benchmark (bench/RESULTS.md): learning rate 0.1

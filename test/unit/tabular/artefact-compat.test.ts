@@ -1,0 +1,60 @@
+/**
+ * The contract: a platform upgrade never changes an existing model's predictions. The fixtures are
+ * artefacts written by engine tabular-gbdt 1.0.0 (format 1) and the predictions it served for them
+ * (fixtures/generate.ts); this build must load them and serve exactly those numbers.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { loadModel, predictRows, serialiseModel, type Prediction } from '../../../engines/tabular/index';
+import { signalRows } from './helpers';
+import { fixtureQueryRows } from './fixtures/query';
+
+const dir = path.join(__dirname, 'fixtures');
+const kinds = ['binary', 'multiclass', 'regression'] as const;
+
+/** Every number of a prediction list, in order, so they can be compared bit for bit (Object.is). */
+function numbers(preds: Prediction[]): Array<number | string | boolean> {
+  const out: Array<number | string | boolean> = [];
+  for (const p of preds) {
+    out.push(p.prediction);
+    for (const [k, v] of Object.entries(p.probabilities ?? {})) out.push(k, v);
+  }
+  return out;
+}
+
+function expectBitIdentical(actual: Prediction[], expected: Prediction[]): void {
+  const a = numbers(actual);
+  const e = numbers(expected);
+  expect(a.length).toBe(e.length);
+  const differing = a.map((_, i) => i).filter((i) => !Object.is(a[i], e[i]));
+  expect(differing).toEqual([]);
+}
+
+describe.each(kinds)('a %s model trained by tabular-gbdt 1.0.0', (kind) => {
+  const text = fs.readFileSync(path.join(dir, `v1-${kind}.artefact.json`), 'utf8');
+  const served = JSON.parse(fs.readFileSync(path.join(dir, `v1-${kind}.predictions.json`), 'utf8')) as Prediction[];
+  const rows = signalRows(240, 100 + kinds.indexOf(kind), kind);
+  rows.forEach((r, i) => {
+    if (i % 17 === 0) r.color = null;
+  });
+  const query = fixtureQueryRows(rows);
+
+  it('loads as engine version 1.0.0 and serves the predictions it served before, bit for bit', () => {
+    const model = loadModel(text);
+    expect(model.engine).toEqual({ id: 'tabular-gbdt', version: '1.0.0' });
+    expect(served.length).toBe(query.length);
+    expectBitIdentical(predictRows(model, query), served);
+  });
+
+  it('serves the same numbers through the large-batch path', () => {
+    const model = loadModel(text);
+    const tiled: typeof query = [];
+    for (let r = 0; r < 40; r++) tiled.push(...query);
+    const preds = predictRows(model, tiled);
+    expectBitIdentical(preds.slice(preds.length - query.length), served);
+  });
+
+  it('re-serialises to the same artefact', () => {
+    expect(serialiseModel(loadModel(text))).toBe(text);
+  });
+});
