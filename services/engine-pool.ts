@@ -7,7 +7,7 @@ import { AppError } from './errors';
 import { watchEnginePool } from './metrics';
 import type { Row } from './datasets';
 import type { Backtest, SeriesForecast } from '../engines/forecast';
-import type { Outcome, ParsedUpload, PreparedRequest, SeriesRequest, SeriesSummary, TrainOutput } from './engine-worker';
+import type { Outcome, ParsedUpload, PreparedRequest, SeriesRequest, TrainOutput } from './engine-worker';
 
 /** An engine refusal that crossed the thread boundary (errors are cloned, not their classes). */
 export class EngineDataError extends Error {
@@ -106,14 +106,6 @@ export class EnginePool {
 
   async trial(rows: Row[], target: string, seed: number, task?: 'classification' | 'regression'): Promise<TrialReport> {
     return unwrap((await this.pool.run({ rows, target, task, seed }, { name: 'trial' })) as Outcome<TrialReport>);
-  }
-
-  async inspectSeries(request: SeriesRequest): Promise<SeriesSummary> {
-    return unwrap((await this.pool.run(request, { name: 'inspectSeries' })) as Outcome<SeriesSummary>);
-  }
-
-  async forecast(request: SeriesRequest & { horizon: number; quantiles: number[] }): Promise<{ timestampColumn: string; forecasts: SeriesForecast[] }> {
-    return unwrap((await this.pool.run(request, { name: 'forecast' })) as Outcome<{ timestampColumn: string; forecasts: SeriesForecast[] }>);
   }
 
   /** Parses an uploaded dataset file on a thread; its refusals come back as the same AppErrors. */

@@ -131,25 +131,12 @@ export interface SeriesRequest {
   itemId?: string;
 }
 
-export interface SeriesSummary {
-  timestampColumn: string;
-  series: Array<{ id: string | null; points: number }>;
-}
-
 function prepare(request: SeriesRequest) {
   const timestamp = request.timestamp ?? inferTimestampColumn(request.rows, [request.target, ...(request.itemId ? [request.itemId] : [])]);
   if (!timestamp) {
     throw new SeriesError('MISSING_COLUMN', 'no timestamp column: name it in `timestamp` (no column, or more than one, holds dates or integer positions)');
   }
   return { timestamp, series: prepareSeries(request.rows, { target: request.target, timestamp, itemId: request.itemId }) };
-}
-
-/** Validates the series (length, calendar, duplicates, numeric target) without forecasting: what billing needs. */
-export function inspectSeries(request: SeriesRequest): Outcome<SeriesSummary> {
-  return guarded(() => {
-    const { timestamp, series } = prepare(request);
-    return { timestampColumn: timestamp, series: series.map((s) => ({ id: s.id, points: s.values.length })) };
-  });
 }
 
 export interface PreparedRequest {
@@ -168,13 +155,6 @@ export function prepareForecast(request: SeriesRequest): Outcome<PreparedRequest
 /** Forecasts prepared series; each series depends on its own history only, so any split gives the same answers. */
 export function forecastPrepared(task: { series: PreparedSeries[]; horizon: number; quantiles: number[]; seasonLength?: number }): Outcome<SeriesForecast[]> {
   return guarded(() => task.series.map((s) => forecastSeries(s, { horizon: task.horizon, quantiles: task.quantiles, seasonLength: task.seasonLength })));
-}
-
-export function forecast(request: SeriesRequest & { horizon: number; quantiles: number[] }): Outcome<{ timestampColumn: string; forecasts: SeriesForecast[] }> {
-  return guarded(() => {
-    const { timestamp, series } = prepare(request);
-    return { timestampColumn: timestamp, forecasts: series.map((s) => forecastSeries(s, { horizon: request.horizon, quantiles: request.quantiles })) };
-  });
 }
 
 export function backtest(request: SeriesRequest & { horizon: number; seasonLength?: number }): Outcome<Backtest[]> {

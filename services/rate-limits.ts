@@ -61,19 +61,18 @@ export class RateLimits {
     const scopes: Array<['key' | 'workspace', string]> = [['workspace', caller.workspaceId]];
     if (caller.keyId) scopes.unshift(['key', caller.keyId]);
     // Both budgets are counted at once (two statements in flight, one round trip of latency).
-    const outcomes = await Promise.allSettled(scopes.map(([scope, id]) => this.limiter(scope, caller.plan).limiter.consume(id)));
+    const budgets = scopes.map(([scope, id]) => ({ scope, id, ...this.limiter(scope, caller.plan) }));
+    const outcomes = await Promise.allSettled(budgets.map((b) => b.limiter.consume(b.id)));
     let tightest: RateBudget | null = null;
-    for (let i = 0; i < scopes.length; i += 1) {
-      const scope = scopes[i]![0];
-      const points = this.limiter(scope, caller.plan).points;
-      const outcome = outcomes[i]!;
+    outcomes.forEach((outcome, i) => {
+      const { scope, points } = budgets[i]!;
       if (outcome.status === 'rejected') {
         if (outcome.reason instanceof RateLimiterRes) throw new RateLimited(budgetOf(outcome.reason, points), scope);
         throw outcome.reason;
       }
       const budget = budgetOf(outcome.value, points);
       if (!tightest || budget.remaining < tightest.remaining) tightest = budget;
-    }
+    });
     return tightest!;
   }
 }

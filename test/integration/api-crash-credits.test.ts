@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { AccountSchema, CreditLedgerSchema } from '../../db/entities';
 import { freePort } from '../../scripts/lib/ports';
 import { releaseLapsedReservations } from '../../services/credits';
 import { churnRows, withoutTarget } from '../support/datasets';
-import { TEST_ENV, repoRoot, requireEnv } from '../support/env';
 import { startHarness, type Harness } from '../support/harness';
+import { killProcessGroup, spawnServiceProcess } from '../support/processes';
 
 const HOLD_SECONDS = 2;
 
@@ -27,34 +26,19 @@ describe('credits across an API process killed mid-call', () => {
   });
 
   function kill(): void {
-    if (!child?.pid) return;
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
+    killProcessGroup(child);
     child = null;
   }
 
   async function startApi(): Promise<void> {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    child = spawn(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'scripts', 'api.ts')], {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        DATABASE_URL: requireEnv(TEST_ENV.databaseUrl),
-        TEMPORAL_ADDRESS: requireEnv(TEST_ENV.temporalAddress),
-        TEMPORAL_TASK_QUEUE: h.taskQueue,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        ENGINE_THREADS: '1',
-        CREDIT_HOLD_SECONDS: String(HOLD_SECONDS),
-      },
-      stdio: 'ignore',
-      // Its own process group, so that the kill reaches tsx's node child too.
-      detached: true,
+    child = spawnServiceProcess('api', h.taskQueue, {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      ENGINE_THREADS: '1',
+      CREDIT_HOLD_SECONDS: String(HOLD_SECONDS),
     });
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {

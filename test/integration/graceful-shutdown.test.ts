@@ -1,7 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import path from 'node:path';
-import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import request from 'supertest';
 import { createApp } from '../../api/app';
@@ -10,10 +8,9 @@ import { createHttpServer } from '../../api/server';
 import { isPortOpen, freePort } from '../../scripts/lib/ports';
 import { ModelSchema, ModelVersionSchema } from '../../db/entities';
 import { RequestLogWriter } from '../../services/request-log';
-import { createWorker } from '../../services/temporal/worker';
 import { churnRows, withoutTarget } from '../support/datasets';
-import { TEST_ENV, repoRoot, requireEnv } from '../support/env';
 import { contractChecker, expectError, startHarness, type Harness } from '../support/harness';
+import { killProcessGroup, spawnServiceProcess, startInProcessWorker } from '../support/processes';
 
 /** Resolves with the child's exit code; collects its stdout lines (pino JSON) on the way. */
 function exitOf(child: ChildProcess): Promise<number | null> {
@@ -38,13 +35,7 @@ describe('graceful shutdown of the API process', () => {
     h = await startHarness();
   });
   afterAll(async () => {
-    if (child?.pid && child.exitCode === null) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    killProcessGroup(child);
     await h.stop();
   });
 
@@ -55,23 +46,12 @@ describe('graceful shutdown of the API process', () => {
 
     const port = await freePort();
     const output: string[] = [];
-    child = spawn(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'scripts', 'api.ts')], {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        DATABASE_URL: requireEnv(TEST_ENV.databaseUrl),
-        TEMPORAL_ADDRESS: requireEnv(TEST_ENV.temporalAddress),
-        TEMPORAL_TASK_QUEUE: h.taskQueue,
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        LOG_LEVEL: 'info',
-        ENGINE_THREADS: '1',
-        SHUTDOWN_GRACE_SECONDS: '20',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-      // Its own process group, so that a cleanup kill reaches tsx's node child too.
-      detached: true,
-    });
+    child = spawnServiceProcess(
+      'api',
+      h.taskQueue,
+      { HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', ENGINE_THREADS: '1', SHUTDOWN_GRACE_SECONDS: '20' },
+      ['ignore', 'pipe', 'inherit'],
+    );
     child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
     const exited = exitOf(child);
     await waitFor(() => output.join('').includes('API listening'), 60_000, 'the API to listen');
@@ -143,33 +123,18 @@ describe('graceful shutdown of the worker process', () => {
     h = await startHarness({ withoutWorker: true });
   });
   afterAll(async () => {
-    if (child?.pid && child.exitCode === null) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    killProcessGroup(child);
     await h.stop();
   });
 
   it('on SIGTERM lets the running fit activity complete, then exits 0 (the fit is not retried)', async () => {
     const metricsPort = await freePort();
-    child = spawn(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'scripts', 'worker.ts')], {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        DATABASE_URL: requireEnv(TEST_ENV.databaseUrl),
-        TEMPORAL_ADDRESS: requireEnv(TEST_ENV.temporalAddress),
-        TEMPORAL_TASK_QUEUE: h.taskQueue,
-        LOG_LEVEL: 'warn',
-        ENGINE_THREADS: '1',
-        SHUTDOWN_GRACE_SECONDS: '60',
-        HOST: '127.0.0.1',
-        WORKER_METRICS_PORT: String(metricsPort),
-      },
-      stdio: 'ignore',
-      detached: true,
+    child = spawnServiceProcess('worker', h.taskQueue, {
+      LOG_LEVEL: 'warn',
+      ENGINE_THREADS: '1',
+      SHUTDOWN_GRACE_SECONDS: '60',
+      HOST: '127.0.0.1',
+      WORKER_METRICS_PORT: String(metricsPort),
     });
     const exited = exitOf(child);
 
@@ -200,17 +165,7 @@ describe('graceful shutdown of the worker process', () => {
     expect(await h.orm.em.fork().count(ModelVersionSchema, { model: modelId })).toBe(1);
 
     // The workflow's remaining steps need a worker: one in this process finishes them.
-    const connection = await NativeConnection.connect({ address: requireEnv(TEST_ENV.temporalAddress) });
-    const worker = await createWorker({
-      orm: h.orm,
-      logger: pino({ level: 'silent' }),
-      enginePool: h.enginePool,
-      connection,
-      namespace: 'default',
-      taskQueue: h.taskQueue,
-      workflowBundlePath: requireEnv(TEST_ENV.workflowBundle),
-    });
-    const running = worker.run();
+    const worker = await startInProcessWorker(h);
     try {
       const res = await response;
       expect(res.status).toBe(201);
@@ -219,9 +174,7 @@ describe('graceful shutdown of the worker process', () => {
       const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => Number(e.activityTaskStartedEventAttributes?.attempt));
       expect(attempts).toEqual([1]);
     } finally {
-      worker.shutdown();
-      await running;
-      await connection.close();
+      await worker.stop();
     }
   });
 });

@@ -1,6 +1,6 @@
 import { AccountSchema, CreditLedgerSchema, ModelVersionSchema, PredictionSchema } from '../../db/entities';
 import { churnRows, toCsv, withoutTarget } from '../support/datasets';
-import { expectError, startHarness, type Harness } from '../support/harness';
+import { expectError, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 
 const REMAINING = 'x-service-predictions-remaining';
 
@@ -11,12 +11,7 @@ describe('prediction, credits and idempotency', () => {
   });
   afterAll(() => h.stop());
 
-  async function trainedModel(plan: 'free' | 'build' = 'build') {
-    const account = await h.provision(plan);
-    const res = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(150) });
-    expect(res.status).toBe(201);
-    return { ...account, modelId: res.body.id as string };
-  }
+  const trainedModel = (plan: 'free' | 'build' = 'build') => trainedChurnModel(h, plan);
 
   async function setCredits(accountId: string, allowance: number, balance: number) {
     await h.orm.em.fork().nativeUpdate(AccountSchema, { id: accountId }, { allowanceRemaining: allowance, purchasedBalance: balance });

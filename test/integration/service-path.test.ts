@@ -4,7 +4,7 @@ import { createModelForTraining, loadContext } from '../../services/models';
 import { releaseLapsedReservations, releaseReservation, reserveCredits } from '../../services/credits';
 import { requestFingerprint } from '../../services/idempotency';
 import { churnRows, withoutTarget } from '../support/datasets';
-import { expectError, startHarness, type Harness } from '../support/harness';
+import { expectError, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 
 describe('service path: durable credits, idempotency leases, hostile input', () => {
   let h: Harness;
@@ -13,12 +13,7 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
   });
   afterAll(() => h.stop());
 
-  async function trainedModel(plan: 'free' | 'build' = 'build') {
-    const account = await h.provision(plan);
-    const res = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(150) });
-    expect(res.status).toBe(201);
-    return { ...account, modelId: res.body.id as string };
-  }
+  const trainedModel = (plan: 'free' | 'build' = 'build') => trainedChurnModel(h, plan);
   const rows = (n: number, seed = 7) => withoutTarget(churnRows(n, seed), 'churned');
   const credits = async (accountId: string) => {
     const a = await h.orm.em.fork().findOneOrFail(AccountSchema, { id: accountId });

@@ -1,12 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { NativeConnection } from '@temporalio/worker';
-import pino from 'pino';
+import type { ChildProcess } from 'node:child_process';
 import { ModelSchema, ModelVersionSchema } from '../../db/entities';
-import { createWorker } from '../../services/temporal/worker';
 import { churnRows } from '../support/datasets';
-import { TEST_ENV, repoRoot, requireEnv } from '../support/env';
 import { startHarness, type Harness } from '../support/harness';
+import { killProcessGroup, spawnServiceProcess, startInProcessWorker } from '../support/processes';
 
 /** A worker killed in the middle of a fit: Temporal retries the fit elsewhere and the model ends trained, once. */
 describe('training survives a worker killed mid-fit', () => {
@@ -16,31 +12,12 @@ describe('training survives a worker killed mid-fit', () => {
     h = await startHarness({ withoutWorker: true, fitHeartbeatTimeoutMs: 3000 });
   });
   afterAll(async () => {
-    if (child?.pid) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    killProcessGroup(child);
     await h.stop();
   });
 
   it('retries the fit after the heartbeat timeout and stores exactly one version', async () => {
-    child = spawn(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'scripts', 'worker.ts')], {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        DATABASE_URL: requireEnv(TEST_ENV.databaseUrl),
-        TEMPORAL_ADDRESS: requireEnv(TEST_ENV.temporalAddress),
-        TEMPORAL_TASK_QUEUE: h.taskQueue,
-        LOG_LEVEL: 'warn',
-        ENGINE_THREADS: '1',
-      },
-      stdio: 'ignore',
-      // Its own process group, so that the kill reaches tsx's node child too.
-      detached: true,
-    });
+    child = spawnServiceProcess('worker', h.taskQueue, { LOG_LEVEL: 'warn', ENGINE_THREADS: '1' });
 
     const { apiKey } = await h.provision('build');
     const training = h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'churned', engine: 'tabular-gbdt', explain: true, data: churnRows(2500) });
@@ -62,17 +39,8 @@ describe('training survives a worker killed mid-fit', () => {
     process.kill(-child.pid!, 'SIGKILL');
 
     // A healthy worker takes over on the same task queue.
-    const connection = await NativeConnection.connect({ address: requireEnv(TEST_ENV.temporalAddress) });
-    const worker = await createWorker({
-      orm: h.orm,
-      logger: pino({ level: 'silent' }),
-      enginePool: h.enginePool,
-      connection,
-      namespace: 'default',
-      taskQueue: h.taskQueue,
-      workflowBundlePath: requireEnv(TEST_ENV.workflowBundle),
-    });
-    const running = worker.run();
+    // A healthy worker takes over on the same task queue.
+    const worker = await startInProcessWorker(h);
     try {
       const res = await response;
       expect(res.status).toBe(201);
@@ -85,9 +53,7 @@ describe('training survives a worker killed mid-fit', () => {
         .map((e) => Number(e.activityTaskStartedEventAttributes?.attempt));
       expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
     } finally {
-      worker.shutdown();
-      await running;
-      await connection.close();
+      await worker.stop();
     }
   });
 });

@@ -10,6 +10,7 @@ import type TestAgent from 'supertest/lib/agent';
 import { createApp } from '../../api/app';
 import { loadConfig, type AppConfig } from '../../config/env';
 import type { PlanName } from '../../config/plans';
+import { churnRows } from './datasets';
 import { openOrm, type Orm } from '../../db/orm';
 import { provisionAccount, type ProvisionedAccount } from '../../services/accounts';
 import { newId } from '../../services/ids';
@@ -157,4 +158,12 @@ export function expectError(res: { status: number; body: unknown; headers: Recor
   expect({ status: res.status, message: (res.body as { message?: string }).message }).toEqual({ status, message: code });
   expect(res.body).toEqual(expect.objectContaining({ status: 'error', messageDetail: expect.any(String) }));
   expect(res.headers['x-request-id']).toMatch(/^req_[0-9A-Za-z]{22}$/);
+}
+
+/** A new account with a model trained over HTTP on 150 synthetic churn rows (target `churned`). */
+export async function trainedChurnModel(h: Harness, plan: PlanName = 'build') {
+  const account = await h.provision(plan);
+  const res = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(150) });
+  expect(res.status).toBe(201);
+  return { ...account, modelId: res.body.id as string };
 }
