@@ -69,7 +69,7 @@ async function logged(ctx: Context, deps: AppDeps, def: AnyRoute, auth: AuthCont
     id: ctx.state.requestId as string,
     workspaceId: auth.workspaceId,
     accountId: auth.accountId,
-    keyId: auth.keyId,
+    keyId: auth.type === 'api_key' ? auth.keyId : null,
     method: ctx.method,
     path: ctx.path,
     operation,
@@ -90,7 +90,7 @@ function setRateHeaders(ctx: Context, budget: RateBudget): void {
 /** Counts the call against its key's and workspace's budgets; 429 RATE_LIMITED with Retry-After when spent. */
 async function withinRateLimits(ctx: Context, rateLimits: RateLimits, auth: AuthContext): Promise<void> {
   try {
-    setRateHeaders(ctx, await rateLimits.consume({ keyId: auth.keyId, workspaceId: auth.workspaceId, plan: auth.plan }));
+    setRateHeaders(ctx, await rateLimits.consume({ keyId: auth.type === 'api_key' ? auth.keyId : `session:${auth.sessionId}`, workspaceId: auth.workspaceId, plan: auth.plan }));
   } catch (err) {
     if (err instanceof RateLimited) {
       setRateHeaders(ctx, err.budget);

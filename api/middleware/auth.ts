@@ -14,14 +14,10 @@ import { AppError } from '../../services/errors';
  */
 export type AuthRequirement = 'public' | 'key_or_session' | 'admin' | 'session';
 
-export type AuthContext = {
-  type: 'api_key';
-  keyId: string;
-  keyKind: ApiKeyKind;
-  workspaceId: string;
-  accountId: string;
-  plan: PlanName;
-};
+/** Who calls: an API key of one workspace, or a web session of an account (active workspace chosen per call). */
+export type AuthContext =
+  | { type: 'api_key'; keyId: string; keyKind: ApiKeyKind; workspaceId: string; accountId: string; plan: PlanName }
+  | { type: 'session'; sessionId: string; workspaceId: string; accountId: string; plan: PlanName };
 
 function presentedCredential(ctx: Context): string | null {
   const headerKey = ctx.get('x-api-key').trim();
