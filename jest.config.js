@@ -1,7 +1,12 @@
 /** @type {import('jest').Config} */
 const transform = {
   '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }],
+  // ESM-only dependencies: jest's module loader cannot require ES modules on Node 20, so swc turns them
+  // into CommonJS for the tests (Node itself loads them natively in the service).
+  '^.+/node_modules/.+\\.m?js$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'ecmascript' } }, module: { type: 'commonjs' } }],
 };
+const esmOnly = ['jose', 'openid-client', 'oauth4webapi', 'request-filtering-agent'];
+const transformIgnorePatterns = [`/node_modules/(?!(${esmOnly.join('|')})/)`];
 
 module.exports = {
   projects: [
@@ -11,6 +16,7 @@ module.exports = {
       roots: ['<rootDir>/test/unit'],
       testMatch: ['**/*.test.ts'],
       transform,
+      transformIgnorePatterns,
     },
     {
       displayName: 'integration',
@@ -18,6 +24,7 @@ module.exports = {
       roots: ['<rootDir>/test/integration'],
       testMatch: ['**/*.test.ts'],
       transform,
+      transformIgnorePatterns,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

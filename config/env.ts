@@ -48,6 +48,42 @@ const envSchema = z.object({
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** How long SIGTERM waits for in-flight requests and activities before closing what is left. */
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+
+  // --- Accounts and web sessions ---
+  /** Where mail goes (smtp:// or smtps://). Unset: `npm start` runs a local mail catcher; the API answers 503 to sign-in steps that mail. */
+  SMTP_URL: z.string().url().optional(),
+  MAIL_FROM: z.string().min(3).default('Prediction service <no-reply@localhost>'),
+  /** The console: magic links and the OAuth callback's redirect point here. */
+  FRONTEND_URL: z.string().url().default('http://127.0.0.1:3000/console'),
+  /** This API as browsers reach it (OAuth redirect URIs are built from it); default http://127.0.0.1:PORT. */
+  PUBLIC_URL: z.string().url().optional(),
+  /** Comma-separated domains whose addresses sign in with password + emailed code. */
+  STAFF_EMAIL_DOMAINS: z.string().default(''),
+  /** Ed25519 private key (PKCS#8 PEM) signing access tokens; unset outside production: generated once under DATA_DIR. */
+  JWT_PRIVATE_KEY: z.string().min(40).optional(),
+  /** Key id (`kid`) of JWT_PRIVATE_KEY. */
+  JWT_KEY_ID: z.string().min(1).max(100).optional(),
+  /** Public keys that still verify (a JWKS JSON `{"keys":[…]}`, each with its `kid`): the keys of the rotation before. */
+  JWT_PREVIOUS_PUBLIC_KEYS: z.string().optional(),
+  JWT_ISSUER: z.string().min(1).default('prediction-service'),
+  JWT_AUDIENCE: z.string().min(1).default('prediction-service-api'),
+  ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(900),
+  REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  /** Key of the HMAC that stores emailed codes (six digits are too few for a plain hash); unset outside production: generated once under DATA_DIR. */
+  AUTH_CODE_SECRET: z.string().min(32).optional(),
+  /** Comma-separated proxies (addresses, CIDRs, or `loopback`, `linklocal`, `uniquelocal`) whose X-Forwarded-For is believed. Empty: none. */
+  TRUSTED_PROXIES: z.string().default(''),
+  /** Folder of geoip-country's database files; unset: the one shipped in the package. */
+  GEOIP_DATA_DIR: z.string().optional(),
+  GITHUB_CLIENT_ID: z.string().min(1).optional(),
+  GITHUB_CLIENT_SECRET: z.string().min(1).optional(),
+  GOOGLE_CLIENT_ID: z.string().min(1).optional(),
+  GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
+  /** A generic OpenID Connect provider (`oidc`): its issuer URL (discovery), client id and secret. */
+  OIDC_ISSUER: z.string().url().optional(),
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  OIDC_DISPLAY_NAME: z.string().min(1).default('Single sign-on'),
 });
 
 export type AppConfig = z.infer<typeof envSchema>;
