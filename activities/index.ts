@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { accountModelIds, eraseAccountStep, strandedDeletions } from '../services/account-deletion';
 import { revokeEndedKey, sweepEndedKeys } from '../services/api-keys';
 import { EngineDataError, type EnginePool } from '../services/engine-pool';
 import { releaseLapsedReservations } from '../services/credits';
@@ -96,6 +97,22 @@ export function createActivities(deps: ActivityDeps) {
       const now = Date.now();
       const ids = await strandedIntegrations(deps.orm.em.fork(), new Date(now - deps.strandedAfterMs), new Date(now - 86_400_000));
       return ids.map((modelId) => ({ modelId, workflowId: workflowIds.integrate(modelId), heartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs }));
+    },
+
+    async accountModelIds(accountId: string): Promise<string[]> {
+      return accountModelIds(deps.orm.em.fork(), accountId);
+    },
+
+    async eraseAccountStep(accountId: string): Promise<{ table: string; erased: number; done: boolean }> {
+      const step = await eraseAccountStep(deps.orm.em.fork(), accountId);
+      if (step.erased > 0) activityLogger(deps.logger).info({ accountId, ...step }, 'account erasure step');
+      return step;
+    },
+
+    /** Accounts marked deleted whose erasure never started (the process died first): the sweep starts it. */
+    async strandedDeletions(): Promise<Array<{ accountId: string; workflowId: string }>> {
+      const ids = await strandedDeletions(deps.orm.em.fork(), new Date(Date.now() - deps.strandedAfterMs));
+      return ids.map((accountId) => ({ accountId, workflowId: workflowIds.deleteAccount(accountId) }));
     },
   };
 }

@@ -29,6 +29,12 @@ import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { modelRoutes } from './routes/models';
 import { requestLogRoutes } from './routes/requests';
+import { authRoutes } from './routes/auth';
+import { mountDevMailbox } from './routes/dev-mail';
+import { geoIpRoutes } from './routes/geoip';
+import { workspaceRoutes } from './routes/workspaces';
+import { createAccountServices, type AccountServices } from '../services/auth';
+import type { MailCatcher } from '../services/mail-catcher';
 
 export interface AppDeps {
   config: AppConfig;
@@ -39,7 +45,13 @@ export interface AppDeps {
   requestLog: RequestLogWriter;
   /** Set by the process runtime: SIGTERM turns it on (health 503, no keep-alive). */
   drain?: DrainState;
+  /** Sign-in, sessions, geolocation; built from `config` when not given. */
+  accounts?: AccountServices;
+  /** `npm start`'s local mail catcher: its messages are shown at GET /dev/mail (never in production). */
+  devMailbox?: MailCatcher;
 }
+
+type WiredDeps = AppDeps & { accounts: AccountServices };
 
 function parseWith<T>(schema: ZodType<T> | undefined, value: unknown, where: string, code?: string): T {
   if (!schema) return undefined as T;
@@ -100,13 +112,14 @@ async function withinRateLimits(ctx: Context, rateLimits: RateLimits, auth: Auth
   }
 }
 
-function mount(router: Router, deps: AppDeps, rateLimits: RateLimits, def: AnyRoute): void {
+function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: AnyRoute): void {
   const bodyKind = def.bodyKind ?? (def.body ? 'json' : 'none');
   router[def.method](def.path, async (ctx: Context) => {
     const auth = await authenticate(ctx, def.auth, {
       orm: deps.orm,
       logger: loggerOf(ctx, deps.logger),
       keyLastUsedResolutionSeconds: deps.config.KEY_LAST_USED_RESOLUTION_SECONDS,
+      tokens: deps.accounts.tokens,
     });
     await logged(ctx, deps, def, auth, async () => {
       // The budget is counted while the body arrives (one round trip less on the path); a refusal
@@ -130,10 +143,13 @@ function mount(router: Router, deps: AppDeps, rateLimits: RateLimits, def: AnyRo
   });
 }
 
-export function allRoutes(deps: AppDeps): AnyRoute[] {
+export function allRoutes(deps: WiredDeps): AnyRoute[] {
   return [
     ...healthRoutes(deps),
     ...metricsRoutes(deps),
+    ...authRoutes(deps),
+    ...workspaceRoutes(deps),
+    ...geoIpRoutes(deps),
     ...engineRoutes(),
     ...apiKeyRoutes(deps),
     ...modelRoutes(deps),
@@ -144,8 +160,10 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
 }
 
 /** The Koa app, not listening: the entry points and the tests decide how to serve it. */
-export function createApp(deps: AppDeps): Koa {
-  const app = new Koa({ proxy: true });
+export function createApp(appDeps: AppDeps): Koa {
+  const deps: WiredDeps = { ...appDeps, accounts: appDeps.accounts ?? createAccountServices(appDeps.config, appDeps.orm) };
+  // X-Forwarded-For is read only from TRUSTED_PROXIES (services/client-ip.ts), never by Koa itself.
+  const app = new Koa({ proxy: false });
   const routes = allRoutes(deps);
   const openApi = buildOpenApiDocument(
     [
@@ -169,6 +187,7 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApi;
   });
+  if (deps.devMailbox && deps.config.NODE_ENV !== 'production') mountDevMailbox(router, deps.devMailbox);
 
   app.use(requestId());
   app.use(requestLogger(deps.logger));

@@ -1,4 +1,6 @@
-import type { ApiKey, ApiKeyKind, Model, ModelVersion, RevokeReason } from '../db/entities';
+import type { ApiKey, ApiKeyKind, Model, ModelVersion, RevokeReason, Workspace } from '../db/entities';
+import type { SignedIn } from '../services/auth/sign-in';
+import type { Profile } from '../services/profile';
 import { keyStatus, type KeyStatus } from '../services/api-keys';
 
 // The contract's shapes of domain values; services never build HTTP bodies.
@@ -76,5 +78,41 @@ export function presentModel(model: Model, current: ModelVersion | null) {
     created_at: model.createdAt.toISOString(),
     updated_at: model.updatedAt.toISOString(),
     archived_at: iso(model.archivedAt),
+  };
+}
+
+export function presentTokenPair(pair: SignedIn) {
+  return {
+    token_type: 'Bearer' as const,
+    access_token: pair.accessToken,
+    expires_in: pair.expiresInSeconds,
+    refresh_token: pair.refreshToken,
+    refresh_token_expires_at: pair.refreshExpiresAt.toISOString(),
+    account_id: pair.accountId,
+    session_id: pair.sessionId,
+    account_created: pair.created,
+  };
+}
+
+export function presentWorkspace(workspace: Workspace) {
+  return { id: workspace.id, name: workspace.name, created_at: workspace.createdAt.toISOString(), updated_at: workspace.updatedAt.toISOString() };
+}
+
+export function presentProfile({ account, workspaces, identities }: Profile) {
+  return {
+    id: account.id,
+    email: account.email,
+    full_name: account.fullName,
+    plan: account.plan,
+    is_staff: account.isStaff,
+    created_at: account.createdAt.toISOString(),
+    credits: {
+      monthly_allowance: account.monthlyAllowance,
+      allowance_remaining: account.allowanceRemaining,
+      purchased_balance: account.purchasedBalance,
+      remaining: account.allowanceRemaining + account.purchasedBalance,
+    },
+    workspaces: workspaces.map(presentWorkspace),
+    identities: identities.map((i) => ({ provider: i.provider, email: i.email, linked_at: i.createdAt.toISOString() })),
   };
 }

@@ -84,6 +84,8 @@ const envSchema = z.object({
   OIDC_CLIENT_ID: z.string().min(1).optional(),
   OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   OIDC_DISPLAY_NAME: z.string().min(1).default('Single sign-on'),
+  /** Multiplies every sign-in budget of config/plans.ts (tests that sign in often raise it; 1 in production). */
+  SIGN_IN_BUDGET_SCALE: z.coerce.number().min(1).max(10_000).default(1),
 });
 
 export type AppConfig = z.infer<typeof envSchema>;

@@ -58,3 +58,23 @@ export const KEY_ROTATION = {
 export const MAX_PREDICT_ROWS_PER_CALL = 10_000;
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
+
+/**
+ * Sign-in budgets (docs/DECISIONS.md, "Accounts and web sessions"): attempts per window, per address
+ * and per client address, for each step. Counted in PostgreSQL so that every API process shares them.
+ */
+export const SIGN_IN_STEPS = ['login', 'magic_link_request', 'magic_link_verify', 'password', 'code_verify', 'refresh', 'oauth'] as const;
+export type SignInStep = (typeof SIGN_IN_STEPS)[number];
+export const SIGN_IN_LIMITS: Record<SignInStep, { perAddress: number | null; perClient: number; windowSeconds: number }> = {
+  login: { perAddress: 20, perClient: 60, windowSeconds: 15 * 60 },
+  magic_link_request: { perAddress: 5, perClient: 30, windowSeconds: 60 * 60 },
+  magic_link_verify: { perAddress: 10, perClient: 30, windowSeconds: 15 * 60 },
+  password: { perAddress: 5, perClient: 20, windowSeconds: 15 * 60 },
+  code_verify: { perAddress: 10, perClient: 30, windowSeconds: 15 * 60 },
+  refresh: { perAddress: null, perClient: 120, windowSeconds: 15 * 60 },
+  oauth: { perAddress: null, perClient: 60, windowSeconds: 15 * 60 },
+};
+/** At most one sign-in mail per address per this many seconds (a repeated request answers as usual, sending nothing). */
+export const SIGN_IN_MAIL_INTERVAL_SECONDS = 60;
+/** Workspaces one account may hold. */
+export const MAX_WORKSPACES_PER_ACCOUNT = 20;

@@ -6,6 +6,7 @@ import { currentPeriod } from './credits';
 import { createKey } from './api-keys';
 import { AppError, mapDatabaseError } from './errors';
 import { newId } from './ids';
+import { hashPassword } from './auth/secrets';
 
 export const emailSchema = z.string().trim().toLowerCase().pipe(z.email());
 
@@ -15,6 +16,54 @@ export interface ProvisionedAccount {
   adminKey: string;
   apiKey: string;
 }
+
+/** An account on `plan` with its first workspace and the allowance of the month in the ledger (no key). */
+export async function createAccountWithWorkspace(
+  tx: EntityManager,
+  input: { email: string; plan: PlanName; workspaceName?: string; contractAllowance?: number; isStaff?: boolean; passwordHash?: string | null; fullName?: string | null },
+  now: Date,
+): Promise<{ account: Account; workspace: Workspace }> {
+  const monthlyAllowance = PLANS[input.plan].monthlyAllowance ?? input.contractAllowance ?? 0;
+  const account = tx.create(AccountSchema, {
+    id: newId('account'),
+    email: input.email,
+    fullName: input.fullName ?? null,
+    plan: input.plan,
+    monthlyAllowance,
+    allowanceRemaining: monthlyAllowance,
+    allowancePeriod: currentPeriod(now),
+    purchasedBalance: 0,
+    isStaff: input.isStaff ?? false,
+    passwordHash: input.passwordHash ?? null,
+    deletedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  });
+  const workspace = tx.create(WorkspaceSchema, {
+    id: newId('workspace'),
+    account,
+    name: input.workspaceName ?? 'Default workspace',
+    createdAt: now,
+    updatedAt: now,
+  });
+  tx.create(CreditLedgerSchema, {
+    id: newId('event'),
+    accountId: account.id,
+    workspaceId: null,
+    kind: 'allowance_reset',
+    operation: 'monthly_allowance',
+    allowanceDelta: monthlyAllowance,
+    balanceDelta: 0,
+    allowanceAfter: monthlyAllowance,
+    balanceAfter: 0,
+    reference: currentPeriod(now),
+    createdAt: now,
+  });
+  await tx.flush();
+  return { account, workspace };
+}
+
+export const accountExists = (): AppError => new AppError('ACCOUNT_EXISTS', 409, 'An account already uses this address.');
 
 /**
  * Creates an account with its first workspace, one admin key and one usage key (operator CLI and
@@ -29,48 +78,36 @@ export async function provisionAccount(
   if (!PLAN_NAMES.includes(plan)) throw new AppError('VALIDATION_ERROR', 400, `Unknown plan ${plan}.`);
   try {
     return await em.transactional(async (tx) => {
-      const now = new Date();
-      const monthlyAllowance = PLANS[plan].monthlyAllowance ?? input.contractAllowance ?? 0;
-      const account = tx.create(AccountSchema, {
-        id: newId('account'),
-        email,
-        fullName: null,
-        plan,
-        monthlyAllowance,
-        allowanceRemaining: monthlyAllowance,
-        allowancePeriod: currentPeriod(now),
-        purchasedBalance: 0,
-        createdAt: now,
-        updatedAt: now,
-      });
-      const workspace = tx.create(WorkspaceSchema, {
-        id: newId('workspace'),
-        account,
-        name: input.workspaceName ?? 'Default workspace',
-        createdAt: now,
-        updatedAt: now,
-      });
-      tx.create(CreditLedgerSchema, {
-        id: newId('event'),
-        accountId: account.id,
-        workspaceId: null,
-        kind: 'allowance_reset',
-        operation: 'monthly_allowance',
-        allowanceDelta: monthlyAllowance,
-        balanceDelta: 0,
-        allowanceAfter: monthlyAllowance,
-        balanceAfter: 0,
-        reference: currentPeriod(now),
-        createdAt: now,
-      });
-      await tx.flush();
+      const { account, workspace } = await createAccountWithWorkspace(tx, { ...input, email, plan }, new Date());
       const admin = await createKey(tx, workspace.id, { name: 'Initial admin key', kind: 'admin', expiresAt: null });
       const api = await createKey(tx, workspace.id, { name: 'Initial API key', kind: 'api', expiresAt: null });
       return { account, workspace, adminKey: admin.secret, apiKey: api.secret };
     });
   } catch (err) {
-    throw mapDatabaseError(err, {
-      accounts_email_unique: new AppError('ACCOUNT_EXISTS', 409, 'An account already uses this address.'),
-    });
+    throw mapDatabaseError(err, { accounts_email_unique: accountExists() });
   }
+}
+
+/**
+ * A staff account (operator CLI): the address must be of a staff domain; the password is stored as
+ * an scrypt hash. Running it again for an existing staff account sets a new password.
+ */
+export async function createStaffAccount(em: EntityManager, input: { email: string; password: string; staffDomains: string[] }): Promise<{ account: Account; created: boolean }> {
+  const email = emailSchema.parse(input.email);
+  if (!input.staffDomains.includes(email.slice(email.lastIndexOf('@') + 1))) {
+    throw new AppError('VALIDATION_ERROR', 400, `${email} is not an address of STAFF_EMAIL_DOMAINS (${input.staffDomains.join(', ') || 'none set'}).`);
+  }
+  if (input.password.length < 12) throw new AppError('VALIDATION_ERROR', 400, 'A staff password has at least 12 characters.');
+  const passwordHash = await hashPassword(input.password);
+  return em.transactional(async (tx) => {
+    const existing = await tx.findOne(AccountSchema, { email, deletedAt: null });
+    if (existing) {
+      if (!existing.isStaff) throw new AppError('ACCOUNT_EXISTS', 409, `${email} already has a non-staff account.`);
+      existing.passwordHash = passwordHash;
+      await tx.flush();
+      return { account: existing, created: false };
+    }
+    const { account } = await createAccountWithWorkspace(tx, { email, plan: 'free', isStaff: true, passwordHash }, new Date());
+    return { account, created: true };
+  });
 }

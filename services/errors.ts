@@ -42,6 +42,12 @@ export function mapDatabaseError(err: unknown, conflicts: Record<string, AppErro
   return err;
 }
 
+/** Whether `err` is a unique violation of the named constraint (a race that lost to an equal write). */
+export function isUniqueViolation(err: unknown, constraint: string): boolean {
+  const pg = (err as { original?: PgError } | null)?.original ?? (err as PgError | null);
+  return !!pg && typeof pg === 'object' && pg.code === '23505' && pg.constraint === constraint;
+}
+
 const UNAVAILABLE_NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**

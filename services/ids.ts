@@ -36,6 +36,9 @@ export const ID_PREFIXES = {
   purchase: 'pur_',
   event: 'evt_',
   delivery: 'dlv_',
+  session: 'ses_',
+  refreshToken: 'rtk_',
+  challenge: 'chl_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -14,8 +14,9 @@ export interface RateBudget {
 
 /** A refused call: 429 RATE_LIMITED, with what the caller needs to wait. */
 export class RateLimited extends AppError {
-  constructor(readonly budget: RateBudget, scope: 'key' | 'workspace') {
-    super('RATE_LIMITED', 429, `Too many requests for this ${scope === 'key' ? 'API key' : 'workspace'}; retry in ${budget.resetSeconds} s.`, {
+  constructor(readonly budget: RateBudget, scope: 'key' | 'workspace' | 'sign-in') {
+    const what = { key: 'this API key', workspace: 'this workspace', 'sign-in': 'this sign-in step' }[scope];
+    super('RATE_LIMITED', 429, `Too many requests for ${what}; retry in ${budget.resetSeconds} s.`, {
       retry_after_seconds: budget.resetSeconds,
     });
   }

@@ -3,3 +3,4 @@ export { keyGraceExpiry } from './key-grace-expiry';
 export { sweepEndedKeysWorkflow } from './sweep-ended-keys';
 export { trainModel, refreshModel } from './train-model';
 export { integration, outcomesReceived } from './integration';
+export { deleteAccount } from './delete-account';

@@ -2,9 +2,10 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
 import { integration } from './integration';
 import type { Activities } from '../activities';
+import { deleteAccount } from './delete-account';
 import { trainModel } from './train-model';
 
-const { sweepEndedKeys, strandedTrainings, strandedIntegrations } = proxyActivities<Activities>({
+const { sweepEndedKeys, strandedTrainings, strandedIntegrations, strandedDeletions } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
@@ -18,6 +19,7 @@ export interface SweepResult {
   reservationsReleased: number;
   trainingsResumed: number;
   integrationsStarted: number;
+  deletionsStarted: number;
 }
 
 /**
@@ -25,7 +27,8 @@ export interface SweepResult {
  * revoked, releases credit reservations whose call died, prunes records past their retention, and
  * starts `train/<mdl>` for a model whose creating call died before starting it (the stored context
  * is all the fit needs; a workflow already running or done keeps its id and is not started twice),
- * and `integrate/<mdl>` for an auto-updated model whose outcomes wait because their signal was lost.
+ * and `integrate/<mdl>` for an auto-updated model whose outcomes wait because their signal was lost,
+ * and `delete-account/<acc>` for an account whose deletion was asked but whose erasure never started.
  */
 export async function sweepEndedKeysWorkflow(): Promise<SweepResult> {
   const swept = await sweepEndedKeys();
@@ -56,5 +59,14 @@ export async function sweepEndedKeysWorkflow(): Promise<SweepResult> {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
   }
-  return { ...swept, trainingsResumed, integrationsStarted };
+  let deletionsStarted = 0;
+  for (const account of await strandedDeletions()) {
+    try {
+      await startChild(deleteAccount, { workflowId: account.workflowId, args: [{ accountId: account.accountId }], parentClosePolicy: ParentClosePolicy.ABANDON });
+      deletionsStarted += 1;
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+  return { ...swept, trainingsResumed, integrationsStarted, deletionsStarted };
 }

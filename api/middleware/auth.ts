@@ -5,6 +5,8 @@ import type { PlanName } from '../../config/plans';
 import type { ApiKeyKind } from '../../db/entities';
 import { authenticateKey, looksLikeApiKey, touchKey } from '../../services/api-keys';
 import { AppError } from '../../services/errors';
+import type { AccessTokens } from '../../services/auth/access-tokens';
+import { activeSession } from '../../services/auth/sessions';
 
 /**
  * - public: no credentials needed.
@@ -33,6 +35,23 @@ export interface AuthDeps {
   orm: MikroORM;
   logger: Logger;
   keyLastUsedResolutionSeconds: number;
+  tokens: AccessTokens;
+}
+
+const WORKSPACE_ID = /^ws_[0-9A-Za-z]{1,60}$/;
+
+/** The web session's chosen workspace (DESIGN.md): X-Workspace-Id, else the account's oldest. */
+function chosenWorkspace(ctx: Context): string | null {
+  const header = ctx.get('x-workspace-id').trim();
+  if (!header) return null;
+  if (!WORKSPACE_ID.test(header)) throw new AppError('NOT_FOUND', 404, `No workspace ${header.slice(0, 64)} in this account (X-Workspace-Id).`);
+  return header;
+}
+
+async function authenticateSession(ctx: Context, token: string, deps: AuthDeps): Promise<AuthContext> {
+  const claims = await deps.tokens.verify(token);
+  const session = await activeSession(deps.orm.em.fork(), claims, chosenWorkspace(ctx), new Date());
+  return { type: 'session', ...session };
 }
 
 export async function authenticate(ctx: Context, requirement: AuthRequirement, deps: AuthDeps): Promise<AuthContext | null> {
@@ -42,8 +61,8 @@ export async function authenticate(ctx: Context, requirement: AuthRequirement, d
     throw new AppError('AUTH_REQUIRED', 401, 'This route needs credentials: an API key (X-API-Key or Authorization: Bearer) or a web session.');
   }
   if (!looksLikeApiKey(credential)) {
-    // Web sessions (access tokens) are not issued yet: every other bearer token is invalid.
-    throw new AppError('TOKEN_INVALID', 401, 'The access token is invalid or has expired.');
+    // Web sessions reach every route their account may use; the workspace routes act on the chosen one.
+    return authenticateSession(ctx, credential, deps);
   }
   const now = new Date();
   const em = deps.orm.em.fork();

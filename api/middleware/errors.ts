@@ -13,6 +13,8 @@ interface HttpishError {
 
 export function sendError(ctx: Context, err: AppError): void {
   ctx.status = err.status;
+  const retryAfter = err.extra.retry_after_seconds;
+  if (err.status === 429 && typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
   ctx.body = { status: 'error', message: err.code, messageDetail: err.detail, ...err.extra };
 }
 

@@ -14,6 +14,12 @@ export interface Account {
   allowancePeriod: string;
   /** Purchased credits; never expire. */
   purchasedBalance: number;
+  /** Signs in with password + emailed code (an address of STAFF_EMAIL_DOMAINS, created by the operator CLI). */
+  isStaff: boolean;
+  /** scrypt hash (services/auth/secrets.ts); staff accounts only. */
+  passwordHash: string | null;
+  /** Set when deletion is asked: the account stops authenticating at once; its erasure workflow removes the row. */
+  deletedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -31,6 +37,9 @@ export const AccountSchema = new EntitySchema<Account>({
     allowanceRemaining: { type: 'integer', default: 0 },
     allowancePeriod: { type: 'string', length: 7, default: '1970-01' },
     purchasedBalance: { type: 'integer', default: 0 },
+    isStaff: { type: 'boolean', default: false },
+    passwordHash: { type: 'text', nullable: true, lazy: true },
+    deletedAt: { type: 'datetime', nullable: true },
     createdAt: { type: 'datetime', defaultRaw: 'now()' },
     updatedAt: { type: 'datetime', defaultRaw: 'now()', onUpdate: () => new Date() },
   },

@@ -1,6 +1,6 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdConflictPolicy } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { integration, keyGraceExpiry, refreshModel, trainModel } from '../../workflows';
+import type { deleteAccount, integration, keyGraceExpiry, refreshModel, trainModel } from '../../workflows';
 import { AppError } from '../errors';
 import { workflowFailures, workflowStarts } from '../metrics';
 import { workflowIds } from './ids';
@@ -38,6 +38,20 @@ export class TemporalGateway {
       workflowStarts.inc({ workflow_type: 'keyGraceExpiry' });
     } catch (err) {
       // A retried rotation finds its timer already running: that is the outcome we wanted.
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+
+  /** Starts the erasure of an account marked deleted; a start that finds it running is what we wanted. */
+  async startAccountDeletion(accountId: string): Promise<void> {
+    try {
+      await this.client.workflow.start<typeof deleteAccount>('deleteAccount', {
+        taskQueue: this.taskQueue,
+        workflowId: workflowIds.deleteAccount(accountId),
+        args: [{ accountId }],
+      });
+      workflowStarts.inc({ workflow_type: 'deleteAccount' });
+    } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
   }

@@ -4,6 +4,7 @@ export const workflowIds = {
   train: (modelId: string) => `train/${modelId}`,
   refresh: (modelId: string) => `refresh/${modelId}`,
   integrate: (modelId: string) => `integrate/${modelId}`,
+  deleteAccount: (accountId: string) => `delete-account/${accountId}`,
 } as const;
 
 export const scheduleIds = {

@@ -20,6 +20,10 @@ import { TemporalGateway } from '../../services/temporal/gateway';
 import { createWorker, installRuntimeOnce } from '../../services/temporal/worker';
 import { ContractChecker, contractCheckingAgent, type OpenApiDocument } from './contract';
 import { TEST_ENV, requireEnv } from './env';
+import { MailCatcher } from '../../services/mail-catcher';
+
+/** Addresses of this domain are staff addresses in every harness. */
+export const STAFF_DOMAIN = 'staff.example.test';
 
 export interface Harness {
   config: AppConfig;
@@ -34,6 +38,8 @@ export interface Harness {
   logLines: string[];
   enginePool: EnginePool;
   requestLog: RequestLogWriter;
+  /** A real SMTP server (smtp-server) receiving every mail the service sends. */
+  mailbox: MailCatcher;
   provision(plan?: PlanName): Promise<ProvisionedAccount>;
   stop(): Promise<void>;
 }
@@ -77,17 +83,23 @@ export async function checkedAgent(server: http.Server): Promise<TestAgent> {
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   installRuntimeOnce();
   const taskQueue = `test-${newId('request').slice(4, 16)}`;
+  const mailbox = new MailCatcher();
+  const smtpUrl = await mailbox.start();
   const config = loadConfig({}, {
     NODE_ENV: 'test',
     DATABASE_URL: requireEnv(TEST_ENV.databaseUrl),
     TEMPORAL_TASK_QUEUE: taskQueue,
     KEY_LAST_USED_RESOLUTION_SECONDS: 0,
+    SMTP_URL: smtpUrl,
+    STAFF_EMAIL_DOMAINS: STAFF_DOMAIN,
+    // Test files sign in far more often than a person does; the budget tests set 1.
+    SIGN_IN_BUDGET_SCALE: 100,
     ...options.config,
   });
   const logLines: string[] = [];
   const logger = capturingLogger(logLines);
   const orm = await openOrm(config.DATABASE_URL ?? '', 5);
-  const stack: Array<() => Promise<void>> = [() => orm.close()];
+  const stack: Array<() => Promise<void>> = [() => mailbox.stop(), () => orm.close()];
 
   let client: Client;
   let nativeConnection: NativeConnection;
@@ -145,6 +157,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     logLines,
     enginePool,
     requestLog,
+    mailbox,
     provision: (plan: PlanName = 'free') =>
       provisionAccount(orm.em.fork(), { email: `${newId('account').toLowerCase()}@example.test`, plan }),
     async stop() {
@@ -166,4 +179,34 @@ export async function trainedChurnModel(h: Harness, plan: PlanName = 'build') {
   const res = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(150) });
   expect(res.status).toBe(201);
   return { ...account, modelId: res.body.id as string };
+}
+
+export interface WebSession {
+  email: string;
+  accountId: string;
+  accessToken: string;
+  refreshToken: string;
+  /** `Authorization: Bearer <access token>`. */
+  bearer: string;
+}
+
+/** The six-digit code of the newest sign-in mail to `email` received after mail `afterId`. */
+export async function mailedCode(h: Harness, email: string, afterId: number): Promise<{ code: string; token: string | null; text: string }> {
+  const mail = await h.mailbox.waitFor((m) => m.to.includes(email), { afterId });
+  const code = /\b(\d{6})\b/.exec(mail.subject)?.[1] ?? /\b(\d{6})\b/.exec(mail.text)?.[1];
+  if (!code) throw new Error(`no code in the mail to ${email}`);
+  const token = /#token=([^\s]+)/.exec(mail.text)?.[1];
+  return { code, token: token ? decodeURIComponent(token) : null, text: mail.text };
+}
+
+/** Signs `email` in by the emailed code, as a person would (the account is created on first sign-in). */
+export async function signInByMail(h: Harness, email = `${newId('account').toLowerCase()}@example.test`): Promise<WebSession> {
+  const before = h.mailbox.lastId();
+  const requested = await h.http.post('/v1/auth/magic-link/request').send({ email });
+  expect(requested.status).toBe(200);
+  const { code } = await mailedCode(h, email, before);
+  const verified = await h.http.post('/v1/auth/magic-link/verify').send({ email, code });
+  expect(verified.status).toBe(200);
+  const body = verified.body as { access_token: string; refresh_token: string; account_id: string };
+  return { email, accountId: body.account_id, accessToken: body.access_token, refreshToken: body.refresh_token, bearer: `Bearer ${body.access_token}` };
 }

@@ -1,0 +1,28 @@
+import type Router from '@koa/router';
+import type { MailCatcher } from '../../services/mail-catcher';
+
+const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+
+/**
+ * Development only: the local mail catcher's inbox, newest first, so that a new user can sign in with
+ * no outside mail service. Not part of the API (absent from OpenAPI and from production).
+ */
+export function mountDevMailbox(router: Router, mailbox: MailCatcher): void {
+  router.get('/dev/mail', (ctx) => {
+    const items = mailbox
+      .list()
+      .map(
+        (m) =>
+          `<article><h2>${escape(m.subject)}</h2><p><small>${m.receivedAt.toISOString()} · to ${escape(m.to.join(', '))}</small></p><pre>${escape(m.text).replace(
+            /(https?:\/\/[^\s<]+)/g,
+            '<a href="$1">$1</a>',
+          )}</pre></article>`,
+      )
+      .join('\n');
+    ctx.type = 'text/html';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="5"><title>Development mailbox</title>
+<style>body{font-family:system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem}article{border-bottom:1px solid #ddd;padding:.5rem 0}pre{white-space:pre-wrap}</style></head>
+<body><h1>Development mailbox</h1><p>Every message the local mail catcher received (newest first; this page refreshes itself).</p>${items || '<p>No mail yet.</p>'}</body></html>`;
+  });
+}

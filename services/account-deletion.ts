@@ -1,0 +1,80 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { AccountSchema } from '../db/entities';
+import { AppError, notFound } from './errors';
+import { revokeAllSessions } from './auth/sessions';
+
+/** Rows one erase step removes from one table: short transactions, however large the account. */
+const ERASE_BATCH_ROWS = 5_000;
+
+/**
+ * Asks for the account's erasure. In one transaction the account stops authenticating (sessions and
+ * keys revoked, marked deleted) and its address is freed; the `delete-account/<acc>` workflow
+ * erases the rest, and the sweep restarts it if this process dies before starting it.
+ */
+export async function requestAccountDeletion(em: EntityManager, accountId: string, confirmation: string, now: Date): Promise<void> {
+  await em.transactional(async (tx) => {
+    const account = await tx.findOne(AccountSchema, { id: accountId, deletedAt: null });
+    if (!account) throw notFound('The account');
+    if (confirmation.trim().toLowerCase() !== account.email) {
+      throw new AppError('CONFIRMATION_MISMATCH', 400, 'The confirmation must be the address of this account.');
+    }
+    await tx.execute(`delete from sign_in_challenges where email = ?`, [account.email]);
+    await tx.execute(`update accounts set deleted_at = ?, email = ?, full_name = null, password_hash = null where id = ?`, [
+      now,
+      // The address is free at once for a new account; the row keeps a unique, undeliverable one until erased.
+      `${account.id}@deleted.invalid`,
+      account.id,
+    ]);
+    await tx.execute(`update api_keys set revoked_at = ? where revoked_at is null and workspace_id in (select id from workspaces where account_id = ?)`, [now, accountId]);
+    await revokeAllSessions(tx, accountId, now);
+  });
+}
+
+/** Every model id of an account (deleted ones too: their workflows may still run). */
+export async function accountModelIds(em: EntityManager, accountId: string): Promise<string[]> {
+  const rows = await em.execute<Array<{ id: string }>>(`select id from models where account_id = ?`, [accountId]);
+  return rows.map((r) => r.id);
+}
+
+// Children before parents, so that every batch is a plain indexed delete. `?` is the account id.
+const ERASE_STEPS: Array<[table: string, where: string]> = [
+  ['predictions', `workspace_id in (select id from workspaces where account_id = ?)`],
+  ['outcomes', `workspace_id in (select id from workspaces where account_id = ?)`],
+  ['model_context_chunks', `model_id in (select id from models where account_id = ?)`],
+  ['model_versions', `model_id in (select id from models where account_id = ?)`],
+  ['models', `account_id = ?`],
+  ['idempotency_records', `workspace_id in (select id from workspaces where account_id = ?)`],
+  ['request_log', `account_id = ?`],
+  ['credit_reservations', `account_id = ?`],
+  ['credit_ledger', `account_id = ?`],
+  ['api_keys', `workspace_id in (select id from workspaces where account_id = ?)`],
+  ['oauth_identities', `account_id = ?`],
+  ['refresh_tokens', `account_id = ?`],
+  ['sessions', `account_id = ?`],
+  ['workspaces', `account_id = ?`],
+];
+
+/**
+ * One erase step of a deleted account: up to ERASE_BATCH_ROWS rows of the first table that still
+ * holds some, or the account row itself at the end. Idempotent; `done` once nothing is left.
+ */
+export async function eraseAccountStep(em: EntityManager, accountId: string): Promise<{ table: string; erased: number; done: boolean }> {
+  const marked = await em.execute<Array<{ id: string }>>(`select id from accounts where id = ? and deleted_at is not null`, [accountId]);
+  if (marked.length === 0) return { table: 'accounts', erased: 0, done: true };
+  for (const [table, where] of ERASE_STEPS) {
+    const rows = await em.execute<Array<{ n: string }>>(
+      `with gone as (delete from ${table} where ctid in (select ctid from ${table} where ${where} limit ${ERASE_BATCH_ROWS}) returning 1) select count(*) as n from gone`,
+      [accountId],
+    );
+    const erased = Number(rows[0]?.n ?? 0);
+    if (erased > 0) return { table, erased, done: false };
+  }
+  await em.execute(`delete from accounts where id = ? and deleted_at is not null`, [accountId]);
+  return { table: 'accounts', erased: 1, done: true };
+}
+
+/** Accounts marked deleted a while ago and still present: their erasure workflow may never have started. */
+export async function strandedDeletions(em: EntityManager, markedBefore: Date): Promise<string[]> {
+  const rows = await em.execute<Array<{ id: string }>>(`select id from accounts where deleted_at is not null and deleted_at < ? order by deleted_at limit 100`, [markedBefore]);
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,50 @@
+import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Knex } from '@mikro-orm/postgresql';
+import { SIGN_IN_LIMITS, type SignInStep } from '../../config/plans';
+import { RATE_LIMIT_TABLE, RateLimited } from '../rate-limits';
+
+/**
+ * Budgets of the sign-in steps per address and per client address (rate-limiter-flexible on the
+ * shared PostgreSQL table), so that guessing codes or flooding an inbox is slow from any process.
+ */
+export class SignInLimits {
+  private readonly limiters = new Map<string, RateLimiterPostgres>();
+
+  constructor(
+    private readonly knex: Knex,
+    private readonly scale: number,
+  ) {}
+
+  private limiter(step: SignInStep, scope: 'address' | 'client', points: number): RateLimiterPostgres {
+    const name = `signin:${step}:${scope}`;
+    let limiter = this.limiters.get(name);
+    if (!limiter) {
+      limiter = new RateLimiterPostgres({
+        storeClient: this.knex,
+        storeType: 'knex',
+        tableName: RATE_LIMIT_TABLE,
+        tableCreated: true,
+        keyPrefix: name,
+        points: points * this.scale,
+        duration: SIGN_IN_LIMITS[step].windowSeconds,
+      });
+      this.limiters.set(name, limiter);
+    }
+    return limiter;
+  }
+
+  /** Counts one attempt of `step`; 429 RATE_LIMITED (with the wait) when either budget is spent. */
+  async consume(step: SignInStep, who: { address?: string | null; client: string | null }): Promise<void> {
+    const budget = SIGN_IN_LIMITS[step];
+    const counted: Array<[RateLimiterPostgres, string, number]> = [];
+    if (who.client) counted.push([this.limiter(step, 'client', budget.perClient), who.client, budget.perClient]);
+    if (who.address && budget.perAddress !== null) counted.push([this.limiter(step, 'address', budget.perAddress), who.address, budget.perAddress]);
+    const outcomes = await Promise.allSettled(counted.map(([limiter, key]) => limiter.consume(key)));
+    for (const [i, outcome] of outcomes.entries()) {
+      if (outcome.status === 'fulfilled') continue;
+      if (!(outcome.reason instanceof RateLimiterRes)) throw outcome.reason;
+      const resetSeconds = Math.max(1, Math.ceil(outcome.reason.msBeforeNext / 1000));
+      throw new RateLimited({ limit: counted[i]![2] * this.scale, remaining: 0, resetSeconds }, 'sign-in');
+    }
+  }
+}

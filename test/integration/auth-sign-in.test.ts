@@ -1,0 +1,194 @@
+import { createStaffAccount } from '../../services/accounts';
+import { newId } from '../../services/ids';
+import { STAFF_DOMAIN, expectError, mailedCode, signInByMail, startHarness, type Harness } from '../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+const newAddress = () => `${newId('account').toLowerCase()}@example.test`;
+const staffAddress = () => `${newId('account').toLowerCase()}@${STAFF_DOMAIN}`;
+const STAFF_PASSWORD = 'correct horse battery staple';
+
+async function accountRows(email: string) {
+  return h.orm.em.fork().execute<Array<{ id: string; plan: string; workspaces: string }>>(
+    `select a.id, a.plan, (select count(*) from workspaces w where w.account_id = a.id) as workspaces from accounts a where a.email = ?`,
+    [email],
+  );
+}
+
+async function backdateChallenge(email: string, seconds: number) {
+  await h.orm.em.fork().execute(`update sign_in_challenges set created_at = created_at - make_interval(secs => ?) where email = ? and closed_at is null`, [seconds, email]);
+}
+
+describe('login: next step by domain only', () => {
+  test('a staff domain answers password and any other address magic_link, whether or not an account exists', async () => {
+    const known = await signInByMail(h);
+    const answers = await Promise.all([known.email, newAddress()].map((email) => h.http.post('/v1/auth/login').send({ email })));
+    for (const res of answers) expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { next_step: 'magic_link' } });
+    const staff = await h.http.post('/v1/auth/login').send({ email: staffAddress() });
+    expect({ status: staff.status, body: staff.body }).toEqual({ status: 200, body: { next_step: 'password' } });
+  });
+
+  test('a malformed address is a 400 VALIDATION_ERROR', async () => {
+    expectError(await h.http.post('/v1/auth/login').send({ email: 'not-an-address' }), 400, 'VALIDATION_ERROR');
+  });
+});
+
+describe('magic link and code', () => {
+  test('known and unknown addresses get the same status and body, and each gets its mail', async () => {
+    const known = await signInByMail(h);
+    await backdateChallenge(known.email, 120);
+    const unknown = newAddress();
+    const before = h.mailbox.lastId();
+    const [a, b] = await Promise.all([known.email, unknown].map((email) => h.http.post('/v1/auth/magic-link/request').send({ email })));
+    expect(a!.status).toBe(200);
+    expect({ status: b!.status, body: b!.body }).toEqual({ status: a!.status, body: a!.body });
+    await mailedCode(h, known.email, before);
+    await mailedCode(h, unknown, before);
+    expect(await accountRows(unknown)).toEqual([]);
+  });
+
+  test('the code creates the account on first verification (free plan, one workspace) and the answer never carries the code or link', async () => {
+    const email = newAddress();
+    const before = h.mailbox.lastId();
+    const requested = await h.http.post('/v1/auth/magic-link/request').send({ email });
+    const { code, token } = await mailedCode(h, email, before);
+    expect(JSON.stringify(requested.body)).not.toContain(code);
+    expect(JSON.stringify(requested.body)).not.toContain(token!);
+    const verified = await h.http.post('/v1/auth/magic-link/verify').send({ email, code });
+    expect(verified.status).toBe(200);
+    expect(verified.body).toEqual(expect.objectContaining({ token_type: 'Bearer', account_created: true, access_token: expect.any(String), refresh_token: expect.stringMatching(/^rt_/) }));
+    expect(await accountRows(email)).toEqual([{ id: verified.body.account_id, plan: 'free', workspaces: '1' }]);
+    const logs = h.logLines.join('\n');
+    expect(logs).not.toContain(token!);
+    expect(logs).not.toContain(`"${code}"`);
+  });
+
+  test('a link works once, and using it voids the code of the same mail', async () => {
+    const email = newAddress();
+    const before = h.mailbox.lastId();
+    await h.http.post('/v1/auth/magic-link/request').send({ email });
+    const { code, token } = await mailedCode(h, email, before);
+    expect((await h.http.post('/v1/auth/magic-link/verify').send({ token })).status).toBe(200);
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ token }), 400, 'MAGIC_LINK_INVALID');
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ email, code }), 400, 'OTP_INVALID');
+  });
+
+  test('a code works once; a second sign-in of the same address is not a new account', async () => {
+    const first = await signInByMail(h);
+    await backdateChallenge(first.email, 120);
+    const before = h.mailbox.lastId();
+    await h.http.post('/v1/auth/magic-link/request').send({ email: first.email });
+    const { code } = await mailedCode(h, first.email, before);
+    const again = await h.http.post('/v1/auth/magic-link/verify').send({ email: first.email, code });
+    expect({ status: again.status, account: again.body.account_id, created: again.body.account_created }).toEqual({ status: 200, account: first.accountId, created: false });
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ email: first.email, code }), 400, 'OTP_INVALID');
+  });
+
+  test('five wrong codes void the code: the fifth answers OTP_TOO_MANY_ATTEMPTS and the right code no longer works', async () => {
+    const email = newAddress();
+    const before = h.mailbox.lastId();
+    await h.http.post('/v1/auth/magic-link/request').send({ email });
+    const { code } = await mailedCode(h, email, before);
+    const wrong = code === '000000' ? '000001' : '000000';
+    for (let i = 1; i <= 4; i += 1) expectError(await h.http.post('/v1/auth/magic-link/verify').send({ email, code: wrong }), 400, 'OTP_INVALID');
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ email, code: wrong }), 400, 'OTP_TOO_MANY_ATTEMPTS');
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ email, code }), 400, 'OTP_INVALID');
+    expect(await accountRows(email)).toEqual([]);
+  });
+
+  test('an expired link and code are refused', async () => {
+    const email = newAddress();
+    const before = h.mailbox.lastId();
+    await h.http.post('/v1/auth/magic-link/request').send({ email });
+    const { code, token } = await mailedCode(h, email, before);
+    await h.orm.em.fork().execute(`update sign_in_challenges set expires_at = now() - interval '1 second' where email = ?`, [email]);
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ email, code }), 400, 'OTP_INVALID');
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ token }), 400, 'MAGIC_LINK_INVALID');
+  });
+
+  test('at most one mail per address per minute; a later request voids the earlier link and code', async () => {
+    const email = newAddress();
+    const before = h.mailbox.lastId();
+    const answers = [];
+    for (let i = 0; i < 3; i += 1) answers.push((await h.http.post('/v1/auth/magic-link/request').send({ email })).status);
+    expect(answers).toEqual([200, 200, 200]);
+    const first = await mailedCode(h, email, before);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(h.mailbox.to(email)).toHaveLength(1);
+
+    await backdateChallenge(email, 61);
+    const afterFirst = h.mailbox.lastId();
+    expect((await h.http.post('/v1/auth/magic-link/request').send({ email })).status).toBe(200);
+    const second = await mailedCode(h, email, afterFirst);
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ token: first.token }), 400, 'MAGIC_LINK_INVALID');
+    expect((await h.http.post('/v1/auth/magic-link/verify').send({ email, code: second.code })).status).toBe(200);
+  });
+
+  test('a staff address never signs in by link: 403 STAFF_LOGIN_REQUIRED on request and on verify, and no mail', async () => {
+    const email = staffAddress();
+    const before = h.mailbox.lastId();
+    expectError(await h.http.post('/v1/auth/magic-link/request').send({ email }), 403, 'STAFF_LOGIN_REQUIRED');
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ email, code: '123456' }), 403, 'STAFF_LOGIN_REQUIRED');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(h.mailbox.lastId()).toBe(before);
+  });
+
+  test('a verify body with neither a token nor an email and code is a 400 VALIDATION_ERROR', async () => {
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ email: newAddress() }), 400, 'VALIDATION_ERROR');
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({}), 400, 'VALIDATION_ERROR');
+  });
+});
+
+describe('staff sign-in', () => {
+  async function staff() {
+    const email = staffAddress();
+    await createStaffAccount(h.orm.em.fork(), { email, password: STAFF_PASSWORD, staffDomains: [STAFF_DOMAIN] });
+    return email;
+  }
+
+  test('password then emailed six-digit code signs in', async () => {
+    const email = await staff();
+    const before = h.mailbox.lastId();
+    const step = await h.http.post('/v1/auth/login/password').send({ email, password: STAFF_PASSWORD });
+    expect({ status: step.status, next: step.body.next_step }).toEqual({ status: 202, next: 'code' });
+    const { code } = await mailedCode(h, email, before);
+    expect(code).toMatch(/^\d{6}$/);
+    const verified = await h.http.post('/v1/auth/login/verify').send({ email, code });
+    expect(verified.status).toBe(200);
+    const me = await h.http.get('/v1/auth/me').set('Authorization', `Bearer ${verified.body.access_token}`);
+    expect({ status: me.status, staff: me.body.is_staff, email: me.body.email }).toEqual({ status: 200, staff: true, email });
+  });
+
+  test('an unknown staff address and a wrong password answer the same 401, and no code is sent', async () => {
+    const email = await staff();
+    const before = h.mailbox.lastId();
+    const wrong = await h.http.post('/v1/auth/login/password').send({ email, password: 'not the password' });
+    const unknown = await h.http.post('/v1/auth/login/password').send({ email: staffAddress(), password: STAFF_PASSWORD });
+    const notStaff = await h.http.post('/v1/auth/login/password').send({ email: newAddress(), password: STAFF_PASSWORD });
+    for (const res of [wrong, unknown, notStaff]) expectError(res, 401, 'STAFF_LOGIN_INVALID');
+    expect(unknown.body).toEqual(wrong.body);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(h.mailbox.lastId()).toBe(before);
+  });
+
+  test('wrong codes answer OTP_INVALID, the fifth OTP_TOO_MANY_ATTEMPTS, then the code is void until the password step again', async () => {
+    const email = await staff();
+    const before = h.mailbox.lastId();
+    await h.http.post('/v1/auth/login/password').send({ email, password: STAFF_PASSWORD });
+    const { code } = await mailedCode(h, email, before);
+    const wrong = code === '999999' ? '999998' : '999999';
+    for (let i = 1; i <= 4; i += 1) expectError(await h.http.post('/v1/auth/login/verify').send({ email, code: wrong }), 400, 'OTP_INVALID');
+    expectError(await h.http.post('/v1/auth/login/verify').send({ email, code: wrong }), 400, 'OTP_TOO_MANY_ATTEMPTS');
+    expectError(await h.http.post('/v1/auth/login/verify').send({ email, code }), 401, 'STAFF_LOGIN_INVALID');
+  });
+
+  test('a code for an address that never passed the password step is a 401 STAFF_LOGIN_INVALID', async () => {
+    expectError(await h.http.post('/v1/auth/login/verify').send({ email: staffAddress(), code: '123456' }), 401, 'STAFF_LOGIN_INVALID');
+  });
+});
