@@ -2,6 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteCo
 import type { ZodObject } from 'zod';
 import type { AnyRoute } from './route';
 import { errorEnvelopeSchema } from './schemas/common';
+import { z } from './zod';
 
 const GENERIC_ERRORS: Array<[number, string]> = [
   [400, 'VALIDATION_ERROR'],
@@ -20,10 +21,12 @@ const RATE_HEADERS = {
 
 const AUTH_ERRORS: Record<AnyRoute['auth'], Array<[number, string]>> = {
   public: [],
+  // 404 NOT_FOUND: a web session's X-Workspace-Id that is not one of its account's workspaces.
   key_or_session: [
     [401, 'AUTH_REQUIRED'],
     [401, 'API_KEY_INVALID'],
     [401, 'TOKEN_INVALID'],
+    [404, 'NOT_FOUND'],
     [429, 'RATE_LIMITED'],
   ],
   admin: [
@@ -31,13 +34,23 @@ const AUTH_ERRORS: Record<AnyRoute['auth'], Array<[number, string]>> = {
     [401, 'API_KEY_INVALID'],
     [401, 'TOKEN_INVALID'],
     [403, 'ADMIN_KEY_REQUIRED'],
+    [404, 'NOT_FOUND'],
     [429, 'RATE_LIMITED'],
   ],
   session: [
     [401, 'AUTH_REQUIRED'],
     [401, 'TOKEN_INVALID'],
+    [404, 'NOT_FOUND'],
+    [429, 'RATE_LIMITED'],
   ],
 };
+
+const workspaceHeaderSchema = z.object({
+  'x-workspace-id': z
+    .string()
+    .optional()
+    .openapi({ description: 'Web sessions: the workspace to act on (one of the account\'s; default the oldest). Ignored for API keys, which belong to one workspace.' }),
+});
 
 const SECURITY: Record<AnyRoute['auth'], RouteConfig['security']> = {
   public: [],
@@ -87,7 +100,8 @@ export function buildOpenApiDocument(routes: AnyRoute[], info: { version: string
   registry.registerComponent('securitySchemes', 'BearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'An API key (sk-svc-api-…, sk-svc-admin-…) or a web session access token.',
+    bearerFormat: 'API key or JWT',
+    description: 'An API key (sk-svc-api-…, sk-svc-admin-…) or a web session\'s access token (a JWT from /v1/auth/*; 15 minutes; renew with POST /v1/auth/refresh).',
   });
   for (const route of routes) {
     registry.registerPath({
@@ -99,6 +113,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], info: { version: string
       request: {
         ...(route.params ? { params: route.params as ZodObject } : {}),
         ...(route.query ? { query: route.query as ZodObject } : {}),
+        ...(route.auth === 'public' ? {} : { headers: workspaceHeaderSchema }),
         ...(route.body ? { body: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
       },
       responses: responsesOf(route),

@@ -9,6 +9,14 @@ import { createLogger } from '../services/logger';
 import { EMBEDDED_PG_PORT, startEmbeddedPostgres } from './lib/embedded-postgres';
 import { startService, stopOnSignals } from './lib/runtime';
 import { startTemporalDevServer } from './lib/temporal-dev-server';
+import { MailCatcher, type CaughtMail } from '../services/mail-catcher';
+
+const DEV_SMTP_PORT = 1025;
+
+/** The development mail box prints each message in full: it is where a local user reads their sign-in link. */
+function printMail(mail: CaughtMail): void {
+  console.log([``, `── mail to ${mail.to.join(', ')} · ${mail.subject}`, mail.text.trim(), `──`, ``].join('\n'));
+}
 
 const DEV_TEMPORAL_PORT = 7233;
 
@@ -44,14 +52,34 @@ async function main(): Promise<void> {
     logger.info({ address: server.address, ui: server.uiUrl }, 'Temporal dev server running');
   }
 
-  const service = await startService({ config, logger, databaseUrl, temporalAddress, api: true, worker: true, runMigrations: true });
+  let smtpUrl = config.SMTP_URL;
+  let devMailbox: MailCatcher | undefined;
+  if (!smtpUrl) {
+    devMailbox = new MailCatcher({ onMail: printMail });
+    const mailbox = devMailbox;
+    smtpUrl = await mailbox.start(DEV_SMTP_PORT).catch(() => mailbox.start(0));
+    cleanup.push(() => mailbox.stop());
+    logger.info({ smtp: smtpUrl }, 'SMTP_URL not set: a local mail catcher receives every mail (shown here and at /dev/mail)');
+  }
+
+  const service = await startService({
+    config: { ...config, SMTP_URL: smtpUrl },
+    logger,
+    databaseUrl,
+    temporalAddress,
+    api: true,
+    worker: true,
+    runMigrations: true,
+    devMailbox,
+  });
   cleanup.push(() => service.stop());
   console.log(
     [
       '',
       `Prediction service running at ${service.url}  (OpenAPI: ${service.url}/openapi.json, health: ${service.url}/health)`,
       config.TEMPORAL_ADDRESS ? '' : `Temporal UI: http://127.0.0.1:${config.TEMPORAL_UI_PORT}`,
-      'Get a first pair of keys (admin + usage) with:',
+      devMailbox ? `Sign in: POST /v1/auth/login {"email": "you@example.com"}, then read the link and code here or at ${service.url}/dev/mail` : '',
+      'Or get a first pair of keys (admin + usage) with:',
       `  npm run admin -- create-account --email you@example.com [--plan build]`,
       'Stop with Ctrl-C.',
       '',

@@ -13,6 +13,7 @@ import { migrate, openOrm, type Orm } from '../../db/orm';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { ensureSchedules } from '../../services/temporal/schedules';
 import { createWorker, installRuntimeOnce } from '../../services/temporal/worker';
+import type { MailCatcher } from '../../services/mail-catcher';
 
 export interface RunningService {
   /** Where the API listens, when it runs in this process. */
@@ -32,6 +33,8 @@ export async function startService(options: {
   api: boolean;
   worker: boolean;
   runMigrations: boolean;
+  /** The local mail catcher of `npm start`, shown at /dev/mail. */
+  devMailbox?: MailCatcher;
 }): Promise<RunningService> {
   const { config, logger } = options;
   installRuntimeOnce();
@@ -112,7 +115,7 @@ export async function startService(options: {
       const requestLog = new RequestLogWriter(orm, logger);
       stack.push(() => requestLog.close());
       const drain = new DrainState();
-      const app = createApp({ config, orm, temporal, logger, enginePool, requestLog, drain });
+      const app = createApp({ config, orm, temporal, logger, enginePool, requestLog, drain, devMailbox: options.devMailbox });
       const server = createHttpServer(app);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

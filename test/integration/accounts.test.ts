@@ -1,0 +1,244 @@
+import { AccessTokens } from '../../services/auth/access-tokens';
+import { workflowIds } from '../../services/temporal/ids';
+import { churnRows, withoutTarget } from '../support/datasets';
+import { expectError, signInByMail, startHarness, type Harness, type WebSession } from '../support/harness';
+import { startInProcessWorker } from '../support/processes';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+const as = (session: WebSession, workspaceId?: string) => {
+  const headers: Record<string, string> = { Authorization: session.bearer };
+  if (workspaceId) headers['X-Workspace-Id'] = workspaceId;
+  return headers;
+};
+
+describe('profile', () => {
+  test('GET /v1/auth/me shows the profile, plan, credits and workspaces; PATCH changes the full name', async () => {
+    const session = await signInByMail(h);
+    const me = await h.http.get('/v1/auth/me').set(as(session));
+    expect(me.status).toBe(200);
+    expect(me.body).toEqual(
+      expect.objectContaining({ id: session.accountId, email: session.email, full_name: null, plan: 'free', is_staff: false, credits: expect.objectContaining({ remaining: 1000 }) }),
+    );
+    expect(me.body.workspaces).toHaveLength(1);
+    const patched = await h.http.patch('/v1/auth/me').set(as(session)).send({ full_name: 'Ada Lovelace' });
+    expect({ status: patched.status, name: patched.body.full_name }).toEqual({ status: 200, name: 'Ada Lovelace' });
+    expectError(await h.http.patch('/v1/auth/me').set(as(session)).send({ full_name: '' }), 400, 'VALIDATION_ERROR');
+  });
+});
+
+describe('workspaces', () => {
+  test('create, list, get and rename; another account\'s workspace is a 404', async () => {
+    const session = await signInByMail(h);
+    const other = await signInByMail(h);
+    const created = await h.http.post('/v1/workspaces').set(as(session)).send({ name: 'Forecasts' });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual(expect.objectContaining({ id: expect.stringMatching(/^ws_/), name: 'Forecasts' }));
+    const list = await h.http.get('/v1/workspaces').set(as(session));
+    expect(list.body.data.map((w: { name: string }) => w.name)).toEqual(['Default workspace', 'Forecasts']);
+    expect((await h.http.get(`/v1/workspaces/${created.body.id}`).set(as(session))).body.name).toBe('Forecasts');
+    const renamed = await h.http.patch(`/v1/workspaces/${created.body.id}`).set(as(session)).send({ name: 'Demand' });
+    expect({ status: renamed.status, name: renamed.body.name }).toEqual({ status: 200, name: 'Demand' });
+    expectError(await h.http.get(`/v1/workspaces/${created.body.id}`).set(as(other)), 404, 'NOT_FOUND');
+    expectError(await h.http.patch(`/v1/workspaces/${created.body.id}`).set(as(other)).send({ name: 'Mine now' }), 404, 'NOT_FOUND');
+  });
+
+  test('X-Workspace-Id chooses the workspace a session acts on; without it the oldest; another account\'s is a 404', async () => {
+    const session = await signInByMail(h);
+    const other = await signInByMail(h);
+    const second = (await h.http.post('/v1/workspaces').set(as(session)).send({ name: 'Second' })).body.id as string;
+    const key = await h.http.post('/v1/api-keys').set(as(session, second)).send({ name: 'in second' });
+    expect({ status: key.status, workspace: key.body.workspace_id }).toEqual({ status: 201, workspace: second });
+    const inDefault = await h.http.get('/v1/api-keys').set(as(session));
+    expect(inDefault.body.data.map((k: { id: string }) => k.id)).not.toContain(key.body.id);
+    const inSecond = await h.http.get('/v1/api-keys').set(as(session, second));
+    expect(inSecond.body.data.map((k: { id: string }) => k.id)).toEqual([key.body.id]);
+    expectError(await h.http.get('/v1/api-keys').set(as(other, second)), 404, 'NOT_FOUND');
+    expectError(await h.http.get('/v1/models').set(as(session, 'ws_doesnotexist')), 404, 'NOT_FOUND');
+  });
+
+  test('a web session creates admin keys; an admin key still cannot (403), and a usage key made by the session predicts', async () => {
+    const session = await signInByMail(h);
+    const admin = await h.http.post('/v1/api-keys').set(as(session)).send({ name: 'ops', kind: 'admin' });
+    expect({ status: admin.status, kind: admin.body.kind, prefix: admin.body.secret.slice(0, 13) }).toEqual({ status: 201, kind: 'admin', prefix: 'sk-svc-admin-' });
+    const refused = await h.http.post('/v1/api-keys').set('X-API-Key', admin.body.secret).send({ name: 'nested', kind: 'admin' });
+    expect(refused.status).toBe(403);
+    const usage = await h.http.post('/v1/api-keys').set('X-API-Key', admin.body.secret).send({ name: 'app' });
+    expect(usage.status).toBe(201);
+    const forecast = await h.http
+      .post('/v1/forecast')
+      .set('X-API-Key', usage.body.secret)
+      .send({ target: 'y', horizon: 2, data: Array.from({ length: 20 }, (_, i) => ({ t: `2026-01-${String(i + 1).padStart(2, '0')}`, y: i % 5 })) });
+    expect(forecast.status).toBe(200);
+  });
+});
+
+describe('account deletion', () => {
+  async function countRows(accountId: string, workspaceIds: string[], modelIds: string[]) {
+    const em = h.orm.em.fork();
+    const count = async (sql: string, params: unknown[]) => Number((await em.execute<Array<{ n: string }>>(sql, params))[0]!.n);
+    const ws = workspaceIds.length ? workspaceIds : ['-'];
+    const mdl = modelIds.length ? modelIds : ['-'];
+    return {
+      accounts: await count(`select count(*) as n from accounts where id = ?`, [accountId]),
+      workspaces: await count(`select count(*) as n from workspaces where account_id = ?`, [accountId]),
+      api_keys: await count(`select count(*) as n from api_keys where workspace_id in (?)`, [ws]),
+      models: await count(`select count(*) as n from models where account_id = ?`, [accountId]),
+      model_versions: await count(`select count(*) as n from model_versions where model_id in (?)`, [mdl]),
+      context: await count(`select count(*) as n from model_context_chunks where model_id in (?)`, [mdl]),
+      predictions: await count(`select count(*) as n from predictions where workspace_id in (?)`, [ws]),
+      outcomes: await count(`select count(*) as n from outcomes where workspace_id in (?)`, [ws]),
+      request_log: await count(`select count(*) as n from request_log where account_id = ?`, [accountId]),
+      ledger: await count(`select count(*) as n from credit_ledger where account_id = ?`, [accountId]),
+      sessions: await count(`select count(*) as n from sessions where account_id = ?`, [accountId]),
+      refresh_tokens: await count(`select count(*) as n from refresh_tokens where account_id = ?`, [accountId]),
+    };
+  }
+
+  /** An account with two workspaces, a key, a trained model, predictions and an outcome. */
+  async function populatedAccount() {
+    const session = await signInByMail(h);
+    const second = (await h.http.post('/v1/workspaces').set(as(session)).send({ name: 'Second' })).body.id as string;
+    const key = (await h.http.post('/v1/api-keys').set(as(session, second)).send({ name: 'app' })).body.secret as string;
+    const model = await h.http.post('/v1/models').set('X-API-Key', key).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(120) });
+    expect(model.status).toBe(201);
+    const scored = await h.http.post(`/v1/models/${model.body.id}/predict`).set('X-API-Key', key).send({ rows: withoutTarget(churnRows(3, 7), 'churned') });
+    expect(scored.status).toBe(200);
+    const outcome = await h.http
+      .post(`/v1/models/${model.body.id}/outcomes`)
+      .set('X-API-Key', key)
+      .send({ outcomes: [{ request_id: scored.body.predictions[0].request_id, actual: 'yes' }] });
+    expect(outcome.status).toBe(201);
+    const workspaces = (await h.http.get('/v1/workspaces').set(as(session))).body.data.map((w: { id: string }) => w.id) as string[];
+    return { session, key, workspaces, modelId: model.body.id as string };
+  }
+
+  test('a wrong confirmation is a 400 CONFIRMATION_MISMATCH and changes nothing', async () => {
+    const session = await signInByMail(h);
+    expectError(await h.http.delete('/v1/auth/me').set(as(session)).send({ email: 'someone.else@example.test' }), 400, 'CONFIRMATION_MISMATCH');
+    expect((await h.http.get('/v1/auth/me').set(as(session))).status).toBe(200);
+  });
+
+  test('deletion stops every credential at once and the delete-account workflow erases every row of the account', async () => {
+    const { session, key, workspaces, modelId } = await populatedAccount();
+    const before = await countRows(session.accountId, workspaces, [modelId]);
+    expect(before).toEqual(expect.objectContaining({ accounts: 1, workspaces: 2, models: 1, model_versions: 1, predictions: 3, outcomes: 1 }));
+
+    expect((await h.http.delete('/v1/auth/me').set(as(session)).send({ email: session.email.toUpperCase() })).status).toBe(204);
+    expectError(await h.http.get('/v1/auth/me').set(as(session)), 401, 'TOKEN_INVALID');
+    expectError(await h.http.get('/v1/models').set('X-API-Key', key), 401, 'API_KEY_INVALID');
+    expectError(await h.http.post('/v1/auth/refresh').send({ refresh_token: session.refreshToken }), 401, 'TOKEN_INVALID');
+
+    const result = await h.client.workflow.getHandle(workflowIds.deleteAccount(session.accountId)).result();
+    expect(result.modelsStopped).toBe(1);
+    const after = await countRows(session.accountId, workspaces, [modelId]);
+    expect(Object.values(after).every((n) => n === 0)).toBe(true);
+
+    // The address is free again: signing in makes a new, empty account.
+    const again = await signInByMail(h, session.email);
+    expect(again.accountId).not.toBe(session.accountId);
+  });
+});
+
+describe('account deletion across a worker restart', () => {
+  let w: Harness;
+  beforeAll(async () => {
+    w = await startHarness({ withoutWorker: true });
+  });
+  afterAll(async () => {
+    await w.stop();
+  });
+
+  test('asked while no worker runs, the erasure finishes once a worker starts, and the account never authenticates meanwhile', async () => {
+    const session = await signInByMail(w);
+    expect((await w.http.delete('/v1/auth/me').set(as(session)).send({ email: session.email })).status).toBe(204);
+    expectError(await w.http.get('/v1/auth/me').set(as(session)), 401, 'TOKEN_INVALID');
+    const marked = await w.orm.em.fork().execute<Array<{ deleted_at: Date | null }>>(`select deleted_at from accounts where id = ?`, [session.accountId]);
+    expect(marked[0]?.deleted_at).toBeTruthy();
+
+    const worker = await startInProcessWorker(w);
+    try {
+      await w.client.workflow.getHandle(workflowIds.deleteAccount(session.accountId)).result();
+    } finally {
+      await worker.stop();
+    }
+    expect(await w.orm.em.fork().execute(`select id from accounts where id = ?`, [session.accountId])).toEqual([]);
+    expect(await w.orm.em.fork().execute(`select id from workspaces where account_id = ?`, [session.accountId])).toEqual([]);
+  });
+});
+
+describe('separation by route', () => {
+  const ACCOUNT_ROUTES = ['GET /v1/auth/me', 'PATCH /v1/auth/me', 'DELETE /v1/auth/me', 'GET /v1/workspaces', 'POST /v1/workspaces', 'GET /v1/workspaces/{workspaceId}', 'PATCH /v1/workspaces/{workspaceId}'];
+  const isAdminRoute = (path: string) => /^\/v1\/(api-keys|webhooks|billing)(\/|$)/.test(path);
+
+  async function operations(): Promise<Array<{ method: string; path: string; url: string; open: boolean }>> {
+    const doc = (await h.http.get('/openapi.json')).body as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+    return Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({
+        method: method.toUpperCase(),
+        path,
+        url: path.replace(/\{[^}]+\}/g, (p) => (p === '{workspaceId}' ? 'ws_unknown000' : p === '{keyId}' ? 'key_unknown000' : 'mdl_unknown000')),
+        open: (op.security ?? []).length === 0,
+      })),
+    );
+  }
+
+  const call = (method: string, url: string, headers: Record<string, string>) => {
+    const agent = h.http as unknown as Record<string, (u: string) => { set(h: Record<string, string>): { send(b: object): Promise<{ status: number; body: { message?: string }; headers: Record<string, string> }> } }>;
+    return agent[method.toLowerCase()]!(url).set(headers).send({});
+  };
+
+  test('the spec\'s table, row by row', async () => {
+    const session = await signInByMail(h);
+    const usage = (await h.http.post('/v1/api-keys').set(as(session)).send({ name: 'usage' })).body.secret as string;
+    for (const path of ['/v1/models', '/v1/usage']) expect((await h.http.get(path).set('X-API-Key', usage)).status).toBe(200);
+    const series = Array.from({ length: 20 }, (_, i) => ({ t: i + 1, y: (i * 7) % 5 }));
+    expect((await h.http.post('/v1/forecast').set('X-API-Key', usage).send({ target: 'y', horizon: 2, data: series })).status).toBe(200);
+    expectError(await h.http.get('/v1/auth/me').set('X-API-Key', usage), 401, 'AUTH_REQUIRED');
+    expectError(await h.http.get('/v1/workspaces').set('Authorization', `Bearer ${usage}`), 401, 'AUTH_REQUIRED');
+    expectError(await h.http.get('/v1/api-keys').set('X-API-Key', usage), 403, 'ADMIN_KEY_REQUIRED');
+    expectError(await h.http.get('/v1/models').set('X-API-Key', 'sk-svc-api-unknownkeyunknownkey'), 401, 'API_KEY_INVALID');
+    const claims = JSON.parse(Buffer.from(session.accessToken.split('.')[1]!, 'base64url').toString()) as { sid: string };
+    const expired = (await AccessTokens.fromConfig(h.config).sign({ accountId: session.accountId, sessionId: claims.sid }, new Date(Date.now() - 3_600_000))).token;
+    expectError(await h.http.get('/v1/models').set('Authorization', `Bearer ${expired}`), 401, 'TOKEN_INVALID');
+  });
+
+  test('every authenticated route, with every identity: usage key, admin key, web session, unknown key, expired access token', async () => {
+    const session = await signInByMail(h);
+    const admin = (await h.http.post('/v1/api-keys').set(as(session)).send({ name: 'admin', kind: 'admin' })).body.secret as string;
+    const usage = (await h.http.post('/v1/api-keys').set(as(session)).send({ name: 'usage' })).body.secret as string;
+    const claims = JSON.parse(Buffer.from(session.accessToken.split('.')[1]!, 'base64url').toString()) as { sid: string };
+    const expired = (await AccessTokens.fromConfig(h.config).sign({ accountId: session.accountId, sessionId: claims.sid }, new Date(Date.now() - 3_600_000))).token;
+    const checked: string[] = [];
+    for (const op of await operations()) {
+      if (op.open) continue;
+      const name = `${op.method} ${op.path}`;
+      const account = ACCOUNT_ROUTES.includes(name);
+      const adminRoute = isAdminRoute(op.path);
+      const answers = {
+        unknownKey: await call(op.method, op.url, { 'X-API-Key': 'sk-svc-api-unknownkeyunknownkey' }),
+        expiredToken: await call(op.method, op.url, { Authorization: `Bearer ${expired}` }),
+        usage: await call(op.method, op.url, { 'X-API-Key': usage }),
+        admin: await call(op.method, op.url, { Authorization: `Bearer ${admin}` }),
+        session: await call(op.method, op.url, { Authorization: session.bearer }),
+      };
+      const got = Object.fromEntries(Object.entries(answers).map(([who, res]) => [who, res.status === 401 || res.status === 403 ? `${res.status} ${res.body.message}` : 'allowed']));
+      expect({ route: name, ...got }).toEqual({
+        route: name,
+        unknownKey: '401 API_KEY_INVALID',
+        expiredToken: '401 TOKEN_INVALID',
+        usage: account ? '401 AUTH_REQUIRED' : adminRoute ? '403 ADMIN_KEY_REQUIRED' : 'allowed',
+        admin: account ? '401 AUTH_REQUIRED' : name === 'POST /v1/models/{id}/predict' ? '403 ADMIN_KEY_CANNOT_PREDICT' : 'allowed',
+        session: 'allowed',
+      });
+      checked.push(name);
+    }
+    expect(checked).toEqual(expect.arrayContaining([...ACCOUNT_ROUTES, 'GET /v1/api-keys', 'POST /v1/models/{id}/predict', 'POST /v1/forecast']));
+  });
+});

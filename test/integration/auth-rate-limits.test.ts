@@ -1,0 +1,50 @@
+import { SIGN_IN_LIMITS } from '../../config/plans';
+import { newId } from '../../services/ids';
+import { STAFF_DOMAIN, expectError, startHarness, type Harness } from '../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  // The production budgets (scale 1); loopback is a trusted proxy so that each test can be its own client.
+  h = await startHarness({ config: { SIGN_IN_BUDGET_SCALE: 1, TRUSTED_PROXIES: 'loopback' } });
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+let clientCounter = 0;
+const newClient = () => `203.0.113.${(clientCounter += 1)}`;
+const address = (domain = 'example.test') => `${newId('account').toLowerCase()}@${domain}`;
+
+test('per address: the sixth magic-link request for one address within the hour is a 429 with Retry-After, from any client', async () => {
+  const email = address();
+  const budget = SIGN_IN_LIMITS.magic_link_request.perAddress!;
+  for (let i = 0; i < budget; i += 1) {
+    expect((await h.http.post('/v1/auth/magic-link/request').set('X-Forwarded-For', newClient()).send({ email })).status).toBe(200);
+  }
+  const refused = await h.http.post('/v1/auth/magic-link/request').set('X-Forwarded-For', newClient()).send({ email });
+  expectError(refused, 429, 'RATE_LIMITED');
+  expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+  // Another address is not affected.
+  expect((await h.http.post('/v1/auth/magic-link/request').set('X-Forwarded-For', newClient()).send({ email: address() })).status).toBe(200);
+});
+
+test('per client: past its budget of password attempts one client gets 429 whatever the address, another client does not', async () => {
+  const client = newClient();
+  const budget = SIGN_IN_LIMITS.password.perClient;
+  for (let i = 0; i < budget; i += 1) {
+    const res = await h.http.post('/v1/auth/login/password').set('X-Forwarded-For', client).send({ email: address(STAFF_DOMAIN), password: 'wrong password' });
+    expectError(res, 401, 'STAFF_LOGIN_INVALID');
+  }
+  expectError(await h.http.post('/v1/auth/login/password').set('X-Forwarded-For', client).send({ email: address(STAFF_DOMAIN), password: 'x' }), 429, 'RATE_LIMITED');
+  expectError(await h.http.post('/v1/auth/login/password').set('X-Forwarded-For', newClient()).send({ email: address(STAFF_DOMAIN), password: 'x' }), 401, 'STAFF_LOGIN_INVALID');
+});
+
+test('per address: code guesses for one address are limited across clients', async () => {
+  const email = address();
+  const budget = SIGN_IN_LIMITS.magic_link_verify.perAddress!;
+  for (let i = 0; i < budget; i += 1) {
+    const res = await h.http.post('/v1/auth/magic-link/verify').set('X-Forwarded-For', newClient()).send({ email, code: '000000' });
+    expectError(res, 400, 'OTP_INVALID');
+  }
+  expectError(await h.http.post('/v1/auth/magic-link/verify').set('X-Forwarded-For', newClient()).send({ email, code: '000000' }), 429, 'RATE_LIMITED');
+});
