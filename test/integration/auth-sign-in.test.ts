@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { createStaffAccount } from '../../services/accounts';
+import { TEST_ENV, requireEnv } from '../support/env';
 import { newId } from '../../services/ids';
 import { STAFF_DOMAIN, expectError, mailedCode, signInByMail, startHarness, type Harness } from '../support/harness';
 
@@ -190,5 +194,32 @@ describe('staff sign-in', () => {
 
   test('a code for an address that never passed the password step is a 401 STAFF_LOGIN_INVALID', async () => {
     expectError(await h.http.post('/v1/auth/login/verify').send({ email: staffAddress(), code: '123456' }), 401, 'STAFF_LOGIN_INVALID');
+  });
+});
+
+describe('operator CLI: create-staff', () => {
+  const repoRoot = path.resolve(__dirname, '..', '..');
+  const admin = (args: string[], env: Record<string, string>) =>
+    promisify(execFile)(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'scripts', 'admin.ts'), ...args], {
+      env: { ...process.env, DATABASE_URL: requireEnv(TEST_ENV.databaseUrl), STAFF_EMAIL_DOMAINS: STAFF_DOMAIN, ...env },
+      cwd: repoRoot,
+    });
+
+  test('creates a staff account from STAFF_PASSWORD that then signs in with that password and the emailed code', async () => {
+    const email = staffAddress();
+    const { stdout } = await admin(['create-staff', '--email', email], { STAFF_PASSWORD });
+    expect(JSON.parse(stdout)).toEqual({ account_id: expect.stringMatching(/^acc_/), email, staff: true, created: true });
+    const stored = await h.orm.em.fork().execute<Array<{ password_hash: string }>>(`select password_hash from accounts where email = ?`, [email]);
+    expect(stored[0]!.password_hash).toMatch(/^scrypt\$/);
+    expect(stored[0]!.password_hash).not.toContain(STAFF_PASSWORD);
+    const before = h.mailbox.lastId();
+    expect((await h.http.post('/v1/auth/login/password').send({ email, password: STAFF_PASSWORD })).status).toBe(202);
+    const { code } = await mailedCode(h, email, before);
+    expect((await h.http.post('/v1/auth/login/verify').send({ email, code })).status).toBe(200);
+  });
+
+  test('refuses a password given as an argument and an address outside the staff domains', async () => {
+    await expect(admin(['create-staff', '--email', staffAddress(), '--password', STAFF_PASSWORD], { STAFF_PASSWORD })).rejects.toMatchObject({ code: 1 });
+    await expect(admin(['create-staff', '--email', newAddress()], { STAFF_PASSWORD })).rejects.toMatchObject({ stderr: expect.stringContaining('STAFF_EMAIL_DOMAINS') });
   });
 });

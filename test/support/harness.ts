@@ -51,6 +51,8 @@ export interface HarnessOptions {
   withoutWorker?: boolean;
   /** Another Temporal (e.g. the time-skipping test server); default: the shared dev server. */
   temporal?: { client: Client; nativeConnection: NativeConnection };
+  /** Serve the mailbox at /dev/mail, as `npm start` does with its mail catcher. */
+  devMailbox?: boolean;
 }
 
 function capturingLogger(lines: string[]): Logger {
@@ -140,6 +142,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     logger,
     enginePool,
     requestLog,
+    devMailbox: options.devMailbox ? mailbox : undefined,
   });
   const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
