@@ -8,6 +8,7 @@
  * `schemathesis run` as is (e.g. `-- --include-path-regex '^/v1/models'`).
  */
 import { spawn } from 'node:child_process';
+import { MailCatcher } from '../services/mail-catcher';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config/env';
@@ -107,8 +108,12 @@ async function main(): Promise<number> {
     teardown.push(() => temporal.stop());
     const pino = (await import('pino')).default;
     const serviceLogger = pino({ level: 'info' }, pino.destination({ dest: logFile, sync: true }));
+    // Sign-in steps mail a link or code: a real local SMTP server receives them (and keeps only a few).
+    const mailbox = new MailCatcher({ keep: 20 });
+    const smtpUrl = await mailbox.start();
+    teardown.push(() => mailbox.stop());
     const service = await startService({
-      config,
+      config: { ...config, SMTP_URL: smtpUrl },
       logger: serviceLogger,
       databaseUrl: database.url,
       temporalAddress: temporal.address,

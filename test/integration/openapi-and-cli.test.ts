@@ -46,6 +46,21 @@ describe('/openapi.json', () => {
       ['get', '/v1/requests', { '200': [], '503': ['REQUEST_LOG_UNAVAILABLE'] }],
       ['get', '/v1/usage', { '200': [], '503': ['USAGE_UNAVAILABLE'] }],
       ['get', '/openapi.json', { '200': [] }],
+      ['post', '/v1/auth/login', { '200': [] }],
+      ['post', '/v1/auth/magic-link/request', { '200': [] }],
+      ['post', '/v1/auth/magic-link/verify', { '200': [], '400': [], '403': ['STAFF_LOGIN_REQUIRED'] }],
+      ['post', '/v1/auth/login/password', { '202': [], '401': ['STAFF_LOGIN_INVALID'] }],
+      ['post', '/v1/auth/login/verify', { '200': [], '400': ['OTP_INVALID', 'OTP_TOO_MANY_ATTEMPTS'], '401': ['STAFF_LOGIN_INVALID'] }],
+      ['post', '/v1/auth/refresh', { '200': [], '401': [] }],
+      ['post', '/v1/auth/logout', { '204': [] }],
+      ['get', '/v1/auth/me', { '200': [], '401': ['AUTH_REQUIRED', 'TOKEN_INVALID'] }],
+      ['patch', '/v1/auth/me', { '200': [] }],
+      ['delete', '/v1/auth/me', { '204': [], '400': [] }],
+      ['get', '/v1/geoip', { '200': [], '422': ['PRIVATE_IP'], '503': [] }],
+      ['get', '/v1/workspaces', { '200': [] }],
+      ['post', '/v1/workspaces', { '201': [] }],
+      ['get', '/v1/workspaces/{workspaceId}', { '200': [] }],
+      ['patch', '/v1/workspaces/{workspaceId}', { '200': [] }],
     ];
     for (const [method, path, statuses] of contract) {
       const operation = res.body.paths[path]?.[method];
@@ -64,12 +79,15 @@ describe('/openapi.json', () => {
     expect(res.body.paths['/openapi.json'].get).toBeDefined();
 
     const rotate = res.body.paths['/v1/api-keys/{keyId}/rotate'].post;
-    expect(rotate.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(['path:keyId']);
+    expect(rotate.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(['path:keyId', 'header:x-workspace-id']);
     expect(rotate.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/RotateApiKey');
     expect(rotate.responses['409'].description).toContain('KEY_NOT_ACTIVE');
     expect(rotate.responses['403'].description).toContain('ADMIN_KEY_REQUIRED');
     const list = res.body.paths['/v1/api-keys'].get;
-    expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['limit', 'offset']);
+    expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['limit', 'offset', 'x-workspace-id']);
+    // The bearer scheme names both identities; account routes take only the web session's token.
+    expect(res.body.components.securitySchemes.BearerAuth).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
+    expect(res.body.paths['/v1/auth/me'].get.security).toEqual([{ BearerAuth: [] }]);
     expect(res.body.components.schemas.RotateApiKey.properties.grace_days).toEqual(expect.objectContaining({ type: 'integer', default: 7, minimum: 0 }));
     expect(res.body.components.schemas.Error.required).toEqual(expect.arrayContaining(['status', 'message', 'messageDetail']));
   });
