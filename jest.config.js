@@ -1,7 +1,11 @@
 /** @type {import('jest').Config} */
 const transform = {
   '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }],
+  // ESM-only dependencies, turned into CommonJS for jest's module loader (Node loads them natively).
+  '/node_modules/request-filtering-agent/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
 };
+// Everything in node_modules is used as is, except the ESM-only packages above.
+const transformIgnorePatterns = ['/node_modules/(?!request-filtering-agent/)'];
 
 module.exports = {
   projects: [
@@ -11,6 +15,7 @@ module.exports = {
       roots: ['<rootDir>/test/unit'],
       testMatch: ['**/*.test.ts'],
       transform,
+      transformIgnorePatterns,
     },
     {
       displayName: 'integration',
@@ -18,6 +23,7 @@ module.exports = {
       roots: ['<rootDir>/test/integration'],
       testMatch: ['**/*.test.ts'],
       transform,
+      transformIgnorePatterns,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
