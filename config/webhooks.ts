@@ -30,8 +30,8 @@ export const STALE_NO_OUTCOME_DAYS = 30;
 
 /** credits.low: fractions of the monthly allowance left (purchased balance included), and 0. */
 export const CREDIT_ALERT_THRESHOLDS = [
-  { name: '20%', fraction: 0.2 },
-  { name: '5%', fraction: 0.05 },
-  { name: '0', fraction: 0 },
+  { name: '20%', percent: 20 },
+  { name: '5%', percent: 5 },
+  { name: '0', percent: 0 },
 ] as const;
 export type CreditAlertThreshold = (typeof CREDIT_ALERT_THRESHOLDS)[number]['name'];

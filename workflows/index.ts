@@ -3,3 +3,5 @@ export { keyGraceExpiry } from './key-grace-expiry';
 export { sweepEndedKeysWorkflow } from './sweep-ended-keys';
 export { trainModel, refreshModel } from './train-model';
 export { integration, outcomesReceived } from './integration';
+export { webhookDelivery } from './webhook-delivery';
+export { markStaleModelsWorkflow } from './mark-stale-models';

@@ -18,6 +18,8 @@ export interface SweepResult {
   reservationsReleased: number;
   trainingsResumed: number;
   integrationsStarted: number;
+  /** credits.low alerts recorded by the sweep (their charging process died first). */
+  creditAlerts: number;
 }
 
 /**

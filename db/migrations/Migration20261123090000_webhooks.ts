@@ -12,8 +12,9 @@ export class Migration20261123090000_webhooks extends Migration {
     this.addSql(`create unique index "webhook_endpoints_workspace_url_unique" on "webhook_endpoints" ("workspace_id", "url");`);
 
     // The outbox: written in the transaction of the change that causes the event. The dedupe key
-    // names that change, so one change can never make two events.
-    this.addSql(`create table "webhook_events" ("id" varchar(40) not null, "workspace_id" varchar(40) not null, "type" varchar(40) not null, "payload" jsonb not null, "dedupe_key" varchar(200) null, "created_at" timestamptz not null default now(), constraint "webhook_events_pkey" primary key ("id"));`);
+    // names that change, so one change can never make two events. The payload is json, not jsonb, so
+    // that it is sent with its keys in the documented order.
+    this.addSql(`create table "webhook_events" ("id" varchar(40) not null, "workspace_id" varchar(40) not null, "type" varchar(40) not null, "payload" json not null, "dedupe_key" varchar(200) null, "created_at" timestamptz not null default now(), constraint "webhook_events_pkey" primary key ("id"));`);
     this.addSql(`alter table "webhook_events" add constraint "webhook_events_workspace_id_foreign" foreign key ("workspace_id") references "workspaces" ("id") on update cascade on delete cascade;`);
     this.addSql(`create unique index "webhook_events_dedupe_key_unique" on "webhook_events" ("dedupe_key");`);
     this.addSql(`create index "webhook_events_workspace_id_created_at_index" on "webhook_events" ("workspace_id", "created_at");`);

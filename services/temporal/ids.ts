@@ -4,8 +4,10 @@ export const workflowIds = {
   train: (modelId: string) => `train/${modelId}`,
   refresh: (modelId: string) => `refresh/${modelId}`,
   integrate: (modelId: string) => `integrate/${modelId}`,
+  delivery: (deliveryId: string) => `delivery/${deliveryId}`,
 } as const;
 
 export const scheduleIds = {
   sweepEndedKeys: 'sweep-ended-keys',
+  markStaleModels: 'mark-stale-models',
 } as const;
