@@ -29,6 +29,7 @@ import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { modelRoutes } from './routes/models';
 import { requestLogRoutes } from './routes/requests';
+import { webhookRoutes } from './routes/webhooks';
 
 export interface AppDeps {
   config: AppConfig;
@@ -140,6 +141,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...datasetRoutes(deps),
     ...forecastRoutes(deps),
     ...requestLogRoutes(deps),
+    ...webhookRoutes(deps),
   ];
 }
 

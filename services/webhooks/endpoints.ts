@@ -201,7 +201,7 @@ export async function listDeliveries(em: EntityManager, workspaceId: string, end
  * Sends a delivery's event again to its endpoint, as a new delivery (`redelivery_of` names the first)
  * with the same `webhook-id`, so a receiver that already processed it can recognise it.
  */
-export async function redeliver(em: EntityManager, workspaceId: string, endpointId: string, deliveryId: string): Promise<{ deliveryId: string }> {
+export async function redeliver(em: EntityManager, workspaceId: string, endpointId: string, deliveryId: string): Promise<{ deliveryId: string; redeliveryOf: string }> {
   const endpoint = await getEndpoint(em, workspaceId, endpointId);
   const [original] = await execIn<{ id: string; event_id: string; redelivery_of: string | null }>(
     em,
@@ -211,12 +211,13 @@ export async function redeliver(em: EntityManager, workspaceId: string, endpoint
   if (!original) throw notFound('The delivery');
   if (!endpoint.active) throw new AppError('WEBHOOK_INACTIVE', 409, 'The webhook is not active; turn it on with PATCH first.');
   const id = newId('delivery');
+  const first = original.redelivery_of ?? original.id;
   await execIn(em, `insert into webhook_deliveries (id, event_id, endpoint_id, workspace_id, redelivery_of, created_at) values (?, ?, ?, ?, ?, now())`, [
     id,
     original.event_id,
     endpointId,
     workspaceId,
-    original.redelivery_of ?? original.id,
+    first,
   ]);
-  return { deliveryId: id };
+  return { deliveryId: id, redeliveryOf: first };
 }
