@@ -355,6 +355,17 @@ describe('outgoing webhooks', () => {
       expect(typesAt(path)).toEqual(['model.stale', 'model.stale']);
     });
 
+    it('sends model.stale with reason no_outcomes for a model that has served 30 days and keeps predicting with no outcome', async () => {
+      const account = await trainedChurnModel(h);
+      const path = freshPath();
+      await endpoint(account.adminKey, path, { events: ['model.stale'] });
+      expect((await h.http.post(`/v1/models/${account.modelId}/predict`).set('X-API-Key', account.apiKey).send({ rows: withoutTarget(churnRows(5, 3)) })).status).toBe(200);
+      await h.orm.em.getConnection().execute(`update models set created_at = now() - interval '31 days' where id = ?`, [account.modelId]);
+      await h.client.workflow.execute('markStaleModelsWorkflow', { taskQueue: h.taskQueue, workflowId: `test-stale-${Date.now()}-${Math.random()}` });
+      const [stale] = await receiver.waitFor(path, 1);
+      expect(JSON.parse(stale!.body).data).toEqual(expect.objectContaining({ reason: 'no_outcomes', last_outcome_at: null, predictions: 5, days: 30 }));
+    });
+
     it('sends credits.low once per period for each threshold crossed downwards (20 %, 5 %, 0)', async () => {
       const account = await h.provision('free');
       const path = freshPath();
