@@ -13,6 +13,9 @@ import { activityLogger } from '../services/temporal/activity-logging';
 import { pruneRequestLog } from '../services/request-log';
 import { workflowIds } from '../services/temporal/ids';
 import { fitAndStoreVersion, foldPendingOutcomes, type FitRequest } from '../services/training';
+import { sweepCreditAlerts } from '../services/credit-alerts';
+import { markStaleModels } from '../services/model-staleness';
+import { attemptDelivery, type AttemptResult, type DeliverySettings } from '../services/webhooks/delivery';
 
 export interface ActivityDeps {
   orm: MikroORM;
@@ -21,6 +24,7 @@ export interface ActivityDeps {
   /** A model still `training` this long after its creation may have lost its workflow. */
   strandedAfterMs: number;
   fitHeartbeatTimeoutMs: number;
+  webhooks: DeliverySettings;
 }
 
 const HEARTBEAT_EVERY_MS = 2000;
@@ -39,7 +43,8 @@ export function createActivities(deps: ActivityDeps) {
 
     /**
      * The periodic sweep: ended keys, credit reservations held past their deadline, idempotency
-     * records past 24 h, request log and predictions past their retention.
+     * records past 24 h, request log and predictions past their retention, credits.low alerts whose
+     * charging process died before recording them.
      */
     async sweepEndedKeys() {
       const now = new Date();
@@ -48,7 +53,8 @@ export function createActivities(deps: ActivityDeps) {
       const idempotencyPruned = await pruneIdempotencyRecords(deps.orm.em.fork(), now);
       const requestLogPruned = await pruneRequestLog(deps.orm.em.fork(), now);
       const predictionsPruned = await prunePredictions(deps.orm.em.fork(), now);
-      const swept = { ...result, reservationsReleased, idempotencyPruned, requestLogPruned, predictionsPruned };
+      const creditAlerts = await sweepCreditAlerts(deps.orm.em.fork(), now);
+      const swept = { ...result, reservationsReleased, idempotencyPruned, requestLogPruned, predictionsPruned, creditAlerts };
       if (Object.values(swept).some((n) => n > 0)) activityLogger(deps.logger).info(swept, 'sweep');
       return swept;
     },
@@ -84,6 +90,30 @@ export function createActivities(deps: ActivityDeps) {
     async abandonTraining(modelId: string): Promise<void> {
       await abandonTraining(deps.orm.em.fork(), modelId);
       deps.logger.warn({ modelId }, 'training abandoned');
+    },
+
+    /**
+     * One attempt of `delivery/<dlv>`. Its scheduled time is Temporal's (the clock of the 5-day disable
+     * rule, and the time-skipping tests' clock); a retry after a lost worker keeps the same one.
+     */
+    async attemptDelivery(request: { deliveryId: string; number: number; lastAttempt: boolean }): Promise<AttemptResult> {
+      const scheduledAt = new Date(Context.current().info.scheduledTimestampMs);
+      const result = await attemptDelivery(deps.orm.em.fork(), deps.webhooks, { ...request, scheduledAt });
+      activityLogger(deps.logger).debug({ ...request, ...result }, 'webhook attempt');
+      return result;
+    },
+
+    /** The daily model.stale check (heartbeats per model so a lost worker is noticed). */
+    async markStaleModels(): Promise<{ opened: number; closed: number }> {
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+      try {
+        const marked = await markStaleModels(deps.orm.em.fork(), new Date());
+        if (marked.opened || marked.closed) activityLogger(deps.logger).info(marked, 'stale models');
+        return marked;
+      } finally {
+        clearInterval(beat);
+      }
     },
 
     /** Models still `training` long after creation: the sweep (re)starts their `train/<mdl>`. */

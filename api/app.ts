@@ -35,6 +35,7 @@ import { geoIpRoutes } from './routes/geoip';
 import { workspaceRoutes } from './routes/workspaces';
 import { createAccountServices, type AccountServices } from '../services/auth';
 import type { MailCatcher } from '../services/mail-catcher';
+import { webhookRoutes } from './routes/webhooks';
 
 export interface AppDeps {
   config: AppConfig;
@@ -156,6 +157,7 @@ export function allRoutes(deps: WiredDeps): AnyRoute[] {
     ...datasetRoutes(deps),
     ...forecastRoutes(deps),
     ...requestLogRoutes(deps),
+    ...webhookRoutes(deps),
   ];
 }
 

@@ -1,6 +1,8 @@
-import type { ApiKey, ApiKeyKind, Model, ModelVersion, RevokeReason, Workspace } from '../db/entities';
 import type { SignedIn } from '../services/auth/sign-in';
 import type { Profile } from '../services/profile';
+import { WEBHOOK_EVENT_TYPES } from '../config/webhooks';
+import type { ApiKey, ApiKeyKind, Model, ModelVersion, RevokeReason, WebhookEndpoint, Workspace } from '../db/entities';
+import type { AttemptRow, DeliveryRow } from '../services/webhooks/endpoints';
 import { keyStatus, type KeyStatus } from '../services/api-keys';
 
 // The contract's shapes of domain values; services never build HTTP bodies.
@@ -114,5 +116,50 @@ export function presentProfile({ account, workspaces, identities }: Profile) {
     },
     workspaces: workspaces.map(presentWorkspace),
     identities: identities.map((i) => ({ provider: i.provider, email: i.email, linked_at: i.createdAt.toISOString() })),
+  };
+}
+
+export function presentWebhook(endpoint: WebhookEndpoint) {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: endpoint.events ?? [...WEBHOOK_EVENT_TYPES],
+    all_events: endpoint.events === null,
+    active: endpoint.active,
+    disabled_reason: endpoint.disabledReason,
+    disabled_at: iso(endpoint.disabledAt),
+    last_success_at: iso(endpoint.lastSuccessAt),
+    failing_since: iso(endpoint.failingSince),
+    previous_secret_expires_at: endpoint.previousSecretExpiresAt && endpoint.previousSecretCiphertext ? endpoint.previousSecretExpiresAt.toISOString() : null,
+    workspace_id: endpoint.workspace.id,
+    created_at: endpoint.createdAt.toISOString(),
+    updated_at: endpoint.updatedAt.toISOString(),
+  };
+}
+
+export function presentDelivery({ delivery, attempts }: { delivery: DeliveryRow; attempts: AttemptRow[] }) {
+  return {
+    id: delivery.id,
+    webhook_id: delivery.endpoint_id,
+    event_id: delivery.event_id,
+    event_type: delivery.event_type,
+    redelivery_of: delivery.redelivery_of,
+    state: delivery.state,
+    attempt_count: delivery.attempts,
+    last_status: delivery.last_status,
+    last_error: delivery.last_error,
+    created_at: new Date(delivery.created_at).toISOString(),
+    completed_at: delivery.completed_at ? new Date(delivery.completed_at).toISOString() : null,
+    attempts: attempts.map((a) => ({
+      number: a.number,
+      scheduled_at: new Date(a.scheduled_at).toISOString(),
+      started_at: new Date(a.started_at).toISOString(),
+      duration_ms: a.duration_ms,
+      status: a.status,
+      response_excerpt: a.response_excerpt,
+      error: a.error,
+      outcome: a.outcome,
+    })),
+    payload: delivery.payload,
   };
 }

@@ -86,6 +86,24 @@ const envSchema = z.object({
   OIDC_DISPLAY_NAME: z.string().min(1).default('Single sign-on'),
   /** Multiplies every sign-in budget of config/plans.ts (tests that sign in often raise it; 1 in production). */
   SIGN_IN_BUDGET_SCALE: z.coerce.number().min(1).max(10_000).default(1),
+  /** Base64 of 32 bytes: the AES-256-GCM key webhook secrets are encrypted with. Unset outside production: generated once under DATA_DIR. */
+  WEBHOOK_SECRETS_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be the base64 of 32 bytes')
+    .optional(),
+  /** Development and tests only: lets webhooks target plain `http` on a loopback address. */
+  WEBHOOKS_ALLOW_LOOPBACK_HTTP: z.stringbool().default(false),
+  /** Waits before each delivery attempt (the first is usually 0s): Standard Webhooks' schedule; jitter is added. */
+  WEBHOOK_RETRY_DELAYS: z
+    .string()
+    .regex(/^\d+(ms|s|m|h|d)(,\d+(ms|s|m|h|d))*$/, 'a comma-separated list of durations such as 0s,5s,5m')
+    .default('0s,5s,5m,30m,2h,5h,10h,14h,20h,24h'),
+  /** Bound of one delivery attempt: connection, answer and the read of its excerpt. */
+  WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(60).default(15),
+  /** How often each worker looks for committed deliveries whose workflow has not started yet. */
+  WEBHOOK_RELAY_EVERY_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
+  /** How often the Schedule looks for models going stale (model.stale). */
+  STALE_MODELS_CHECK_EVERY: z.string().regex(durationPattern).default('1d'),
 });
 
 export type AppConfig = z.infer<typeof envSchema>;

@@ -38,6 +38,12 @@ export async function accountModelIds(em: EntityManager, accountId: string): Pro
 
 // Children before parents, so that every batch is a plain indexed delete. `?` is the account id.
 const ERASE_STEPS: Array<[table: string, where: string]> = [
+  ['webhook_attempts', `delivery_id in (select id from webhook_deliveries where workspace_id in (select id from workspaces where account_id = ?))`],
+  ['webhook_deliveries', `workspace_id in (select id from workspaces where account_id = ?)`],
+  ['webhook_events', `workspace_id in (select id from workspaces where account_id = ?)`],
+  ['webhook_endpoints', `workspace_id in (select id from workspaces where account_id = ?)`],
+  ['credit_alerts', `account_id = ?`],
+  ['model_stale_episodes', `model_id in (select id from models where account_id = ?)`],
   ['predictions', `workspace_id in (select id from workspaces where account_id = ?)`],
   ['outcomes', `workspace_id in (select id from workspaces where account_id = ?)`],
   ['model_context_chunks', `model_id in (select id from models where account_id = ?)`],

@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, CreditLedgerSchema, type Account } from '../db/entities';
+import { noteCreditsLeft } from './credit-alerts';
 import { AppError } from './errors';
 import { newId } from './ids';
 import { positional, sql } from './sql';
@@ -139,7 +140,9 @@ export async function reserveCredits(
       );
     }
   }
-  return { id, accountId: input.accountId, amount: input.amount, remaining: charged.allowance_after + charged.balance_after };
+  const remaining = charged.allowance_after + charged.balance_after;
+  await noteCreditsLeft(em, input.accountId, remaining);
+  return { id, accountId: input.accountId, amount: input.amount, remaining };
 }
 
 /** A call whose answer came after its reservation's deadline: the sweep gave the credits back. */

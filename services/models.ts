@@ -21,6 +21,7 @@ import { AppError, notFound, validationError } from './errors';
 import { assertServing, pendingCount } from './outcomes';
 import type { TemporalGateway } from './temporal/gateway';
 import { newId } from './ids';
+import { recordEvent } from './webhooks/events';
 
 /** Models that take a quota slot: everything not archived and not deleted. */
 const QUOTA_STATUSES: ModelStatus[] = ['training', 'serving'];
@@ -185,8 +186,32 @@ export async function storeVersion(em: EntityManager, modelId: string, number: n
     model.engineId = fitted.engineId;
     if (model.status === 'training') model.status = 'serving';
     await tx.flush();
+    // The event commits with the version it announces (outbox), or not at all.
+    await recordEvent(tx, {
+      workspaceId: model.workspace.id,
+      type: fitted.trigger === 'train' ? 'model.trained' : 'model.refreshed',
+      dedupeKey: `model.version:${version.id}`,
+      data: modelVersionEventData(model, version),
+    });
     return version;
   });
+}
+
+/** `data` of model.trained and model.refreshed (documented in OpenAPI and the README). */
+export function modelVersionEventData(model: Model, version: ModelVersion): Record<string, unknown> {
+  return {
+    model: { id: model.id, name: model.name, target: model.target, task: model.task, status: model.status },
+    version: {
+      id: version.id,
+      number: version.number,
+      engine: { id: version.engineId, version: version.engineVersion },
+      trigger: version.trigger,
+      context_rows: version.contextRows,
+      outcomes_folded: version.outcomesFolded,
+      validation: version.validation,
+      created_at: version.createdAt.toISOString(),
+    },
+  };
 }
 
 export async function listModels(

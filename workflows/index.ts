@@ -4,3 +4,5 @@ export { sweepEndedKeysWorkflow } from './sweep-ended-keys';
 export { trainModel, refreshModel } from './train-model';
 export { integration, outcomesReceived } from './integration';
 export { deleteAccount } from './delete-account';
+export { webhookDelivery } from './webhook-delivery';
+export { markStaleModelsWorkflow } from './mark-stale-models';

@@ -20,6 +20,8 @@ export interface SweepResult {
   trainingsResumed: number;
   integrationsStarted: number;
   deletionsStarted: number;
+  /** credits.low alerts recorded by the sweep (their charging process died first). */
+  creditAlerts: number;
 }
 
 /**

@@ -8,6 +8,7 @@ import { ModelVersionSchema } from './model-version';
 import { OutcomeSchema } from './outcome';
 import { PredictionSchema } from './prediction';
 import { RequestLogSchema } from './request-log';
+import { WebhookEndpointSchema } from './webhook-endpoint';
 import { WorkspaceSchema } from './workspace';
 
 export * from './account';
@@ -20,6 +21,7 @@ export * from './model-version';
 export * from './outcome';
 export * from './prediction';
 export * from './request-log';
+export * from './webhook-endpoint';
 export * from './workspace';
 
 export const entities = [
@@ -34,4 +36,5 @@ export const entities = [
   CreditLedgerSchema,
   IdempotencyRecordSchema,
   RequestLogSchema,
+  WebhookEndpointSchema,
 ];

@@ -3,6 +3,7 @@ import { Migration20261121215945_initial } from './Migration20261121215945_initi
 import { Migration20261121221010_models } from './Migration20261121221010_models';
 import { Migration20261123050000_service_path } from './Migration20261123050000_service_path';
 import { Migration20261123070000_accounts } from './Migration20261123070000_accounts';
+import { Migration20261123090000_webhooks } from './Migration20261123090000_webhooks';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -13,4 +14,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121221010_models', class: Migration20261121221010_models },
   { name: 'Migration20261123050000_service_path', class: Migration20261123050000_service_path },
   { name: 'Migration20261123070000_accounts', class: Migration20261123070000_accounts },
+  { name: 'Migration20261123090000_webhooks', class: Migration20261123090000_webhooks },
 ];

@@ -14,6 +14,7 @@ import { TemporalGateway } from '../../services/temporal/gateway';
 import { ensureSchedules } from '../../services/temporal/schedules';
 import { createWorker, installRuntimeOnce } from '../../services/temporal/worker';
 import type { MailCatcher } from '../../services/mail-catcher';
+import { webhookSettings } from '../../services/webhooks/settings';
 
 export interface RunningService {
   /** Where the API listens, when it runs in this process. */
@@ -75,10 +76,14 @@ export async function startService(options: {
         strandedAfterMs: config.TRAINING_STRANDED_AFTER_SECONDS * 1000,
         fitHeartbeatTimeoutMs: config.FIT_HEARTBEAT_TIMEOUT_SECONDS * 1000,
         shutdownGraceMs: config.SHUTDOWN_GRACE_SECONDS * 1000,
+        webhooks: webhookSettings(config),
       });
       const client = new Client({ connection: await Connection.connect({ address: options.temporalAddress }), namespace: config.TEMPORAL_NAMESPACE });
       stack.push(() => client.connection.close());
-      await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE, { keySweepEvery: config.KEY_EXPIRY_SWEEP_EVERY as Duration });
+      await ensureSchedules(client, config.TEMPORAL_TASK_QUEUE, {
+        keySweepEvery: config.KEY_EXPIRY_SWEEP_EVERY as Duration,
+        staleModelsEvery: config.STALE_MODELS_CHECK_EVERY as Duration,
+      });
       if (!options.api && config.WORKER_METRICS_PORT !== undefined) {
         // Pushed before the worker's own stop step, so it is still scrapable while activities drain.
         const metricsServer = await serveMetrics({ port: config.WORKER_METRICS_PORT, host: config.HOST, token: config.METRICS_TOKEN });

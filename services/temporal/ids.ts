@@ -5,8 +5,10 @@ export const workflowIds = {
   refresh: (modelId: string) => `refresh/${modelId}`,
   integrate: (modelId: string) => `integrate/${modelId}`,
   deleteAccount: (accountId: string) => `delete-account/${accountId}`,
+  delivery: (deliveryId: string) => `delivery/${deliveryId}`,
 } as const;
 
 export const scheduleIds = {
   sweepEndedKeys: 'sweep-ended-keys',
+  markStaleModels: 'mark-stale-models',
 } as const;

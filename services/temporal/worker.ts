@@ -1,9 +1,12 @@
 import path from 'node:path';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions, makeTelemetryFilterString } from '@temporalio/worker';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
 import type { EnginePool } from '../engine-pool';
+import { DeliveryRelay } from '../webhooks/relay';
+import type { WebhookSettings } from '../webhooks/settings';
 import { activityLoggingInterceptor } from './activity-logging';
 
 export interface WorkerDeps {
@@ -20,6 +23,8 @@ export interface WorkerDeps {
   workflowBundlePath?: string;
   /** How long a shutdown lets running activities finish before cancelling them (default: Temporal's). */
   shutdownGraceMs?: number;
+  /** Delivery settings of the webhook activities and the outbox relay (services/webhooks/settings.ts). */
+  webhooks: WebhookSettings;
 }
 
 let runtimeInstalled = false;
@@ -42,7 +47,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const workflowSource: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> = deps.workflowBundlePath
     ? { workflowBundle: { codePath: deps.workflowBundlePath } }
     : { workflowsPath };
-  return Worker.create({
+  const worker = await Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
@@ -54,7 +59,21 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       enginePool: deps.enginePool,
       strandedAfterMs: deps.strandedAfterMs ?? 120_000,
       fitHeartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs ?? 30_000,
+      webhooks: deps.webhooks.delivery,
     }),
     interceptors: { activity: [activityLoggingInterceptor(deps.logger)] },
   });
+  // The outbox relay lives exactly as long as the worker runs, whoever runs it (npm start, the
+  // worker process, the tests), so no process that polls the queue can forget to dispatch.
+  const relay = new DeliveryRelay(deps.orm, new Client({ connection: deps.connection, namespace: deps.namespace }), deps.taskQueue, deps.webhooks.relay, deps.logger);
+  const run = worker.run.bind(worker);
+  worker.run = async () => {
+    relay.start();
+    try {
+      return await run();
+    } finally {
+      await relay.stop();
+    }
+  };
+  return worker;
 }

@@ -18,6 +18,7 @@ import { EnginePool } from '../../services/engine-pool';
 import { RequestLogWriter } from '../../services/request-log';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { createWorker, installRuntimeOnce } from '../../services/temporal/worker';
+import { webhookSettings } from '../../services/webhooks/settings';
 import { ContractChecker, contractCheckingAgent, type OpenApiDocument } from './contract';
 import { TEST_ENV, requireEnv } from './env';
 import { MailCatcher } from '../../services/mail-catcher';
@@ -126,6 +127,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue,
       workflowBundlePath: requireEnv(TEST_ENV.workflowBundle),
+      webhooks: webhookSettings(config),
     });
     const running = worker.run();
     stack.push(async () => {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import { createWorker } from '../../services/temporal/worker';
+import { webhookSettings } from '../../services/webhooks/settings';
 import { TEST_ENV, repoRoot, requireEnv } from './env';
 import type { Harness } from './harness';
 
@@ -52,6 +53,7 @@ export async function startInProcessWorker(h: Harness): Promise<{ stop(): Promis
     namespace: 'default',
     taskQueue: h.taskQueue,
     workflowBundlePath: requireEnv(TEST_ENV.workflowBundle),
+    webhooks: webhookSettings(h.config),
   });
   const running = worker.run();
   return {

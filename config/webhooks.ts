@@ -1,0 +1,37 @@
+/**
+ * Outgoing webhooks (DESIGN.md, "Webhooks (our choices)"; docs/DECISIONS.md, "Outgoing webhooks").
+ * The per-workspace limit lives in plans.ts with the other limits.
+ */
+export const WEBHOOK_EVENT_TYPES = ['model.trained', 'model.refreshed', 'model.stale', 'credits.low'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+/** Sent only by POST /v1/webhooks/{id}/test, to that endpoint alone, whatever its `events`. */
+export const WEBHOOK_TEST_EVENT = 'webhook.test';
+
+export const WEBHOOKS = {
+  /** An endpoint with no successful delivery for this long is disabled (the reason is shown). */
+  disableAfterFailingMs: 5 * 86_400_000,
+  /** How much of an answer is kept with each attempt. */
+  responseExcerptBytes: 1024,
+  /** Spread of the retry delays (±10 %), so that many deliveries failing together do not retry together. */
+  jitterRatio: 0.1,
+  /** A Retry-After (429, 503) is honoured up to this wait. */
+  maxRetryAfterMs: 86_400_000,
+  /** Secret rotation: how long the previous secret keeps signing by default, and at most. */
+  defaultRotationOverlapHours: 24,
+  maxRotationOverlapHours: 7 * 24,
+  /** A relay that claimed a delivery and died leaves it to another relay after this long. */
+  dispatchLeaseMs: 30_000,
+  /** Longest URL accepted. */
+  maxUrlLength: 2048,
+} as const;
+
+/** model.stale: a serving model that keeps predicting with no outcome reported for this long. */
+export const STALE_NO_OUTCOME_DAYS = 30;
+
+/** credits.low: fractions of the monthly allowance left (purchased balance included), and 0. */
+export const CREDIT_ALERT_THRESHOLDS = [
+  { name: '20%', percent: 20 },
+  { name: '5%', percent: 5 },
+  { name: '0', percent: 0 },
+] as const;
+export type CreditAlertThreshold = (typeof CREDIT_ALERT_THRESHOLDS)[number]['name'];

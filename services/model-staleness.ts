@@ -1,0 +1,75 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { STALE_NO_OUTCOME_DAYS } from '../config/webhooks';
+import { ModelSchema, type Model } from '../db/entities';
+import { newId } from './ids';
+import { modelPerformance } from './performance';
+import { execIn, recordEvent } from './webhooks/events';
+
+const DAY_MS = 86_400_000;
+
+export type StaleReason = 'performance' | 'no_outcomes';
+
+interface Judgement {
+  reason: StaleReason | null;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Whether a serving model is stale: its performance verdict over the last 30 days has left `holding`
+ * (weak or dropped), or it has served for 30 days and keeps predicting with no outcome reported in
+ * that time.
+ */
+async function judge(em: EntityManager, model: Model, now: Date): Promise<Judgement> {
+  const performance = await modelPerformance(em, model, STALE_NO_OUTCOME_DAYS);
+  const since = new Date(now.getTime() - STALE_NO_OUTCOME_DAYS * DAY_MS);
+  const [last] = await execIn<{ at: Date | null }>(em, `select max(created_at) as at from outcomes where model_id = ?`, [model.id]);
+  const lastOutcomeAt = last?.at ? new Date(last.at) : null;
+  const data = {
+    model: { id: model.id, name: model.name, version: model.currentVersion },
+    verdict: performance.verdict,
+    expected: performance.expected,
+    observed: performance.observed,
+    predictions: performance.predictions,
+    last_outcome_at: lastOutcomeAt?.toISOString() ?? null,
+    days: STALE_NO_OUTCOME_DAYS,
+  };
+  if (performance.verdict === 'weak' || performance.verdict === 'dropped') return { reason: 'performance', data };
+  const silent = model.createdAt <= since && performance.predictions > 0 && (!lastOutcomeAt || lastOutcomeAt < since);
+  return { reason: silent ? 'no_outcomes' : null, data };
+}
+
+/**
+ * The daily check (the `mark-stale-models` Schedule): a model that goes stale opens an episode and
+ * emits `model.stale`, in one transaction; while it stays stale nothing more is sent; once it
+ * recovers the episode closes, so a later relapse is a new episode with its own event. Idempotent.
+ */
+export async function markStaleModels(em: EntityManager, now: Date = new Date()): Promise<{ opened: number; closed: number }> {
+  const models = await em.find(ModelSchema, { status: 'serving' }, { orderBy: { createdAt: 'asc' } });
+  let opened = 0;
+  let closed = 0;
+  for (const model of models) {
+    const judgement = await judge(em.fork(), model, now);
+    await em.fork().transactional(async (tx) => {
+      const [open] = await execIn<{ id: string }>(tx, `select id from model_stale_episodes where model_id = ? and ended_at is null for update`, [model.id]);
+      if (judgement.reason && !open) {
+        const episodeId = newId('event');
+        const inserted = await execIn(
+          tx,
+          `insert into model_stale_episodes (id, model_id, reason, started_at) values (?, ?, ?, ?) on conflict do nothing returning id`,
+          [episodeId, model.id, judgement.reason, now],
+        );
+        if (inserted.length === 0) return;
+        await recordEvent(
+          tx,
+          { workspaceId: model.workspace.id, type: 'model.stale', dedupeKey: `model.stale:${episodeId}`, data: { ...judgement.data, reason: judgement.reason } },
+          now,
+        );
+        opened += 1;
+      } else if (!judgement.reason && open) {
+        await execIn(tx, `update model_stale_episodes set ended_at = ? where id = ?`, [now, open.id]);
+        closed += 1;
+      }
+    });
+  }
+  return { opened, closed };
+}

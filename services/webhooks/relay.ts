@@ -1,0 +1,88 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { WEBHOOKS } from '../../config/webhooks';
+import { workflowStarts } from '../metrics';
+import { workflowIds } from '../temporal/ids';
+import type { webhookDelivery } from '../../workflows';
+
+export interface RelaySettings {
+  everyMs: number;
+  delaysMs: number[];
+  attemptTimeoutMs: number;
+}
+
+/**
+ * The outbox relay: starts `delivery/<dlv>` for every committed delivery whose workflow has not
+ * started. Emitters only write rows in their own transaction; whatever dies between that commit and
+ * the start (an API process, a worker), the next pass of any worker's relay starts it. A delivery is
+ * claimed for a lease first, so relays of several workers do not start the same ones; a relay that
+ * dies after claiming leaves them to another after the lease. Temporal refuses a second start of the
+ * same id (REJECT_DUPLICATE), so a delivery never runs twice.
+ */
+export class DeliveryRelay {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly client: Client,
+    private readonly taskQueue: string,
+    private readonly settings: RelaySettings,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    const tick = () => {
+      this.running = this.dispatch()
+        .then(() => undefined)
+        .catch((err: unknown) => this.logger.warn({ err }, 'webhook relay pass failed'))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(tick, this.settings.everyMs);
+        });
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One pass: claims up to 100 undispatched deliveries and starts their workflows. */
+  async dispatch(): Promise<number> {
+    const em = this.orm.em.fork();
+    const claimed = await em.getConnection().execute<Array<{ id: string }>>(
+      `update webhook_deliveries set dispatch_claimed_until = now() + make_interval(secs => ?)
+        where id in (select id from webhook_deliveries
+                      where dispatched_at is null and (dispatch_claimed_until is null or dispatch_claimed_until < now())
+                      order by created_at limit 100 for update skip locked)
+        returning id`,
+      [WEBHOOKS.dispatchLeaseMs / 1000],
+    );
+    const started: string[] = [];
+    for (const { id } of claimed) {
+      try {
+        await this.client.workflow.start<typeof webhookDelivery>('webhookDelivery', {
+          taskQueue: this.taskQueue,
+          workflowId: workflowIds.delivery(id),
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          args: [{ deliveryId: id, delaysMs: this.settings.delaysMs, attemptTimeoutMs: this.settings.attemptTimeoutMs }],
+        });
+        workflowStarts.inc({ workflow_type: 'webhookDelivery' });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
+          this.logger.warn({ err, deliveryId: id }, 'could not start a webhook delivery; the relay will retry after the lease');
+          continue;
+        }
+      }
+      started.push(id);
+    }
+    if (started.length) {
+      await em.getConnection().execute(`update webhook_deliveries set dispatched_at = now() where id in (${started.map(() => '?').join(',')})`, started);
+    }
+    return started.length;
+  }
+}

@@ -1,0 +1,96 @@
+import { lookup } from 'node:dns/promises';
+import type http from 'node:http';
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+import { WEBHOOKS } from '../../config/webhooks';
+import { AppError } from '../errors';
+
+/**
+ * Where a webhook may point (OWASP SSRF prevention): `https` to a public unicast address. Private,
+ * loopback, link-local (cloud metadata 169.254.169.254 included), CGNAT, multicast, reserved and
+ * unspecified addresses are refused, IPv4-mapped IPv6 forms and the IPv6 metadata address
+ * (fd00:ec2::254, unique-local) too. With WEBHOOKS_ALLOW_LOOPBACK_HTTP (development, tests) loopback
+ * is allowed, over `http` as well. The check runs at create/patch on the URL and its resolved
+ * addresses, and again at every attempt on the address actually connected to (request-filtering-agent).
+ */
+export interface TargetPolicy {
+  allowLoopbackHttp: boolean;
+}
+
+const LOOPBACK_ADDRESSES = ['127.0.0.1', '::1'];
+
+const refused = (detail: string): AppError => new AppError('WEBHOOK_URL_NOT_ALLOWED', 400, detail);
+
+/** Whether a connection to this literal address is allowed. */
+export function isAllowedAddress(address: string, policy: TargetPolicy): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  let parsed = ipaddr.parse(address);
+  // ::ffff:10.0.0.1 is 10.0.0.1: judge the IPv4 address it carries.
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  const range = parsed.range();
+  if (range === 'loopback') return policy.allowLoopbackHttp;
+  return range === 'unicast';
+}
+
+const isLoopbackName = (host: string): boolean => host === 'localhost' || host.endsWith('.localhost');
+const bareHost = (hostname: string): string => hostname.replace(/^\[|\]$/g, '').toLowerCase();
+
+/**
+ * Checks a URL given at create/patch and returns it normalised (so that one endpoint cannot be
+ * registered twice under two spellings). Names are resolved: one resolving to a refused address is
+ * refused now; a name that does not resolve yet is accepted (its attempts fail until it does).
+ */
+export async function checkWebhookUrl(raw: string, policy: TargetPolicy): Promise<string> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refused('The webhook URL is not a valid absolute URL.');
+  }
+  if (url.username || url.password) throw refused('The webhook URL must not carry credentials.');
+  const host = bareHost(url.hostname);
+  const literal = net.isIP(host) !== 0;
+  const loopback = literal ? isAllowedAddress(host, { allowLoopbackHttp: true }) && !isAllowedAddress(host, { allowLoopbackHttp: false }) : isLoopbackName(host);
+  if (url.protocol === 'http:') {
+    if (!(policy.allowLoopbackHttp && loopback)) throw refused('The webhook URL must use https.');
+  } else if (url.protocol !== 'https:') {
+    throw refused('The webhook URL must use https.');
+  }
+  url.hash = '';
+  const normalised = url.href;
+  if (normalised.length > WEBHOOKS.maxUrlLength) throw refused(`The webhook URL is longer than ${WEBHOOKS.maxUrlLength} characters.`);
+  if (literal) {
+    if (!isAllowedAddress(host, policy)) throw refused(`The webhook URL points to ${host}, a private, local or reserved address.`);
+    return normalised;
+  }
+  if (isLoopbackName(host) && !policy.allowLoopbackHttp) throw refused(`The webhook URL points to ${host}, a local address.`);
+  const addresses = await lookup(host, { all: true, verbatim: true }).catch(() => []);
+  const bad = addresses.find((a) => !isAllowedAddress(a.address, policy));
+  if (bad) throw refused(`The webhook URL's host ${host} resolves to ${bad.address}, a private, local or reserved address.`);
+  return normalised;
+}
+
+/**
+ * The agent of one attempt: it checks the address each connection resolves to (so a name rebound to
+ * a private address after registration is refused at the attempt) and keeps no connection alive.
+ */
+export function attemptAgent(url: URL, policy: TargetPolicy): http.Agent {
+  const options = {
+    keepAlive: false,
+    allowPrivateIPAddress: false,
+    allowMetaIPAddress: false,
+    allowIPAddressList: policy.allowLoopbackHttp ? LOOPBACK_ADDRESSES : [],
+    // Covered by the private ranges already; named so that a change of the library cannot open them.
+    denyIPAddressList: ['169.254.169.254', 'fd00:ec2::254'],
+  };
+  return url.protocol === 'https:' ? new RequestFilteringHttpsAgent(options) : new RequestFilteringHttpAgent(options);
+}
+
+/** Whether the scheme and host of a stored URL are still acceptable (the flag may have changed). */
+export function schemeAllowed(url: URL, policy: TargetPolicy): boolean {
+  if (url.protocol === 'https:') return true;
+  const host = bareHost(url.hostname);
+  const loopback = net.isIP(host) !== 0 ? LOOPBACK_ADDRESSES.includes(host) || host.startsWith('127.') : isLoopbackName(host);
+  return url.protocol === 'http:' && policy.allowLoopbackHttp && loopback;
+}

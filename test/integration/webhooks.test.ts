@@ -1,0 +1,399 @@
+import { WebhookEndpointSchema } from '../../db/entities';
+import { churnRows } from '../support/datasets';
+import { expectError, startHarness, trainedChurnModel, type Harness } from '../support/harness';
+import { WebhookReceiver, verify, type Received } from '../support/webhook-receiver';
+
+interface Delivery {
+  id: string;
+  state: string;
+  event_type: string;
+  attempts: Array<{ number: number; status: number | null; error: string | null; outcome: string; started_at: string }>;
+  payload: { id: string; type: string; data: Record<string, unknown> };
+}
+
+/**
+ * Outgoing webhooks over HTTP, with real PostgreSQL and Temporal and a real local receiver that
+ * verifies every signature with the standardwebhooks package. The retry schedule is scaled down here
+ * (the real one runs on the time-skipping server in webhooks-schedule.test.ts).
+ */
+describe('outgoing webhooks', () => {
+  let h: Harness;
+  let receiver: WebhookReceiver;
+  beforeAll(async () => {
+    h = await startHarness({
+      config: { WEBHOOKS_ALLOW_LOOPBACK_HTTP: true, WEBHOOK_RETRY_DELAYS: '0s,300ms,300ms,300ms', WEBHOOK_TIMEOUT_SECONDS: 2, WEBHOOK_RELAY_EVERY_MS: 100 },
+    });
+    receiver = await new WebhookReceiver().start();
+  });
+  afterAll(async () => {
+    await receiver?.stop();
+    await h?.stop();
+  });
+
+  let pathCounter = 0;
+  const freshPath = () => `/hook-${(pathCounter += 1)}`;
+
+  async function endpoint(adminKey: string, path: string, body: Record<string, unknown> = {}) {
+    const res = await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url(path), ...body });
+    expect(res.status).toBe(201);
+    return res.body as { id: string; secret: string };
+  }
+
+  async function deliveries(adminKey: string, webhookId: string): Promise<Delivery[]> {
+    const res = await h.http.get(`/v1/webhooks/${webhookId}/deliveries`).set('X-API-Key', adminKey);
+    expect(res.status).toBe(200);
+    return res.body.data as Delivery[];
+  }
+
+  async function settled(adminKey: string, webhookId: string, count = 1, timeoutMs = 30_000): Promise<Delivery[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const listed = await deliveries(adminKey, webhookId);
+      if (listed.length >= count && listed.every((d) => d.state !== 'pending')) return listed;
+      if (Date.now() > deadline) throw new Error(`deliveries not settled: ${JSON.stringify(listed.map((d) => [d.state, d.attempts.length]))}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  const typesAt = (path: string): string[] => receiver.at(path).map((r: Received) => (JSON.parse(r.body) as { type: string }).type);
+
+  describe('routes', () => {
+    it('creates (secret once, encrypted at rest), lists, reads, patches and deletes; no events means every event', async () => {
+      const { adminKey, workspace } = await h.provision('build');
+      const created = await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/crud') });
+      expect(created.status).toBe(201);
+      expect(created.body).toEqual(
+        expect.objectContaining({ url: receiver.url('/crud'), active: true, all_events: true, events: ['model.trained', 'model.refreshed', 'model.stale', 'credits.low'], workspace_id: workspace.id }),
+      );
+      expect(created.body.id).toMatch(/^whk_[0-9A-Za-z]{22}$/);
+      expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      expect(Buffer.from(created.body.secret.slice(6), 'base64')).toHaveLength(32);
+      const row = await h.orm.em.fork().findOneOrFail(WebhookEndpointSchema, { id: created.body.id });
+      expect(JSON.stringify(row)).not.toContain(created.body.secret.slice(6));
+
+      const listed = await h.http.get('/v1/webhooks').set('X-API-Key', adminKey);
+      expect(listed.body.data).toHaveLength(1);
+      expect(listed.body.data[0]).not.toHaveProperty('secret');
+      expect(listed.body.pagination).toEqual({ total: 1, limit: 50, offset: 0, has_more: false });
+
+      const patched = await h.http.patch(`/v1/webhooks/${created.body.id}`).set('X-API-Key', adminKey).send({ events: ['model.trained'], active: false });
+      expect(patched.status).toBe(200);
+      expect(patched.body).toEqual(expect.objectContaining({ events: ['model.trained'], all_events: false, active: false, disabled_reason: expect.any(String) }));
+      const back = await h.http.patch(`/v1/webhooks/${created.body.id}`).set('X-API-Key', adminKey).send({ events: null, active: true, url: receiver.url('/crud2') });
+      expect(back.body).toEqual(expect.objectContaining({ all_events: true, active: true, disabled_reason: null, url: receiver.url('/crud2') }));
+      expect((await h.http.get(`/v1/webhooks/${created.body.id}`).set('X-API-Key', adminKey)).status).toBe(200);
+
+      expect((await h.http.delete(`/v1/webhooks/${created.body.id}`).set('X-API-Key', adminKey)).status).toBe(204);
+      expectError(await h.http.get(`/v1/webhooks/${created.body.id}`).set('X-API-Key', adminKey), 404, 'NOT_FOUND');
+    });
+
+    it('refuses a duplicate URL (create and patch), the 11th webhook, bad bodies and usage keys, changing nothing', async () => {
+      const { adminKey, apiKey } = await h.provision('build');
+      const first = await endpoint(adminKey, '/dup');
+      expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/dup') }), 409, 'WEBHOOK_URL_EXISTS');
+      // The same URL spelled differently is the same URL.
+      expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/dup#x') }), 409, 'WEBHOOK_URL_EXISTS');
+      const second = await endpoint(adminKey, '/dup-2');
+      expectError(await h.http.patch(`/v1/webhooks/${second.id}`).set('X-API-Key', adminKey).send({ url: receiver.url('/dup') }), 409, 'WEBHOOK_URL_EXISTS');
+      for (let i = 3; i <= 10; i += 1) await endpoint(adminKey, `/limit-${i}`);
+      expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/limit-11') }), 409, 'TOO_MANY_WEBHOOKS');
+      expect((await h.http.get('/v1/webhooks').set('X-API-Key', adminKey)).body.pagination.total).toBe(10);
+
+      expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/x'), events: ['model.exploded'] }), 400, 'VALIDATION_ERROR');
+      expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/x'), events: [] }), 400, 'VALIDATION_ERROR');
+      expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({}), 400, 'VALIDATION_ERROR');
+      expectError(await h.http.patch(`/v1/webhooks/${first.id}`).set('X-API-Key', adminKey).send({ secret: 'x' }), 400, 'VALIDATION_ERROR');
+      expectError(await h.http.get('/v1/webhooks').set('X-API-Key', apiKey), 403, 'ADMIN_KEY_REQUIRED');
+      expectError(await h.http.post('/v1/webhooks').set('X-API-Key', apiKey).send({ url: receiver.url('/x') }), 403, 'ADMIN_KEY_REQUIRED');
+    });
+
+    it("answers 404 for another tenant's webhook on every route, and lists only the caller's", async () => {
+      const owner = await h.provision('build');
+      const other = await h.provision('build');
+      const hook = await endpoint(owner.adminKey, '/tenant');
+      const as = other.adminKey;
+      expectError(await h.http.get(`/v1/webhooks/${hook.id}`).set('X-API-Key', as), 404, 'NOT_FOUND');
+      expectError(await h.http.patch(`/v1/webhooks/${hook.id}`).set('X-API-Key', as).send({ active: false }), 404, 'NOT_FOUND');
+      expectError(await h.http.delete(`/v1/webhooks/${hook.id}`).set('X-API-Key', as), 404, 'NOT_FOUND');
+      expectError(await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', as), 404, 'NOT_FOUND');
+      expectError(await h.http.post(`/v1/webhooks/${hook.id}/rotate-secret`).set('X-API-Key', as).send({}), 404, 'NOT_FOUND');
+      expectError(await h.http.get(`/v1/webhooks/${hook.id}/deliveries`).set('X-API-Key', as), 404, 'NOT_FOUND');
+      expect((await h.http.get('/v1/webhooks').set('X-API-Key', as)).body.data).toEqual([]);
+      expect((await h.http.get(`/v1/webhooks/${hook.id}`).set('X-API-Key', owner.adminKey)).body.active).toBe(true);
+    });
+  });
+
+  describe('delivery', () => {
+    it('delivers a test event with Standard Webhooks headers that verify with the secret, and records the attempt', async () => {
+      const { adminKey, workspace } = await h.provision('build');
+      const path = freshPath();
+      const hook = await endpoint(adminKey, path);
+      const sent = await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      expect(sent.status).toBe(202);
+      const [request] = await receiver.waitFor(path, 1);
+      const payload = verify(hook.secret, request!);
+      expect(payload).toEqual({ id: sent.body.event_id, type: 'webhook.test', created_at: expect.stringMatching(/Z$/), workspace_id: workspace.id, data: expect.objectContaining({ webhook_id: hook.id }) });
+      expect(Object.keys(payload)).toEqual(['id', 'type', 'created_at', 'workspace_id', 'data']);
+      expect(request!.headers['webhook-id']).toBe(sent.body.event_id);
+      expect(request!.headers['content-type']).toBe('application/json');
+      expect(() => verify(`whsec_${Buffer.alloc(32, 7).toString('base64')}`, request!)).toThrow();
+
+      const [delivery] = await settled(adminKey, hook.id);
+      expect(delivery).toEqual(expect.objectContaining({ id: sent.body.delivery_id, state: 'succeeded', event_type: 'webhook.test' }));
+      expect(delivery!.attempts).toEqual([expect.objectContaining({ number: 1, status: 200, outcome: 'succeeded', error: null })]);
+      expect(await h.client.workflow.getHandle(`delivery/${delivery!.id}`).result()).toEqual({ outcome: 'succeeded', attempts: 1 });
+    });
+
+    it('retries a receiver that fails (500, then a timeout) until it answers 2xx, recording every attempt', async () => {
+      const { adminKey } = await h.provision('build');
+      const path = freshPath();
+      receiver.script(path, [{ status: 500, body: 'boom' }, { status: 200, hang: true }, { status: 204 }]);
+      const hook = await endpoint(adminKey, path);
+      await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      const [delivery] = await settled(adminKey, hook.id);
+      expect(delivery!.state).toBe('succeeded');
+      expect(delivery!.attempts.map((a) => [a.number, a.status, a.outcome])).toEqual([
+        [1, 500, 'retry'],
+        [2, null, 'retry'],
+        [3, 204, 'succeeded'],
+      ]);
+      expect(delivery!.attempts[0]).toEqual(expect.objectContaining({ error: 'The endpoint answered 500.' }));
+      expect((delivery!.attempts[0] as unknown as { response_excerpt: string }).response_excerpt).toBe('boom');
+      expect(delivery!.attempts[1]!.error).toMatch(/No answer within 2 s/);
+      const requests = receiver.at(path);
+      expect(new Set(requests.map((r) => r.headers['webhook-id'])).size).toBe(1);
+      for (const r of requests) verify(hook.secret, r);
+      const hookNow = await h.http.get(`/v1/webhooks/${hook.id}`).set('X-API-Key', adminKey);
+      expect(hookNow.body).toEqual(expect.objectContaining({ failing_since: null, last_success_at: expect.any(String) }));
+    });
+
+    it('gives up after the last attempt of the schedule and keeps the endpoint active', async () => {
+      const { adminKey } = await h.provision('build');
+      const path = freshPath();
+      receiver.script(path, [{ status: 502 }]);
+      const hook = await endpoint(adminKey, path);
+      await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      const [delivery] = await settled(adminKey, hook.id);
+      expect(delivery!.state).toBe('failed');
+      expect(delivery!.attempts.map((a) => a.outcome)).toEqual(['retry', 'retry', 'retry', 'failed']);
+      const after = await h.http.get(`/v1/webhooks/${hook.id}`).set('X-API-Key', adminKey);
+      expect(after.body).toEqual(expect.objectContaining({ active: true, failing_since: expect.any(String) }));
+    });
+
+    it('disables the endpoint on 410 Gone, shows why, and sends it nothing more', async () => {
+      const { adminKey } = await h.provision('build');
+      const path = freshPath();
+      receiver.script(path, [{ status: 410 }]);
+      const hook = await endpoint(adminKey, path);
+      await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      const [delivery] = await settled(adminKey, hook.id);
+      expect(delivery!.state).toBe('failed');
+      expect(delivery!.attempts).toHaveLength(1);
+      const after = await h.http.get(`/v1/webhooks/${hook.id}`).set('X-API-Key', adminKey);
+      expect(after.body).toEqual(expect.objectContaining({ active: false, disabled_reason: expect.stringContaining('410') }));
+      expectError(await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey), 409, 'WEBHOOK_INACTIVE');
+      expect(receiver.at(path)).toHaveLength(1);
+    });
+
+    it('disables an endpoint with no successful delivery for 5 days at its next failure', async () => {
+      const { adminKey } = await h.provision('build');
+      const path = freshPath();
+      receiver.script(path, [{ status: 500 }]);
+      const hook = await endpoint(adminKey, path);
+      await h.orm.em.fork().nativeUpdate(WebhookEndpointSchema, { id: hook.id }, { failingSince: new Date(Date.now() - 5 * 86_400_000 - 60_000) });
+      await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      const [delivery] = await settled(adminKey, hook.id);
+      expect(delivery!.attempts).toHaveLength(1);
+      const after = await h.http.get(`/v1/webhooks/${hook.id}`).set('X-API-Key', adminKey);
+      expect(after.body).toEqual(expect.objectContaining({ active: false, disabled_reason: expect.stringMatching(/No successful delivery for 5 days/) }));
+    });
+
+    it('honours Retry-After on 429 and 503 instead of the schedule', async () => {
+      const { adminKey } = await h.provision('build');
+      const path = freshPath();
+      receiver.script(path, [{ status: 429, headers: { 'Retry-After': '2' } }, { status: 503, headers: { 'Retry-After': '1' } }, { status: 200 }]);
+      const hook = await endpoint(adminKey, path);
+      await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      const [delivery] = await settled(adminKey, hook.id);
+      expect(delivery!.attempts.map((a) => a.status)).toEqual([429, 503, 200]);
+      const [a, b, c] = receiver.at(path);
+      // The scaled schedule waits 300 ms; the receiver asked for 2 s, then 1 s.
+      expect(b!.at - a!.at).toBeGreaterThanOrEqual(1900);
+      expect(c!.at - b!.at).toBeGreaterThanOrEqual(900);
+    });
+
+    it('never follows a redirect, even to a private address: a 3xx is a failed attempt', async () => {
+      const { adminKey } = await h.provision('build');
+      const path = freshPath();
+      receiver.script(path, [{ status: 302, headers: { Location: 'http://169.254.169.254/latest/meta-data/' } }, { status: 307, headers: { Location: receiver.url('/redirect-target') } }, { status: 200 }]);
+      const hook = await endpoint(adminKey, path);
+      await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      const [delivery] = await settled(adminKey, hook.id);
+      expect(delivery!.attempts.map((a) => [a.status, a.outcome])).toEqual([
+        [302, 'retry'],
+        [307, 'retry'],
+        [200, 'succeeded'],
+      ]);
+      expect(delivery!.attempts[0]!.error).toMatch(/redirects are not followed/);
+      expect(receiver.at('/redirect-target')).toHaveLength(0);
+    });
+
+    it('rotates the secret: during the overlap both secrets sign; with no overlap only the new one', async () => {
+      const { adminKey } = await h.provision('build');
+      const path = freshPath();
+      const hook = await endpoint(adminKey, path);
+      const rotated = await h.http.post(`/v1/webhooks/${hook.id}/rotate-secret`).set('X-API-Key', adminKey).send({ overlap_hours: 2 });
+      expect(rotated.status).toBe(200);
+      expect(rotated.body.secret).not.toBe(hook.secret);
+      expect(rotated.body.previous_secret_expires_at).toEqual(expect.any(String));
+      await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      const [during] = await receiver.waitFor(path, 1);
+      expect(during!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+      expect(verify(rotated.body.secret, during!)).toEqual(expect.objectContaining({ type: 'webhook.test' }));
+      expect(verify(hook.secret, during!)).toEqual(expect.objectContaining({ type: 'webhook.test' }));
+
+      const again = await h.http.post(`/v1/webhooks/${hook.id}/rotate-secret`).set('X-API-Key', adminKey).send({ overlap_hours: 0 });
+      expect(again.body.previous_secret_expires_at).toBeNull();
+      await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      const [, after] = await receiver.waitFor(path, 2);
+      expect(after!.headers['webhook-signature']!.split(' ')).toHaveLength(1);
+      expect(verify(again.body.secret, after!)).toEqual(expect.objectContaining({ type: 'webhook.test' }));
+      expect(() => verify(rotated.body.secret, after!)).toThrow();
+    });
+
+    it('lists deliveries with their attempts and redelivers one as a new delivery with the same webhook-id', async () => {
+      const { adminKey } = await h.provision('build');
+      const path = freshPath();
+      const hook = await endpoint(adminKey, path);
+      const sent = await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      await settled(adminKey, hook.id);
+      const redelivered = await h.http.post(`/v1/webhooks/${hook.id}/deliveries/${sent.body.delivery_id}/redeliver`).set('X-API-Key', adminKey);
+      expect(redelivered.status).toBe(202);
+      expect(redelivered.body).toEqual({ delivery_id: expect.stringMatching(/^dlv_/), redelivery_of: sent.body.delivery_id });
+      const listed = await settled(adminKey, hook.id, 2);
+      expect(listed.map((d) => d.id)).toEqual([redelivered.body.delivery_id, sent.body.delivery_id]);
+      expect(listed.every((d) => d.state === 'succeeded' && d.attempts.length === 1)).toBe(true);
+      const [first, second] = receiver.at(path);
+      expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
+      expect(second!.body).toBe(first!.body);
+      expectError(await h.http.post(`/v1/webhooks/${hook.id}/deliveries/dlv_nope/redeliver`).set('X-API-Key', adminKey), 404, 'NOT_FOUND');
+    });
+  });
+
+  describe('events', () => {
+    const withoutTarget = (rows: Array<Record<string, unknown>>) => rows.map(({ churned: _churned, ...rest }) => rest);
+
+    it('sends model.trained after training and model.refreshed after a refresh, only to endpoints that subscribe', async () => {
+      const account = await h.provision('build');
+      const all = freshPath();
+      const refreshedOnly = freshPath();
+      await endpoint(account.adminKey, all);
+      const onlyRefresh = await endpoint(account.adminKey, refreshedOnly, { events: ['model.refreshed'] });
+      const res = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(120) });
+      expect(res.status).toBe(201);
+      const [trained] = await receiver.waitFor(all, 1);
+      const allHook = (await h.http.get('/v1/webhooks').set('X-API-Key', account.adminKey)).body.data.find((w: { url: string }) => w.url.endsWith(all));
+      expect(allHook).toBeDefined();
+      const payload = JSON.parse(trained!.body);
+      expect(payload).toEqual(
+        expect.objectContaining({
+          type: 'model.trained',
+          workspace_id: account.workspace.id,
+          data: expect.objectContaining({
+            model: expect.objectContaining({ id: res.body.id, target: 'churned', status: 'serving' }),
+            version: expect.objectContaining({ number: 1, trigger: 'train', engine: expect.objectContaining({ id: 'tabular-gbdt' }) }),
+          }),
+        }),
+      );
+
+      const scored = await h.http.post(`/v1/models/${res.body.id}/predict`).set('X-API-Key', account.apiKey).send({ rows: withoutTarget(churnRows(3, 5)) });
+      await h.http
+        .post(`/v1/models/${res.body.id}/outcomes`)
+        .set('X-API-Key', account.apiKey)
+        .send({ outcomes: scored.body.predictions.map((p: { request_id: string }) => ({ request_id: p.request_id, actual: 'yes' })) });
+      expect((await h.http.post(`/v1/models/${res.body.id}/refresh`).set('X-API-Key', account.apiKey)).status).toBe(201);
+      await receiver.waitFor(all, 2);
+      const [refreshed] = await receiver.waitFor(refreshedOnly, 1);
+      const refreshedPayload = verify(onlyRefresh.secret, refreshed!);
+      expect(refreshedPayload).toEqual(expect.objectContaining({ type: 'model.refreshed', data: expect.objectContaining({ version: expect.objectContaining({ number: 2, trigger: 'refresh', outcomes_folded: 3 }) }) }));
+      expect(typesAt(all)).toEqual(['model.trained', 'model.refreshed']);
+      expect(typesAt(refreshedOnly)).toEqual(['model.refreshed']);
+    });
+
+    it('sends model.stale once per episode when the verdict leaves holding, and again only after a recovery', async () => {
+      const account = await trainedChurnModel(h);
+      const path = freshPath();
+      await endpoint(account.adminKey, path, { events: ['model.stale'] });
+      const data = churnRows(40, 11);
+      const scored = await h.http.post(`/v1/models/${account.modelId}/predict`).set('X-API-Key', account.apiKey).send({ rows: withoutTarget(data) });
+      const flipped = scored.body.predictions.map((p: { request_id: string; prediction: string }) => ({ request_id: p.request_id, actual: p.prediction === 'yes' ? 'no' : 'yes' }));
+      await h.http.post(`/v1/models/${account.modelId}/outcomes`).set('X-API-Key', account.apiKey).send({ outcomes: flipped });
+
+      const check = () =>
+        h.client.workflow.execute<() => Promise<{ opened: number; closed: number }>>('markStaleModelsWorkflow', {
+          taskQueue: h.taskQueue,
+          workflowId: `test-stale-${Date.now()}-${Math.random()}`,
+        });
+      expect((await check()).opened).toBeGreaterThanOrEqual(1);
+      const [stale] = await receiver.waitFor(path, 1);
+      expect(JSON.parse(stale!.body)).toEqual(
+        expect.objectContaining({ type: 'model.stale', data: expect.objectContaining({ reason: 'performance', verdict: 'dropped', model: expect.objectContaining({ id: account.modelId }) }) }),
+      );
+      expect((await check()).opened).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(receiver.at(path)).toHaveLength(1);
+
+      // Outcomes that agree with the predictions: holding again, the episode closes; a relapse is a new one.
+      const agreeing = scored.body.predictions.map((p: { request_id: string; prediction: string }) => ({ request_id: p.request_id, actual: p.prediction }));
+      await h.orm.em.getConnection().execute('delete from outcomes where model_id = ?', [account.modelId]);
+      await h.http.post(`/v1/models/${account.modelId}/outcomes`).set('X-API-Key', account.apiKey).send({ outcomes: agreeing });
+      expect((await check()).closed).toBeGreaterThanOrEqual(1);
+      await h.orm.em.getConnection().execute('delete from outcomes where model_id = ?', [account.modelId]);
+      await h.http.post(`/v1/models/${account.modelId}/outcomes`).set('X-API-Key', account.apiKey).send({ outcomes: flipped });
+      await check();
+      await receiver.waitFor(path, 2);
+      expect(typesAt(path)).toEqual(['model.stale', 'model.stale']);
+    });
+
+    it('sends model.stale with reason no_outcomes for a model that has served 30 days and keeps predicting with no outcome', async () => {
+      const account = await trainedChurnModel(h);
+      const path = freshPath();
+      await endpoint(account.adminKey, path, { events: ['model.stale'] });
+      expect((await h.http.post(`/v1/models/${account.modelId}/predict`).set('X-API-Key', account.apiKey).send({ rows: withoutTarget(churnRows(5, 3)) })).status).toBe(200);
+      await h.orm.em.getConnection().execute(`update models set created_at = now() - interval '31 days' where id = ?`, [account.modelId]);
+      await h.client.workflow.execute('markStaleModelsWorkflow', { taskQueue: h.taskQueue, workflowId: `test-stale-${Date.now()}-${Math.random()}` });
+      const [stale] = await receiver.waitFor(path, 1);
+      expect(JSON.parse(stale!.body).data).toEqual(expect.objectContaining({ reason: 'no_outcomes', last_outcome_at: null, predictions: 5, days: 30 }));
+    });
+
+    it('sends credits.low once per period for each threshold crossed downwards (20 %, 5 %, 0)', async () => {
+      const account = await h.provision('free');
+      const path = freshPath();
+      await endpoint(account.adminKey, path, { events: ['credits.low'] });
+      const setRemaining = (n: number) =>
+        h.orm.em.getConnection().execute(`update accounts set allowance_remaining = ?, allowance_period = to_char(now() at time zone 'utc', 'YYYY-MM') where id = ?`, [n, account.account.id]);
+      const forecast = (horizon: number) =>
+        h.http
+          .post('/v1/forecast')
+          .set('X-API-Key', account.apiKey)
+          .send({ target: 'sales', horizon, data: Array.from({ length: 20 }, (_, i) => ({ date: `2026-01-${String(i + 1).padStart(2, '0')}`, sales: 100 + (i % 7) * 3 + i })) })
+          .buffer(true);
+
+      await setRemaining(205);
+      expect((await forecast(5)).status).toBe(200); // 200 left: 20 % of 1,000
+      expect((await forecast(5)).status).toBe(200); // 195: still past 20 %, nothing new
+      await setRemaining(53);
+      expect((await forecast(5)).status).toBe(200); // 48: past 5 %
+      await setRemaining(5);
+      expect((await forecast(5)).status).toBe(200); // 0
+      await receiver.waitFor(path, 3);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const thresholds = receiver.at(path).map((r) => (JSON.parse(r.body) as { data: { threshold: string; remaining: number } }).data);
+      expect(thresholds).toEqual([
+        expect.objectContaining({ threshold: '20%', remaining: 200 }),
+        expect.objectContaining({ threshold: '5%', remaining: 48 }),
+        expect.objectContaining({ threshold: '0', remaining: 0 }),
+      ]);
+    });
+  });
+});

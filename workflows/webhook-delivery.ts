@@ -1,0 +1,39 @@
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+
+export interface WebhookDeliveryInput {
+  deliveryId: string;
+  /** Wait before each attempt (Standard Webhooks' schedule: 0, 5 s, 5 min, 30 min, 2 h, … 24 h). */
+  delaysMs: number[];
+  /** Bound of one attempt's HTTP exchange; the activity gets a margin on top for its database work. */
+  attemptTimeoutMs: number;
+}
+
+/** Jitter from the delivery id and attempt number: deterministic on replay, different per delivery. */
+export function jittered(delayMs: number, deliveryId: string, attempt: number, ratio = 0.1): number {
+  if (delayMs <= 0) return 0;
+  let hash = 0x811c9dc5;
+  for (const char of `${deliveryId}:${attempt}`) hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193) >>> 0;
+  return Math.round(delayMs * (1 - ratio + (2 * ratio * hash) / 0xffffffff));
+}
+
+/**
+ * `delivery/<dlv>`: attempts the delivery on the retry schedule until a 2xx, a 410, the endpoint's
+ * disabling or the last attempt. A 429 or 503 with Retry-After sets the next wait instead of the
+ * schedule. Every attempt is recorded by the activity; a worker lost mid-attempt has the activity
+ * retried by Temporal (the receiver may then see the same webhook-id twice, as Standard Webhooks allows).
+ */
+export async function webhookDelivery(input: WebhookDeliveryInput): Promise<{ outcome: string; attempts: number }> {
+  const { attemptDelivery } = proxyActivities<Activities>({
+    startToCloseTimeout: input.attemptTimeoutMs + 15_000,
+    retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 50 },
+  });
+  let wait = input.delaysMs[0] ?? 0;
+  for (let i = 0; i < input.delaysMs.length; i += 1) {
+    if (wait > 0) await sleep(wait);
+    const result = await attemptDelivery({ deliveryId: input.deliveryId, number: i + 1, lastAttempt: i === input.delaysMs.length - 1 });
+    if (result.outcome !== 'retry') return { outcome: result.outcome, attempts: i + 1 };
+    wait = result.retryAfterMs ?? jittered(input.delaysMs[i + 1] ?? 0, input.deliveryId, i + 1);
+  }
+  return { outcome: 'failed', attempts: input.delaysMs.length };
+}
