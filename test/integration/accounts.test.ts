@@ -6,7 +6,7 @@ import { startInProcessWorker } from '../support/processes';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ config: { WEBHOOKS_ALLOW_LOOPBACK_HTTP: true } });
 });
 afterAll(async () => {
   await h.stop();
@@ -98,6 +98,8 @@ describe('account deletion', () => {
       ledger: await count(`select count(*) as n from credit_ledger where account_id = ?`, [accountId]),
       sessions: await count(`select count(*) as n from sessions where account_id = ?`, [accountId]),
       refresh_tokens: await count(`select count(*) as n from refresh_tokens where account_id = ?`, [accountId]),
+      webhooks: await count(`select count(*) as n from webhook_endpoints where workspace_id in (?)`, [ws]),
+      webhook_events: await count(`select count(*) as n from webhook_events where workspace_id in (?)`, [ws]),
     };
   }
 
@@ -115,6 +117,8 @@ describe('account deletion', () => {
       .set('X-API-Key', key)
       .send({ outcomes: [{ request_id: scored.body.predictions[0].request_id, actual: 'yes' }] });
     expect(outcome.status).toBe(201);
+    const hook = await h.http.post('/v1/webhooks').set(as(session, second)).send({ url: 'http://127.0.0.1:9/hook' });
+    expect(hook.status).toBe(201);
     const workspaces = (await h.http.get('/v1/workspaces').set(as(session))).body.data.map((w: { id: string }) => w.id) as string[];
     return { session, key, workspaces, modelId: model.body.id as string };
   }
@@ -128,7 +132,7 @@ describe('account deletion', () => {
   test('deletion stops every credential at once and the delete-account workflow erases every row of the account', async () => {
     const { session, key, workspaces, modelId } = await populatedAccount();
     const before = await countRows(session.accountId, workspaces, [modelId]);
-    expect(before).toEqual(expect.objectContaining({ accounts: 1, workspaces: 2, models: 1, model_versions: 1, predictions: 3, outcomes: 1 }));
+    expect(before).toEqual(expect.objectContaining({ accounts: 1, workspaces: 2, models: 1, model_versions: 1, predictions: 3, outcomes: 1, webhooks: 1, webhook_events: 1 }));
 
     expect((await h.http.delete('/v1/auth/me').set(as(session)).send({ email: session.email.toUpperCase() })).status).toBe(204);
     expectError(await h.http.get('/v1/auth/me').set(as(session)), 401, 'TOKEN_INVALID');
@@ -203,6 +207,7 @@ describe('separation by route', () => {
     expectError(await h.http.get('/v1/auth/me').set('X-API-Key', usage), 401, 'AUTH_REQUIRED');
     expectError(await h.http.get('/v1/workspaces').set('Authorization', `Bearer ${usage}`), 401, 'AUTH_REQUIRED');
     expectError(await h.http.get('/v1/api-keys').set('X-API-Key', usage), 403, 'ADMIN_KEY_REQUIRED');
+    expectError(await h.http.get('/v1/webhooks').set('X-API-Key', usage), 403, 'ADMIN_KEY_REQUIRED');
     expectError(await h.http.get('/v1/models').set('X-API-Key', 'sk-svc-api-unknownkeyunknownkey'), 401, 'API_KEY_INVALID');
     const claims = JSON.parse(Buffer.from(session.accessToken.split('.')[1]!, 'base64url').toString()) as { sid: string };
     const expired = (await AccessTokens.fromConfig(h.config).sign({ accountId: session.accountId, sessionId: claims.sid }, new Date(Date.now() - 3_600_000))).token;
