@@ -25,7 +25,12 @@ export function crossedThresholds(remaining: number, allowance: number): CreditA
 export async function noteCreditsLeft(em: EntityManager, accountId: string, remaining: number): Promise<void> {
   const allowance = allowances.get(accountId);
   if (allowance !== undefined && crossedThresholds(remaining, allowance).length === 0) return;
-  await checkCreditAlerts(em.fork(), accountId);
+  try {
+    await checkCreditAlerts(em.fork(), accountId);
+  } catch {
+    // The charge stands whatever happens here: the periodic sweep records, from the same account
+    // state, any alert this check could not (the alert is durable there, not here).
+  }
 }
 
 interface AccountState {

@@ -22,6 +22,11 @@ export class RateLimited extends AppError {
   }
 }
 
+/** A limiter counting in the shared PostgreSQL table (created by a migration, not at run time). */
+export function postgresLimiter(knex: Knex, keyPrefix: string, points: number, durationSeconds: number): RateLimiterPostgres {
+  return new RateLimiterPostgres({ storeClient: knex, storeType: 'knex', tableName: RATE_LIMIT_TABLE, tableCreated: true, keyPrefix, points, duration: durationSeconds });
+}
+
 function budgetOf(res: RateLimiterRes, limit: number): RateBudget {
   return { limit, remaining: Math.max(0, res.remainingPoints), resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
 }
@@ -40,15 +45,7 @@ export class RateLimits {
     const name = `${scope}:${plan}`;
     let limiter = this.limiters.get(name);
     if (!limiter) {
-      limiter = new RateLimiterPostgres({
-        storeClient: this.knex,
-        storeType: 'knex',
-        tableName: RATE_LIMIT_TABLE,
-        tableCreated: true,
-        keyPrefix: name,
-        points,
-        duration: RATE_LIMIT_WINDOW_SECONDS,
-      });
+      limiter = postgresLimiter(this.knex, name, points, RATE_LIMIT_WINDOW_SECONDS);
       this.limiters.set(name, limiter);
     }
     return { limiter, points };

@@ -1,7 +1,7 @@
-import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { Knex } from '@mikro-orm/postgresql';
 import { SIGN_IN_LIMITS, type SignInStep } from '../../config/plans';
-import { RATE_LIMIT_TABLE, RateLimited } from '../rate-limits';
+import { postgresLimiter, RateLimited } from '../rate-limits';
 
 /**
  * Budgets of the sign-in steps per address and per client address (rate-limiter-flexible on the
@@ -19,15 +19,7 @@ export class SignInLimits {
     const name = `signin:${step}:${scope}`;
     let limiter = this.limiters.get(name);
     if (!limiter) {
-      limiter = new RateLimiterPostgres({
-        storeClient: this.knex,
-        storeType: 'knex',
-        tableName: RATE_LIMIT_TABLE,
-        tableCreated: true,
-        keyPrefix: name,
-        points: points * this.scale,
-        duration: SIGN_IN_LIMITS[step].windowSeconds,
-      });
+      limiter = postgresLimiter(this.knex, name, points * this.scale, SIGN_IN_LIMITS[step].windowSeconds);
       this.limiters.set(name, limiter);
     }
     return limiter;
