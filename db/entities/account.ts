@@ -1,4 +1,4 @@
-import { EntitySchema } from '@mikro-orm/core';
+import { EntitySchema, type Opt } from '@mikro-orm/core';
 import type { PlanName } from '../../config/plans';
 
 export interface Account {
@@ -14,6 +14,14 @@ export interface Account {
   allowancePeriod: string;
   /** Purchased credits; never expire. */
   purchasedBalance: number;
+  /** Stripe customer, created at the account's first checkout. */
+  stripeCustomerId: string | null;
+  /** The Stripe subscription the plan follows (the latest one Stripe reported active). */
+  subscriptionId: string | null;
+  /** Its Stripe status as last reported (`active`, `past_due`, `canceled`, …). */
+  subscriptionStatus: string | null;
+  subscriptionPeriodEnd: Date | null;
+  subscriptionCancelAtPeriodEnd: Opt<boolean>;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -31,6 +39,11 @@ export const AccountSchema = new EntitySchema<Account>({
     allowanceRemaining: { type: 'integer', default: 0 },
     allowancePeriod: { type: 'string', length: 7, default: '1970-01' },
     purchasedBalance: { type: 'integer', default: 0 },
+    stripeCustomerId: { type: 'string', length: 255, nullable: true },
+    subscriptionId: { type: 'string', length: 255, nullable: true },
+    subscriptionStatus: { type: 'string', length: 40, nullable: true },
+    subscriptionPeriodEnd: { type: 'datetime', nullable: true },
+    subscriptionCancelAtPeriodEnd: { type: 'boolean', default: false },
     createdAt: { type: 'datetime', defaultRaw: 'now()' },
     updatedAt: { type: 'datetime', defaultRaw: 'now()', onUpdate: () => new Date() },
   },

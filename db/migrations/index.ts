@@ -2,6 +2,7 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121215945_initial } from './Migration20261121215945_initial';
 import { Migration20261121221010_models } from './Migration20261121221010_models';
 import { Migration20261123050000_service_path } from './Migration20261123050000_service_path';
+import { Migration20261123080000_billing } from './Migration20261123080000_billing';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -11,4 +12,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121215945_initial', class: Migration20261121215945_initial },
   { name: 'Migration20261121221010_models', class: Migration20261121221010_models },
   { name: 'Migration20261123050000_service_path', class: Migration20261123050000_service_path },
+  { name: 'Migration20261123080000_billing', class: Migration20261123080000_billing },
 ];
