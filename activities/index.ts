@@ -3,7 +3,9 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { revokeEndedKey, sweepEndedKeys } from '../services/api-keys';
 import { EngineDataError, type EnginePool } from '../services/engine-pool';
-import { releaseLapsedReservations } from '../services/credits';
+import { closePurchase, reconcilePurchase, settlePurchase } from '../services/billing';
+import { releaseLapsedReservations, resetAllowances } from '../services/credits';
+import type { Stripe } from '../services/stripe';
 import { pruneIdempotencyRecords } from '../services/idempotency';
 import { abandonTraining, strandedTrainings } from '../services/models';
 import { strandedIntegrations } from '../services/outcomes';
@@ -20,6 +22,8 @@ export interface ActivityDeps {
   /** A model still `training` this long after its creation may have lost its workflow. */
   strandedAfterMs: number;
   fitHeartbeatTimeoutMs: number;
+  /** Null when billing is not configured: a purchase past its deadline then simply expires. */
+  stripe: Stripe | null;
 }
 
 const HEARTBEAT_EVERY_MS = 2000;
@@ -96,6 +100,29 @@ export function createActivities(deps: ActivityDeps) {
       const now = Date.now();
       const ids = await strandedIntegrations(deps.orm.em.fork(), new Date(now - deps.strandedAfterMs), new Date(now - 86_400_000));
       return ids.map((modelId) => ({ modelId, workflowId: workflowIds.integrate(modelId), heartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs }));
+    },
+
+    /** Credits a purchase once (a repeated settlement finds it settled and credits nothing). */
+    async settlePurchase(purchaseId: string, by: string): Promise<string> {
+      const state = await settlePurchase(deps.orm.em.fork(), purchaseId, by);
+      activityLogger(deps.logger).info({ purchaseId, state, by }, 'credit purchase settled');
+      return state;
+    },
+
+    async closePurchase(purchaseId: string, state: 'failed' | 'expired', by: string): Promise<string> {
+      return closePurchase(deps.orm.em.fork(), purchaseId, state, by);
+    },
+
+    /** No verdict by the deadline: asks Stripe about the purchase's session. */
+    async reconcilePurchase(purchaseId: string): Promise<string> {
+      return reconcilePurchase(deps.orm.em.fork(), deps.stripe, purchaseId);
+    },
+
+    /** Opens `period` for every account still in an earlier one (the monthly Schedule). */
+    async resetAllowances(period: string): Promise<number> {
+      const reset = await resetAllowances(deps.orm.em.fork(), period, new Date());
+      activityLogger(deps.logger).info({ period, reset }, 'monthly allowances reset');
+      return reset;
     },
   };
 }

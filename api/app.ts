@@ -29,6 +29,9 @@ import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { modelRoutes } from './routes/models';
 import { requestLogRoutes } from './routes/requests';
+import { billingRoutes } from './routes/billing';
+import { Billing } from '../services/billing';
+import { createStripeClient, type Stripe } from '../services/stripe';
 
 export interface AppDeps {
   config: AppConfig;
@@ -39,6 +42,8 @@ export interface AppDeps {
   requestLog: RequestLogWriter;
   /** Set by the process runtime: SIGTERM turns it on (health 503, no keep-alive). */
   drain?: DrainState;
+  /** Default: a client built from the config (none without STRIPE_SECRET_KEY: billing answers 503). */
+  stripe?: Stripe | null;
 }
 
 function parseWith<T>(schema: ZodType<T> | undefined, value: unknown, where: string, code?: string): T {
@@ -140,6 +145,9 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...datasetRoutes(deps),
     ...forecastRoutes(deps),
     ...requestLogRoutes(deps),
+    ...billingRoutes({
+      billing: new Billing({ orm: deps.orm, stripe: deps.stripe === undefined ? createStripeClient(deps.config) : deps.stripe, temporal: deps.temporal, config: deps.config, logger: deps.logger }),
+    }),
   ];
 }
 

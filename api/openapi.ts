@@ -99,7 +99,11 @@ export function buildOpenApiDocument(routes: AnyRoute[], info: { version: string
       request: {
         ...(route.params ? { params: route.params as ZodObject } : {}),
         ...(route.query ? { query: route.query as ZodObject } : {}),
+        ...(route.headers ? { headers: route.headers as ZodObject } : {}),
         ...(route.body ? { body: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+        ...(route.rawBodyDoc
+          ? { body: { required: true, description: route.rawBodyDoc.description, content: { [route.rawBodyDoc.contentType]: { schema: route.rawBodyDoc.schema } } } }
+          : {}),
       },
       responses: responsesOf(route),
     });

@@ -9,11 +9,13 @@ import { createLogger } from '../services/logger';
 import { EMBEDDED_PG_PORT, startEmbeddedPostgres } from './lib/embedded-postgres';
 import { startService, stopOnSignals } from './lib/runtime';
 import { startTemporalDevServer } from './lib/temporal-dev-server';
+import { startStripeStandIn } from './lib/stripe-standin';
 
 const DEV_TEMPORAL_PORT = 7233;
+const DEV_STRIPE_STANDIN_PORT = 12111;
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  let config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
   const cleanup: Array<() => Promise<void>> = [];
   const stopAll = async () => {
@@ -44,6 +46,18 @@ async function main(): Promise<void> {
     logger.info({ address: server.address, ui: server.uiUrl }, 'Temporal dev server running');
   }
 
+  let stripeStandIn: string | null = null;
+  if (!config.STRIPE_SECRET_KEY) {
+    // The same SDK calls as with the real Stripe, pointed at a local stand-in that also sends the
+    // signed events its checkout page makes; set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET for Stripe.
+    const standIn = await startStripeStandIn({ port: DEV_STRIPE_STANDIN_PORT });
+    standIn.webhookUrl = `http://127.0.0.1:${config.PORT}/v1/integrations/stripe/webhook`;
+    cleanup.push(() => standIn.close());
+    config = { ...config, STRIPE_SECRET_KEY: 'sk_test_local_standin', STRIPE_WEBHOOK_SECRET: standIn.webhookSecret, STRIPE_API_URL: standIn.url };
+    stripeStandIn = standIn.url;
+    logger.info({ url: standIn.url }, 'STRIPE_SECRET_KEY not set: using the local Stripe stand-in');
+  }
+
   const service = await startService({ config, logger, databaseUrl, temporalAddress, api: true, worker: true, runMigrations: true });
   cleanup.push(() => service.stop());
   console.log(
@@ -51,6 +65,7 @@ async function main(): Promise<void> {
       '',
       `Prediction service running at ${service.url}  (OpenAPI: ${service.url}/openapi.json, health: ${service.url}/health)`,
       config.TEMPORAL_ADDRESS ? '' : `Temporal UI: http://127.0.0.1:${config.TEMPORAL_UI_PORT}`,
+      stripeStandIn ? `Stripe: local stand-in at ${stripeStandIn} (its checkout pages "pay" and send the signed events)` : '',
       'Get a first pair of keys (admin + usage) with:',
       `  npm run admin -- create-account --email you@example.com [--plan build]`,
       'Stop with Ctrl-C.',

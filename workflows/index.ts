@@ -3,3 +3,5 @@ export { keyGraceExpiry } from './key-grace-expiry';
 export { sweepEndedKeysWorkflow } from './sweep-ended-keys';
 export { trainModel, refreshModel } from './train-model';
 export { integration, outcomesReceived } from './integration';
+export { creditPurchase, purchaseOutcome } from './credit-purchase';
+export { resetAllowancesWorkflow } from './reset-allowances';

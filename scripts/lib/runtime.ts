@@ -13,6 +13,7 @@ import { migrate, openOrm, type Orm } from '../../db/orm';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { ensureSchedules } from '../../services/temporal/schedules';
 import { createWorker, installRuntimeOnce } from '../../services/temporal/worker';
+import { createStripeClient } from '../../services/stripe';
 
 export interface RunningService {
   /** Where the API listens, when it runs in this process. */
@@ -72,6 +73,7 @@ export async function startService(options: {
         strandedAfterMs: config.TRAINING_STRANDED_AFTER_SECONDS * 1000,
         fitHeartbeatTimeoutMs: config.FIT_HEARTBEAT_TIMEOUT_SECONDS * 1000,
         shutdownGraceMs: config.SHUTDOWN_GRACE_SECONDS * 1000,
+        stripe: createStripeClient(config),
       });
       const client = new Client({ connection: await Connection.connect({ address: options.temporalAddress }), namespace: config.TEMPORAL_NAMESPACE });
       stack.push(() => client.connection.close());

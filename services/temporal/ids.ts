@@ -4,8 +4,10 @@ export const workflowIds = {
   train: (modelId: string) => `train/${modelId}`,
   refresh: (modelId: string) => `refresh/${modelId}`,
   integrate: (modelId: string) => `integrate/${modelId}`,
+  purchase: (purchaseId: string) => `purchase/${purchaseId}`,
 } as const;
 
 export const scheduleIds = {
   sweepEndedKeys: 'sweep-ended-keys',
+  resetAllowances: 'reset-allowances',
 } as const;

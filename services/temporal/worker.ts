@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
 import type { EnginePool } from '../engine-pool';
 import { activityLoggingInterceptor } from './activity-logging';
+import type { Stripe } from '../stripe';
 
 export interface WorkerDeps {
   orm: MikroORM;
@@ -20,6 +21,8 @@ export interface WorkerDeps {
   workflowBundlePath?: string;
   /** How long a shutdown lets running activities finish before cancelling them (default: Temporal's). */
   shutdownGraceMs?: number;
+  /** Stripe, for purchases whose settlement never came (default: none, such purchases expire). */
+  stripe?: Stripe | null;
 }
 
 let runtimeInstalled = false;
@@ -54,6 +57,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       enginePool: deps.enginePool,
       strandedAfterMs: deps.strandedAfterMs ?? 120_000,
       fitHeartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs ?? 30_000,
+      stripe: deps.stripe ?? null,
     }),
     interceptors: { activity: [activityLoggingInterceptor(deps.logger)] },
   });

@@ -18,6 +18,7 @@ import { EnginePool } from '../../services/engine-pool';
 import { RequestLogWriter } from '../../services/request-log';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { createWorker, installRuntimeOnce } from '../../services/temporal/worker';
+import { createStripeClient } from '../../services/stripe';
 import { ContractChecker, contractCheckingAgent, type OpenApiDocument } from './contract';
 import { TEST_ENV, requireEnv } from './env';
 
@@ -112,6 +113,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue,
       workflowBundlePath: requireEnv(TEST_ENV.workflowBundle),
+      stripe: createStripeClient(config),
     });
     const running = worker.run();
     stack.push(async () => {
