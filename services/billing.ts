@@ -143,6 +143,20 @@ export async function closePurchase(em: EntityManager, purchaseId: string, state
 }
 
 /**
+ * The session of a purchase whose call died before storing it: Stripe may have made it all the same
+ * (the call's idempotency key was sent), so it is looked up among the customer's sessions.
+ */
+async function findPurchaseSession(em: EntityManager, stripe: Stripe, purchase: CreditPurchase): Promise<string | null> {
+  const account = await em.fork().findOneOrFail(AccountSchema, { id: purchase.accountId });
+  if (!account.stripeCustomerId) return null;
+  const customer = account.stripeCustomerId;
+  for await (const session of stripe.checkout.sessions.list({ customer, created: { gte: Math.floor(purchase.createdAt.getTime() / 1000) - 60 }, limit: 100 })) {
+    if (session.metadata?.purchase_id === purchase.id) return session.id;
+  }
+  return null;
+}
+
+/**
  * No settlement event came before the session's deadline (a lost delivery, or a session never
  * created because its call died): asks Stripe. Paid → settled; completed but paid by a method that
  * settles later → still pending; open → expired at Stripe first, so that it can no longer be paid.
@@ -151,8 +165,9 @@ export async function reconcilePurchase(em: EntityManager, stripe: Stripe | null
   const purchase = await em.fork().findOne(CreditPurchaseSchema, { id: purchaseId });
   if (!purchase) return 'missing';
   if (purchase.state !== 'pending') return purchase.state;
-  if (stripe && purchase.checkoutSessionId) {
-    let session = await stripe.checkout.sessions.retrieve(purchase.checkoutSessionId);
+  const sessionId = purchase.checkoutSessionId ?? (stripe ? await findPurchaseSession(em, stripe, purchase) : null);
+  if (stripe && sessionId) {
+    let session = await stripe.checkout.sessions.retrieve(sessionId);
     if (session.status === 'open') {
       // Expiring fails when the customer is paying right now: look again then.
       session = await stripe.checkout.sessions.expire(session.id).catch(() => stripe.checkout.sessions.retrieve(session.id));
