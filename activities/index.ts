@@ -119,8 +119,8 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /** Opens `period` for every account still in an earlier one (the monthly Schedule). */
-    async resetAllowances(period: string): Promise<number> {
-      const reset = await resetAllowances(deps.orm.em.fork(), period, new Date());
+    async resetAllowances(period: string, accountIds?: string[]): Promise<number> {
+      const reset = await resetAllowances(deps.orm.em.fork(), period, new Date(), accountIds);
       activityLogger(deps.logger).info({ period, reset }, 'monthly allowances reset');
       return reset;
     },

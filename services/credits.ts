@@ -46,12 +46,18 @@ export async function lockAccount(tx: EntityManager, accountId: string, now: Dat
  * monthly Schedule; the lazy reset in lockAccount covers a Schedule that has not run yet). Running it
  * again for the same period changes nothing.
  */
-export async function resetAllowances(em: EntityManager, period: string, now: Date): Promise<number> {
+export async function resetAllowances(em: EntityManager, period: string, now: Date, accountIds?: string[]): Promise<number> {
+  if (accountIds?.length === 0) return 0;
   let reset = 0;
   for (;;) {
     const stale = await em
       .getConnection()
-      .execute<Array<{ id: string }>>(`select id from accounts where allowance_period < ? order by id limit 500`, [period]);
+      .execute<Array<{ id: string }>>(
+        accountIds
+          ? `select id from accounts where allowance_period < ? and id in (?) order by id limit 500`
+          : `select id from accounts where allowance_period < ? order by id limit 500`,
+        accountIds ? [period, accountIds] : [period],
+      );
     if (stale.length === 0) return reset;
     for (const { id } of stale) {
       const opened = await em.fork().transactional(async (tx) => (await lockAccount(tx, id, now, period)).allowancePeriod === period);
