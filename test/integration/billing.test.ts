@@ -287,6 +287,18 @@ describe('billing with Stripe', () => {
       expect((await settledOrClosed(adminKey, purchase.id)).body.state).toBe('settled');
     });
 
+    it('the stand-in’s checkout page pays as a customer would: its signed events settle the purchase', async () => {
+      const { purchase, account, adminKey } = await pendingPurchase(100, false);
+      const page = await fetch(purchase.payment_url);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('Pay 0.50 USD');
+      const paid = await fetch(`${purchase.payment_url}/pay`, { method: 'POST', redirect: 'manual' });
+      expect(paid.status).toBe(303);
+      expect(paid.headers.get('location')).toContain('checkout=success');
+      expect((await settledOrClosed(adminKey, purchase.id)).body.state).toBe('settled');
+      expect((await accountOf(h, account.id)).purchasedBalance).toBe(100);
+    });
+
     it('draws the monthly allowance before the purchased balance after a purchase', async () => {
       const { purchase, account, adminKey, apiKey } = await pendingPurchase(100, false);
       await stripe.completeCheckout(purchase.checkout_session_id);
