@@ -4,7 +4,9 @@ import type { Logger } from 'pino';
 import { accountModelIds, eraseAccountStep, strandedDeletions } from '../services/account-deletion';
 import { revokeEndedKey, sweepEndedKeys } from '../services/api-keys';
 import { EngineDataError, type EnginePool } from '../services/engine-pool';
-import { releaseLapsedReservations } from '../services/credits';
+import { closePurchase, reconcilePurchase, settlePurchase } from '../services/billing';
+import { releaseLapsedReservations, resetAllowances } from '../services/credits';
+import type { Stripe } from '../services/stripe';
 import { pruneIdempotencyRecords } from '../services/idempotency';
 import { abandonTraining, strandedTrainings } from '../services/models';
 import { strandedIntegrations } from '../services/outcomes';
@@ -25,6 +27,8 @@ export interface ActivityDeps {
   strandedAfterMs: number;
   fitHeartbeatTimeoutMs: number;
   webhooks: DeliverySettings;
+  /** Null when billing is not configured: a purchase past its deadline then simply expires. */
+  stripe: Stripe | null;
 }
 
 const HEARTBEAT_EVERY_MS = 2000;
@@ -143,6 +147,29 @@ export function createActivities(deps: ActivityDeps) {
     async strandedDeletions(): Promise<Array<{ accountId: string; workflowId: string }>> {
       const ids = await strandedDeletions(deps.orm.em.fork(), new Date(Date.now() - deps.strandedAfterMs));
       return ids.map((accountId) => ({ accountId, workflowId: workflowIds.deleteAccount(accountId) }));
+    },
+
+    /** Credits a purchase once (a repeated settlement finds it settled and credits nothing). */
+    async settlePurchase(purchaseId: string, by: string): Promise<string> {
+      const state = await settlePurchase(deps.orm.em.fork(), purchaseId, by);
+      activityLogger(deps.logger).info({ purchaseId, state, by }, 'credit purchase settled');
+      return state;
+    },
+
+    async closePurchase(purchaseId: string, state: 'failed' | 'expired', by: string): Promise<string> {
+      return closePurchase(deps.orm.em.fork(), purchaseId, state, by);
+    },
+
+    /** No verdict by the deadline: asks Stripe about the purchase's session. */
+    async reconcilePurchase(purchaseId: string): Promise<string> {
+      return reconcilePurchase(deps.orm.em.fork(), deps.stripe, purchaseId);
+    },
+
+    /** Opens `period` for every account still in an earlier one (the monthly Schedule). */
+    async resetAllowances(period: string, accountIds?: string[]): Promise<number> {
+      const reset = await resetAllowances(deps.orm.em.fork(), period, new Date(), accountIds);
+      activityLogger(deps.logger).info({ period, reset }, 'monthly allowances reset');
+      return reset;
     },
   };
 }

@@ -36,6 +36,9 @@ import { workspaceRoutes } from './routes/workspaces';
 import { createAccountServices, type AccountServices } from '../services/auth';
 import type { MailCatcher } from '../services/mail-catcher';
 import { webhookRoutes } from './routes/webhooks';
+import { billingRoutes } from './routes/billing';
+import { Billing } from '../services/billing';
+import { createStripeClient, type Stripe } from '../services/stripe';
 
 export interface AppDeps {
   config: AppConfig;
@@ -50,6 +53,8 @@ export interface AppDeps {
   accounts?: AccountServices;
   /** `npm start`'s local mail catcher: its messages are shown at GET /dev/mail (never in production). */
   devMailbox?: MailCatcher;
+  /** Default: a client built from the config (none without STRIPE_SECRET_KEY: billing answers 503). */
+  stripe?: Stripe | null;
 }
 
 type WiredDeps = AppDeps & { accounts: AccountServices };
@@ -158,6 +163,9 @@ export function allRoutes(deps: WiredDeps): AnyRoute[] {
     ...forecastRoutes(deps),
     ...requestLogRoutes(deps),
     ...webhookRoutes(deps),
+    ...billingRoutes({
+      billing: new Billing({ orm: deps.orm, stripe: deps.stripe === undefined ? createStripeClient(deps.config) : deps.stripe, temporal: deps.temporal, config: deps.config, logger: deps.logger }),
+    }),
   ];
 }
 

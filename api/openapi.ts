@@ -59,6 +59,13 @@ const SECURITY: Record<AnyRoute['auth'], RouteConfig['security']> = {
   session: [{ BearerAuth: [] }],
 };
 
+/** The route's own documented headers, plus X-Workspace-Id on every route a web session may call. */
+function headersOf(route: AnyRoute): { headers?: ZodObject } {
+  const own = route.headers as ZodObject | undefined;
+  if (route.auth === 'public') return own ? { headers: own } : {};
+  return { headers: own ? own.extend(workspaceHeaderSchema.shape) : workspaceHeaderSchema };
+}
+
 const toOpenApiPath = (koaPath: string): string => koaPath.replace(/:([A-Za-z_]+)/g, '{$1}');
 
 function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
@@ -113,8 +120,11 @@ export function buildOpenApiDocument(routes: AnyRoute[], info: { version: string
       request: {
         ...(route.params ? { params: route.params as ZodObject } : {}),
         ...(route.query ? { query: route.query as ZodObject } : {}),
-        ...(route.auth === 'public' ? {} : { headers: workspaceHeaderSchema }),
+        ...headersOf(route),
         ...(route.body ? { body: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+        ...(route.rawBodyDoc
+          ? { body: { required: true, description: route.rawBodyDoc.description, content: { [route.rawBodyDoc.contentType]: { schema: route.rawBodyDoc.schema } } } }
+          : {}),
       },
       responses: responsesOf(route),
     });

@@ -43,6 +43,10 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   /** Accepts an Idempotency-Key header (replays the stored answer of a completed call). */
   idempotent?: boolean;
   body?: ZodType<B>;
+  /** Documents a body the route reads itself (bodyKind `raw`), without validating it before the handler. */
+  rawBodyDoc?: { contentType: string; schema: ZodType; description: string };
+  /** Request headers the route reads, for the document only (the handler checks them). */
+  headers?: ZodType;
   query?: ZodType<Q>;
   params?: ZodType<P>;
   responses: Record<number, ResponseDoc>;

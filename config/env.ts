@@ -104,6 +104,18 @@ const envSchema = z.object({
   WEBHOOK_RELAY_EVERY_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   /** How often the Schedule looks for models going stale (model.stale). */
   STALE_MODELS_CHECK_EVERY: z.string().regex(durationPattern).default('1d'),
+  /** Stripe's secret key; unset, `npm start` runs the local Stripe stand-in and billing routes elsewhere answer 503. */
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  /** Signing secret of the Stripe webhook endpoint (`whsec_…`); required with STRIPE_SECRET_KEY. */
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  /** Another Stripe API base (the local stand-in, a proxy); unset: api.stripe.com. */
+  STRIPE_API_URL: z.string().url().optional(),
+  /** Where Checkout and the billing portal send the customer back (`?checkout=success|cancelled` added). */
+  BILLING_RETURN_URL: z.string().url().default('http://127.0.0.1:3000/'),
+  /** Life of a credit purchase's Checkout Session (Stripe accepts 30 minutes to 24 hours). */
+  PURCHASE_SESSION_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(86_400),
+  /** How long after its session's expiry a purchase with no settlement event asks Stripe itself. */
+  PURCHASE_RECONCILE_GRACE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
 });
 
 export type AppConfig = z.infer<typeof envSchema>;
@@ -119,5 +131,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`Invalid configuration: ${problems}`);
   }
-  return { ...parsed.data, ...overrides };
+  const config = { ...parsed.data, ...overrides };
+  if (config.STRIPE_SECRET_KEY && !config.STRIPE_WEBHOOK_SECRET) {
+    throw new Error('Invalid configuration: STRIPE_WEBHOOK_SECRET is required with STRIPE_SECRET_KEY (the webhook could not verify Stripe\'s events).');
+  }
+  return config;
 }

@@ -16,6 +16,31 @@ export interface PlanLimits {
   canBuyCredits: boolean;
 }
 
+/** Plans a customer can subscribe to through Checkout (the contract's `build`|`pro`|`growth`). */
+export const PAID_PLANS = ['build', 'pro', 'growth'] as const;
+export type PaidPlan = (typeof PAID_PLANS)[number];
+
+/** Credits in one purchasable block: purchases are whole blocks. */
+export const CREDIT_BLOCK = 100;
+
+/**
+ * Prices, in minor units of BILLING_CURRENCY. Stripe charges the prices found by lookup_key
+ * (`plan_<plan>`, `credits_<plan>`), so these amounts must match the Stripe account's; they are what
+ * `GET /v1/plans` shows and what the local Stripe stand-in is seeded with. `null`: no such price
+ * (free costs nothing and cannot buy credits; contract is priced by contract).
+ */
+export const BILLING_CURRENCY = 'usd';
+export const PLAN_PRICES: Record<PlanName, { monthly: number | null; perCreditBlock: number | null }> = {
+  free: { monthly: 0, perCreditBlock: null },
+  build: { monthly: 4_900, perCreditBlock: 50 },
+  pro: { monthly: 29_900, perCreditBlock: 40 },
+  growth: { monthly: 99_900, perCreditBlock: 30 },
+  contract: { monthly: null, perCreditBlock: null },
+};
+
+export const planPriceLookupKey = (plan: PaidPlan): string => `plan_${plan}`;
+export const creditPriceLookupKey = (plan: PlanName): string => `credits_${plan}`;
+
 const MiB = 1024 * 1024;
 
 export const PLANS: Record<PlanName, PlanLimits> = {

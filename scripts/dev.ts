@@ -10,6 +10,7 @@ import { EMBEDDED_PG_PORT, startEmbeddedPostgres } from './lib/embedded-postgres
 import { startService, stopOnSignals } from './lib/runtime';
 import { startTemporalDevServer } from './lib/temporal-dev-server';
 import { MailCatcher, type CaughtMail } from '../services/mail-catcher';
+import { startStripeStandIn } from './lib/stripe-standin';
 
 const DEV_SMTP_PORT = 1025;
 
@@ -19,9 +20,10 @@ function printMail(mail: CaughtMail): void {
 }
 
 const DEV_TEMPORAL_PORT = 7233;
+const DEV_STRIPE_STANDIN_PORT = 12111;
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  let config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
   const cleanup: Array<() => Promise<void>> = [];
   const stopAll = async () => {
@@ -62,6 +64,18 @@ async function main(): Promise<void> {
     logger.info({ smtp: smtpUrl }, 'SMTP_URL not set: a local mail catcher receives every mail (shown here and at /dev/mail)');
   }
 
+  let stripeStandIn: string | null = null;
+  if (!config.STRIPE_SECRET_KEY) {
+    // The same SDK calls as with the real Stripe, pointed at a local stand-in that also sends the
+    // signed events its checkout page makes; set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET for Stripe.
+    const standIn = await startStripeStandIn({ port: DEV_STRIPE_STANDIN_PORT });
+    standIn.webhookUrl = `http://127.0.0.1:${config.PORT}/v1/integrations/stripe/webhook`;
+    cleanup.push(() => standIn.close());
+    config = { ...config, STRIPE_SECRET_KEY: 'sk_test_local_standin', STRIPE_WEBHOOK_SECRET: standIn.webhookSecret, STRIPE_API_URL: standIn.url };
+    stripeStandIn = standIn.url;
+    logger.info({ url: standIn.url }, 'STRIPE_SECRET_KEY not set: using the local Stripe stand-in');
+  }
+
   const service = await startService({
     config: { ...config, SMTP_URL: smtpUrl },
     logger,
@@ -79,6 +93,7 @@ async function main(): Promise<void> {
       `Prediction service running at ${service.url}  (OpenAPI: ${service.url}/openapi.json, health: ${service.url}/health)`,
       config.TEMPORAL_ADDRESS ? '' : `Temporal UI: http://127.0.0.1:${config.TEMPORAL_UI_PORT}`,
       devMailbox ? `Sign in: POST /v1/auth/login {"email": "you@example.com"}, then read the link and code here or at ${service.url}/dev/mail` : '',
+      stripeStandIn ? `Stripe: local stand-in at ${stripeStandIn} (its checkout pages "pay" and send the signed events)` : '',
       'Or get a first pair of keys (admin + usage) with:',
       `  npm run admin -- create-account --email you@example.com [--plan build]`,
       'Stop with Ctrl-C.',

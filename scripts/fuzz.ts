@@ -18,6 +18,7 @@ import { createLogger } from '../services/logger';
 import { createScratchDatabase } from './lib/scratch-database';
 import { startService } from './lib/runtime';
 import { startTemporalDevServer } from './lib/temporal-dev-server';
+import { startStripeStandIn } from './lib/stripe-standin';
 
 const CHECKS = ['not_a_server_error', 'response_schema_conformance', 'status_code_conformance', 'content_type_conformance'];
 
@@ -93,13 +94,22 @@ async function main(): Promise<number> {
   const maxTime = option(args, 'max-time', '90');
   const seed = option(args, 'seed', '1');
 
-  const config = loadConfig(process.env, { HOST: '127.0.0.1', PORT: 0, NODE_ENV: 'test' });
+  // Billing talks to the local Stripe stand-in, as under `npm start`.
+  const standIn = await startStripeStandIn();
+  const config = loadConfig(process.env, {
+    HOST: '127.0.0.1',
+    PORT: 0,
+    NODE_ENV: 'test',
+    STRIPE_SECRET_KEY: 'sk_test_fuzz',
+    STRIPE_WEBHOOK_SECRET: standIn.webhookSecret,
+    STRIPE_API_URL: standIn.url,
+  });
   const dataDir = path.join(config.DATA_DIR, 'fuzz');
   fs.mkdirSync(dataDir, { recursive: true });
   const logFile = path.join(dataDir, 'service.log');
   // The service's own log goes to a file: the fuzzer's report is what the console shows.
   const logger = createLogger(config.LOG_LEVEL, 'fuzz');
-  const teardown: Array<() => Promise<void>> = [];
+  const teardown: Array<() => Promise<void>> = [() => standIn.close()];
   const started = Date.now();
   try {
     const database = await createScratchDatabase('svc_fuzz', dataDir, config.DATABASE_URL);
@@ -122,6 +132,7 @@ async function main(): Promise<number> {
       runMigrations: false,
     });
     teardown.push(() => service.stop());
+    standIn.webhookUrl = `${service.url ?? ''}/v1/integrations/stripe/webhook`;
     const orm = await openOrm(database.url, 2);
     const account = await provisionAccount(orm.em.fork(), { email: 'fuzz@example.test', plan: 'growth' });
     await orm.close();

@@ -14,12 +14,13 @@ export const remainingOf = (account: Pick<Account, 'allowanceRemaining' | 'purch
 
 /**
  * Locks the account row and starts a new allowance period if the month changed (with its ledger row).
- * Every credit movement goes through here first, so the reset happens exactly once per month.
+ * Every credit movement goes through here first, so the reset happens exactly once per month. Periods
+ * only move forward: a process whose clock is behind (or the Schedule's run, dated by Temporal) never
+ * reopens a month already past.
  */
-async function lockAccount(tx: EntityManager, accountId: string, now: Date): Promise<Account> {
+export async function lockAccount(tx: EntityManager, accountId: string, now: Date, period: string = currentPeriod(now)): Promise<Account> {
   const account = await tx.findOneOrFail(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-  const period = currentPeriod(now);
-  if (account.allowancePeriod !== period) {
+  if (account.allowancePeriod < period) {
     const delta = account.monthlyAllowance - account.allowanceRemaining;
     account.allowanceRemaining = account.monthlyAllowance;
     account.allowancePeriod = period;
@@ -39,6 +40,31 @@ async function lockAccount(tx: EntityManager, accountId: string, now: Date): Pro
     await tx.flush();
   }
   return account;
+}
+
+/**
+ * Opens `period` (`YYYY-MM`) for every account still in an earlier one, each with its ledger row (the
+ * monthly Schedule; the lazy reset in lockAccount covers a Schedule that has not run yet). Running it
+ * again for the same period changes nothing.
+ */
+export async function resetAllowances(em: EntityManager, period: string, now: Date, accountIds?: string[]): Promise<number> {
+  if (accountIds?.length === 0) return 0;
+  let reset = 0;
+  for (;;) {
+    const stale = await em
+      .getConnection()
+      .execute<Array<{ id: string }>>(
+        accountIds
+          ? `select id from accounts where allowance_period < ? and id in (?) order by id limit 500`
+          : `select id from accounts where allowance_period < ? order by id limit 500`,
+        accountIds ? [period, accountIds] : [period],
+      );
+    if (stale.length === 0) return reset;
+    for (const { id } of stale) {
+      const opened = await em.fork().transactional(async (tx) => (await lockAccount(tx, id, now, period)).allowancePeriod === period);
+      if (opened) reset += 1;
+    }
+  }
 }
 
 /** What an account has left now (allowance of the current month + purchased balance). */

@@ -6,3 +6,5 @@ export { integration, outcomesReceived } from './integration';
 export { deleteAccount } from './delete-account';
 export { webhookDelivery } from './webhook-delivery';
 export { markStaleModelsWorkflow } from './mark-stale-models';
+export { creditPurchase, purchaseOutcome } from './credit-purchase';
+export { resetAllowancesWorkflow } from './reset-allowances';

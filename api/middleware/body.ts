@@ -8,7 +8,11 @@ import { PLANS, type PlanName } from '../../config/plans';
 import { AppError } from '../../services/errors';
 import type { AppConfig } from '../../config/env';
 
-export type BodyKind = 'none' | 'json' | 'dataset';
+/**
+ * none; json; dataset (JSON rows or one multipart file, plan limits); raw (the bytes as sent, in
+ * `upload.content`, unparsed: a signature is checked on exactly them).
+ */
+export type BodyKind = 'none' | 'json' | 'dataset' | 'raw';
 
 export interface UploadedFile {
   name: string | null;
@@ -17,6 +21,9 @@ export interface UploadedFile {
 }
 
 const PARSED_METHODS = [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE];
+
+/** Stripe's events are far below this. */
+const RAW_BODY_LIMIT_BYTES = 1024 * 1024;
 
 /** formidable's code for a second file part. */
 const FORMIDABLE_MAX_FILES_EXCEEDED = 1015;
@@ -67,6 +74,15 @@ async function readJson(ctx: Context, limit: number, tooLarge: () => AppError): 
  */
 export async function readBody(ctx: Context, kind: BodyKind, config: AppConfig, plan: PlanName | null): Promise<UploadedFile | null> {
   if (kind === 'none') return null;
+  if (kind === 'raw') {
+    try {
+      const content = await getRawBody(ctx.req, { limit: RAW_BODY_LIMIT_BYTES, length: ctx.get('content-length') || undefined });
+      return { name: null, mimetype: ctx.get('content-type') || null, content };
+    } catch (err) {
+      if (isTooLarge(err)) throw new AppError('PAYLOAD_TOO_LARGE', 413, 'The request body is larger than this route accepts.');
+      throw new AppError('INVALID_JSON', 400, 'The request body could not be read.');
+    }
+  }
   if (kind === 'json') {
     await readJson(ctx, config.JSON_BODY_LIMIT_BYTES, () => new AppError('PAYLOAD_TOO_LARGE', 413, 'The request body is larger than this route accepts.'));
     return null;

@@ -1,4 +1,4 @@
-import { EntitySchema } from '@mikro-orm/core';
+import { EntitySchema, type Opt } from '@mikro-orm/core';
 import type { PlanName } from '../../config/plans';
 
 export interface Account {
@@ -20,6 +20,14 @@ export interface Account {
   passwordHash: string | null;
   /** Set when deletion is asked: the account stops authenticating at once; its erasure workflow removes the row. */
   deletedAt: Date | null;
+  /** Stripe customer, created at the account's first checkout. */
+  stripeCustomerId: string | null;
+  /** The Stripe subscription the plan follows (the latest one Stripe reported active). */
+  subscriptionId: string | null;
+  /** Its Stripe status as last reported (`active`, `past_due`, `canceled`, …). */
+  subscriptionStatus: string | null;
+  subscriptionPeriodEnd: Date | null;
+  subscriptionCancelAtPeriodEnd: Opt<boolean>;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -40,6 +48,11 @@ export const AccountSchema = new EntitySchema<Account>({
     isStaff: { type: 'boolean', default: false },
     passwordHash: { type: 'text', nullable: true, lazy: true },
     deletedAt: { type: 'datetime', nullable: true },
+    stripeCustomerId: { type: 'string', length: 255, nullable: true },
+    subscriptionId: { type: 'string', length: 255, nullable: true },
+    subscriptionStatus: { type: 'string', length: 40, nullable: true },
+    subscriptionPeriodEnd: { type: 'datetime', nullable: true },
+    subscriptionCancelAtPeriodEnd: { type: 'boolean', default: false },
     createdAt: { type: 'datetime', defaultRaw: 'now()' },
     updatedAt: { type: 'datetime', defaultRaw: 'now()', onUpdate: () => new Date() },
   },

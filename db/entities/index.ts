@@ -2,6 +2,7 @@ import { AccountSchema } from './account';
 import { ApiKeySchema } from './api-key';
 import { ContextChunkSchema } from './context-chunk';
 import { CreditLedgerSchema } from './credit-ledger';
+import { CreditPurchaseSchema, StripeEventSchema } from './credit-purchase';
 import { IdempotencyRecordSchema } from './idempotency-record';
 import { ModelSchema } from './model';
 import { ModelVersionSchema } from './model-version';
@@ -15,6 +16,7 @@ export * from './account';
 export * from './api-key';
 export * from './context-chunk';
 export * from './credit-ledger';
+export * from './credit-purchase';
 export * from './idempotency-record';
 export * from './model';
 export * from './model-version';
@@ -37,4 +39,6 @@ export const entities = [
   IdempotencyRecordSchema,
   RequestLogSchema,
   WebhookEndpointSchema,
+  CreditPurchaseSchema,
+  StripeEventSchema,
 ];

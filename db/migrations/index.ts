@@ -4,6 +4,7 @@ import { Migration20261121221010_models } from './Migration20261121221010_models
 import { Migration20261123050000_service_path } from './Migration20261123050000_service_path';
 import { Migration20261123070000_accounts } from './Migration20261123070000_accounts';
 import { Migration20261123090000_webhooks } from './Migration20261123090000_webhooks';
+import { Migration20261123080000_billing } from './Migration20261123080000_billing';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -15,4 +16,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123050000_service_path', class: Migration20261123050000_service_path },
   { name: 'Migration20261123070000_accounts', class: Migration20261123070000_accounts },
   { name: 'Migration20261123090000_webhooks', class: Migration20261123090000_webhooks },
+  { name: 'Migration20261123080000_billing', class: Migration20261123080000_billing },
 ];

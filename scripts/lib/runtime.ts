@@ -15,6 +15,7 @@ import { ensureSchedules } from '../../services/temporal/schedules';
 import { createWorker, installRuntimeOnce } from '../../services/temporal/worker';
 import type { MailCatcher } from '../../services/mail-catcher';
 import { webhookSettings } from '../../services/webhooks/settings';
+import { createStripeClient } from '../../services/stripe';
 
 export interface RunningService {
   /** Where the API listens, when it runs in this process. */
@@ -77,6 +78,7 @@ export async function startService(options: {
         fitHeartbeatTimeoutMs: config.FIT_HEARTBEAT_TIMEOUT_SECONDS * 1000,
         shutdownGraceMs: config.SHUTDOWN_GRACE_SECONDS * 1000,
         webhooks: webhookSettings(config),
+        stripe: createStripeClient(config),
       });
       const client = new Client({ connection: await Connection.connect({ address: options.temporalAddress }), namespace: config.TEMPORAL_NAMESPACE });
       stack.push(() => client.connection.close());

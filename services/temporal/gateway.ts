@@ -1,6 +1,7 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdConflictPolicy } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { deleteAccount, integration, keyGraceExpiry, refreshModel, trainModel } from '../../workflows';
+import type { creditPurchase, deleteAccount, integration, keyGraceExpiry, refreshModel, trainModel } from '../../workflows';
+import type { PurchaseSignal } from '../billing';
 import { AppError } from '../errors';
 import { workflowFailures, workflowStarts } from '../metrics';
 import { workflowIds } from './ids';
@@ -119,6 +120,30 @@ export class TemporalGateway {
       signalArgs: [{ count }],
     });
     workflowStarts.inc({ workflow_type: 'integration' });
+  }
+
+  /** Starts `purchase/<pur>`, which waits `waitMs` for its settlement before asking Stripe. */
+  async startPurchase(purchaseId: string, waitMs: number): Promise<void> {
+    await this.client.workflow.start<typeof creditPurchase>('creditPurchase', {
+      taskQueue: this.taskQueue,
+      workflowId: workflowIds.purchase(purchaseId),
+      args: [{ purchaseId, waitMs }],
+    });
+    workflowStarts.inc({ workflow_type: 'creditPurchase' });
+  }
+
+  /**
+   * Tells `purchase/<pur>` how its payment ended, starting it when it is not running (its start was
+   * lost, or it already ended: a new run settles nothing twice).
+   */
+  async signalPurchase(purchaseId: string, signal: PurchaseSignal, waitMs: number): Promise<void> {
+    await this.client.workflow.signalWithStart<typeof creditPurchase, [PurchaseSignal]>('creditPurchase', {
+      taskQueue: this.taskQueue,
+      workflowId: workflowIds.purchase(purchaseId),
+      args: [{ purchaseId, waitMs }],
+      signal: 'purchaseOutcome',
+      signalArgs: [signal],
+    });
   }
 
   /** Answers when the frontend service is reachable; throws otherwise. */

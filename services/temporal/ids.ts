@@ -6,9 +6,11 @@ export const workflowIds = {
   integrate: (modelId: string) => `integrate/${modelId}`,
   deleteAccount: (accountId: string) => `delete-account/${accountId}`,
   delivery: (deliveryId: string) => `delivery/${deliveryId}`,
+  purchase: (purchaseId: string) => `purchase/${purchaseId}`,
 } as const;
 
 export const scheduleIds = {
   sweepEndedKeys: 'sweep-ended-keys',
   markStaleModels: 'mark-stale-models',
+  resetAllowances: 'reset-allowances',
 } as const;

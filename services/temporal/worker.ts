@@ -8,6 +8,7 @@ import type { EnginePool } from '../engine-pool';
 import { DeliveryRelay } from '../webhooks/relay';
 import type { WebhookSettings } from '../webhooks/settings';
 import { activityLoggingInterceptor } from './activity-logging';
+import type { Stripe } from '../stripe';
 
 export interface WorkerDeps {
   orm: MikroORM;
@@ -25,6 +26,8 @@ export interface WorkerDeps {
   shutdownGraceMs?: number;
   /** Delivery settings of the webhook activities and the outbox relay (services/webhooks/settings.ts). */
   webhooks: WebhookSettings;
+  /** Stripe, for purchases whose settlement never came (default: none, such purchases expire). */
+  stripe?: Stripe | null;
 }
 
 let runtimeInstalled = false;
@@ -60,6 +63,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       strandedAfterMs: deps.strandedAfterMs ?? 120_000,
       fitHeartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs ?? 30_000,
       webhooks: deps.webhooks.delivery,
+      stripe: deps.stripe ?? null,
     }),
     interceptors: { activity: [activityLoggingInterceptor(deps.logger)] },
   });

@@ -19,6 +19,7 @@ import { RequestLogWriter } from '../../services/request-log';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { createWorker, installRuntimeOnce } from '../../services/temporal/worker';
 import { webhookSettings } from '../../services/webhooks/settings';
+import { createStripeClient } from '../../services/stripe';
 import { ContractChecker, contractCheckingAgent, type OpenApiDocument } from './contract';
 import { TEST_ENV, requireEnv } from './env';
 import { MailCatcher } from '../../services/mail-catcher';
@@ -128,6 +129,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       taskQueue,
       workflowBundlePath: requireEnv(TEST_ENV.workflowBundle),
       webhooks: webhookSettings(config),
+      stripe: createStripeClient(config),
     });
     const running = worker.run();
     stack.push(async () => {

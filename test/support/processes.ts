@@ -3,6 +3,7 @@ import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import { createWorker } from '../../services/temporal/worker';
+import { createStripeClient } from '../../services/stripe';
 import { webhookSettings } from '../../services/webhooks/settings';
 import { TEST_ENV, repoRoot, requireEnv } from './env';
 import type { Harness } from './harness';
@@ -54,6 +55,7 @@ export async function startInProcessWorker(h: Harness): Promise<{ stop(): Promis
     taskQueue: h.taskQueue,
     workflowBundlePath: requireEnv(TEST_ENV.workflowBundle),
     webhooks: webhookSettings(h.config),
+    stripe: createStripeClient(h.config),
   });
   const running = worker.run();
   return {

@@ -1,0 +1,500 @@
+/**
+ * A local stand-in for the part of Stripe's REST API the service calls (customers, prices by
+ * lookup_key, Checkout Sessions, billing portal sessions, subscriptions), form-encoded as Stripe
+ * reads it, with a checkout page that "pays" and sends the signed events a real Stripe would send.
+ * Used by `npm start` when STRIPE_SECRET_KEY is unset, and by the tests as the third party they
+ * drive the real stripe SDK against. It keeps everything in memory.
+ */
+import http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import Stripe from 'stripe';
+import { BILLING_CURRENCY, CREDIT_BLOCK, PAID_PLANS, PLAN_NAMES, PLAN_PRICES, creditPriceLookupKey, planPriceLookupKey } from '../../config/plans';
+
+type Json = Record<string, unknown>;
+
+export interface StripeStandIn {
+  /** Base URL of the API and the checkout pages (`http://127.0.0.1:<port>`). */
+  url: string;
+  /** Where events are posted; may be set after start (the service's port is known later). */
+  webhookUrl: string | null;
+  webhookSecret: string;
+  /** When false, events are kept in `outbox` instead of being posted (tests send them themselves). */
+  autoDeliver: boolean;
+  /** Every event made, in order. */
+  events: Stripe.Event[];
+  /** Events made while autoDeliver was off and not yet sent. */
+  outbox: Stripe.Event[];
+  customers: Map<string, Json>;
+  sessions: Map<string, Json>;
+  subscriptions: Map<string, Json>;
+  /** Every API call received: `METHOD /path`. */
+  requests: string[];
+  /** Posts one event signed as Stripe signs it; answers the webhook's status. */
+  send(event: Stripe.Event): Promise<number>;
+  /** Sends and empties the outbox. */
+  flush(): Promise<number[]>;
+  /** The customer pays the session: `paid` now, or `pending` (an asynchronous method settles later). */
+  completeCheckout(sessionId: string, payment?: 'paid' | 'pending'): Promise<Stripe.Event[]>;
+  /** The asynchronous payment of a completed session succeeds or fails. */
+  settleAsyncPayment(sessionId: string, succeeded: boolean): Promise<Stripe.Event[]>;
+  /** The session expires (as when its expires_at passes). */
+  expireSession(sessionId: string): Promise<Stripe.Event[]>;
+  /** The subscription's period ends: renewed, or ended when cancel_at_period_end was set. */
+  endPeriod(subscriptionId: string): Promise<Stripe.Event[]>;
+  /** Stripe changes the subscription's status (e.g. `unpaid` after failed renewals). */
+  setSubscriptionStatus(subscriptionId: string, status: string): Promise<Stripe.Event[]>;
+  /** The next request `METHOD path` waits until released; `arrived` resolves when it comes in. */
+  hold(method: string, path: string): { arrived: Promise<void>; release(): void };
+  close(): Promise<void>;
+}
+
+const now = (): number => Math.floor(Date.now() / 1000);
+const MONTH_SECONDS = 30 * 86_400;
+const id = (prefix: string): string => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+/** Stripe's form encoding (`a[b][0][c]=v`) back into nested objects and arrays. */
+export function parseStripeForm(text: string): Json {
+  const root: Json = {};
+  for (const [rawKey, value] of new URLSearchParams(text)) {
+    const path = rawKey.replace(/\]/g, '').split('[');
+    let node: Json = root;
+    path.forEach((segment, i) => {
+      const key = segment === '' ? String(Object.keys(node).length) : segment;
+      if (i === path.length - 1) node[key] = value;
+      else node = (node[key] ??= {}) as Json;
+    });
+  }
+  const arrays = (v: unknown): unknown => {
+    if (!v || typeof v !== 'object') return v;
+    const o = v as Json;
+    const keys = Object.keys(o);
+    const mapped = Object.fromEntries(keys.map((k) => [k, arrays(o[k])]));
+    return keys.length > 0 && keys.every((k, i) => k === String(i)) ? keys.map((k) => mapped[k]) : mapped;
+  };
+  return arrays(root) as Json;
+}
+
+class StripeFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+const missing = (what: string, value: string): StripeFailure => new StripeFailure(404, 'invalid_request_error', `No such ${what}: '${value}'`, 'resource_missing');
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+export async function startStripeStandIn(options: { port?: number; host?: string; webhookUrl?: string | null; webhookSecret?: string } = {}): Promise<StripeStandIn> {
+  const prices = new Map<string, Json>();
+  const customers = new Map<string, Json>();
+  const sessions = new Map<string, Json>();
+  const subscriptions = new Map<string, Json>();
+  const idempotent = new Map<string, { status: number; body: Json }>();
+  const holds: Array<{ key: string; arrived: () => void; released: Promise<void> }> = [];
+
+  for (const plan of PAID_PLANS) {
+    const amount = PLAN_PRICES[plan].monthly;
+    if (amount !== null) {
+      const price = { id: id('price'), object: 'price', active: true, currency: BILLING_CURRENCY, unit_amount: amount, lookup_key: planPriceLookupKey(plan), type: 'recurring', recurring: { interval: 'month', interval_count: 1 }, metadata: { plan } };
+      prices.set(price.id, price);
+    }
+  }
+  for (const plan of PLAN_NAMES) {
+    const amount = PLAN_PRICES[plan].perCreditBlock;
+    if (amount !== null) {
+      const price = { id: id('price'), object: 'price', active: true, currency: BILLING_CURRENCY, unit_amount: amount, lookup_key: creditPriceLookupKey(plan), type: 'one_time', recurring: null, metadata: { plan, credits: String(CREDIT_BLOCK) } };
+      prices.set(price.id, price);
+    }
+  }
+
+  const standIn: StripeStandIn = {
+    url: '',
+    webhookUrl: options.webhookUrl ?? null,
+    webhookSecret: options.webhookSecret ?? `whsec_${randomBytes(24).toString('base64')}`,
+    autoDeliver: true,
+    events: [],
+    outbox: [],
+    customers,
+    sessions,
+    subscriptions,
+    requests: [],
+    async send(event) {
+      if (!standIn.webhookUrl) throw new Error('the Stripe stand-in has no webhook URL');
+      const payload = JSON.stringify(event);
+      const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: standIn.webhookSecret });
+      // Stripe retries a delivery that did not answer 2xx; a few quick tries are enough here.
+      let status = 0;
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        status = await fetch(standIn.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': header }, body: payload }).then(
+          (r) => r.status,
+          () => 0,
+        );
+        if (status >= 200 && status < 300) break;
+        await new Promise((resolve) => setTimeout(resolve, 200 * (attempt + 1)));
+      }
+      return status;
+    },
+    async flush() {
+      const pending = standIn.outbox.splice(0);
+      const statuses: number[] = [];
+      for (const event of pending) statuses.push(await standIn.send(event));
+      return statuses;
+    },
+    async completeCheckout(sessionId, payment = 'paid') {
+      const session = sessionOf(sessionId);
+      if (session.status !== 'open') throw new Error(`session ${sessionId} is ${String(session.status)}`);
+      const made: Stripe.Event[] = [];
+      session.status = 'complete';
+      if (session.mode === 'subscription') {
+        const priceId = ((session._line_items as Json[])[0] as Json).price as string;
+        const subscription = newSubscription(session.customer as string, priceById(priceId), (session._subscription_metadata as Json | undefined) ?? {});
+        session.subscription = subscription.id;
+        session.payment_status = 'paid';
+        made.push(event('customer.subscription.created', subscription));
+      } else {
+        session.payment_status = payment === 'paid' ? 'paid' : 'unpaid';
+        session.payment_intent = id('pi');
+      }
+      made.push(event('checkout.session.completed', session));
+      await deliver(made);
+      return made;
+    },
+    async settleAsyncPayment(sessionId, succeeded) {
+      const session = sessionOf(sessionId);
+      session.payment_status = succeeded ? 'paid' : 'unpaid';
+      const made = [event(succeeded ? 'checkout.session.async_payment_succeeded' : 'checkout.session.async_payment_failed', session)];
+      await deliver(made);
+      return made;
+    },
+    async expireSession(sessionId) {
+      const made = expire(sessionOf(sessionId));
+      await deliver(made);
+      return made;
+    },
+    async endPeriod(subscriptionId) {
+      const sub = subscriptionOf(subscriptionId);
+      const item = itemOf(sub);
+      let made: Stripe.Event[];
+      if (sub.cancel_at_period_end) {
+        sub.status = 'canceled';
+        sub.ended_at = now();
+        made = [event('customer.subscription.deleted', sub)];
+      } else {
+        item.current_period_start = item.current_period_end;
+        item.current_period_end = (item.current_period_end as number) + MONTH_SECONDS;
+        made = [event('customer.subscription.updated', sub)];
+      }
+      await deliver(made);
+      return made;
+    },
+    async setSubscriptionStatus(subscriptionId, status) {
+      const sub = subscriptionOf(subscriptionId);
+      sub.status = status;
+      const made = [event(status === 'canceled' ? 'customer.subscription.deleted' : 'customer.subscription.updated', sub)];
+      await deliver(made);
+      return made;
+    },
+    hold(method, path) {
+      let arrived: () => void = () => undefined;
+      let release: () => void = () => undefined;
+      const arrivedP = new Promise<void>((resolve) => (arrived = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      holds.push({ key: `${method.toUpperCase()} ${path}`, arrived, released });
+      return { arrived: arrivedP, release };
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+
+  function sessionOf(sessionId: string): Json {
+    const s = sessions.get(sessionId);
+    if (!s) throw missing('checkout.session', sessionId);
+    return s;
+  }
+  function subscriptionOf(subscriptionId: string): Json {
+    const s = subscriptions.get(subscriptionId);
+    if (!s) throw missing('subscription', subscriptionId);
+    return s;
+  }
+  function itemOf(sub: Json): Json {
+    return ((sub.items as Json).data as Json[])[0] as Json;
+  }
+  function priceById(priceId: string): Json {
+    const p = prices.get(priceId);
+    if (!p) throw missing('price', priceId);
+    return p;
+  }
+  function newSubscription(customer: string, price: Json, metadata: Json): Json {
+    const start = now();
+    const subId = id('sub');
+    const sub: Json = {
+      id: subId,
+      object: 'subscription',
+      customer,
+      status: 'active',
+      cancel_at_period_end: false,
+      canceled_at: null,
+      ended_at: null,
+      created: start,
+      metadata,
+      items: {
+        object: 'list',
+        data: [{ id: id('si'), object: 'subscription_item', subscription: subId, price, quantity: 1, current_period_start: start, current_period_end: start + MONTH_SECONDS }],
+        has_more: false,
+      },
+    };
+    subscriptions.set(subId, sub);
+    return sub;
+  }
+  function publicView(o: Json): Json {
+    return Object.fromEntries(Object.entries(o).filter(([k]) => !k.startsWith('_')));
+  }
+  function event(type: string, object: Json): Stripe.Event {
+    const e = {
+      id: id('evt'),
+      object: 'event',
+      api_version: Stripe.API_VERSION,
+      created: now(),
+      type,
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      data: { object: structuredClone(publicView(object)) },
+    } as unknown as Stripe.Event;
+    standIn.events.push(e);
+    return e;
+  }
+  async function deliver(made: Stripe.Event[]): Promise<void> {
+    if (!standIn.autoDeliver || !standIn.webhookUrl) {
+      standIn.outbox.push(...made);
+      return;
+    }
+    for (const e of made) await standIn.send(e);
+  }
+  function expire(session: Json): Stripe.Event[] {
+    if (session.status !== 'open') throw new StripeFailure(400, 'invalid_request_error', `Only Checkout Sessions with a status of open can be expired; this one is ${String(session.status)}.`);
+    session.status = 'expired';
+    return [event('checkout.session.expired', session)];
+  }
+
+  const list = (data: Json[], url: string): Json => ({ object: 'list', data, has_more: false, url });
+
+  /** The REST endpoints: answers the object, or throws a StripeFailure; `after` runs once answered. */
+  function api(method: string, path: string, params: Json, after: Array<() => Promise<void>>): Json {
+    const parts = path.split('/').filter(Boolean);
+    const isId = (p: string, i: number) => i >= 2 && /^(cus|cs|sub|price)_/.test(p);
+    const route = `${method} /${parts.map((p, i) => (isId(p, i) ? ':id' : p)).join('/')}`;
+    const target = parts.find(isId) ?? '';
+    switch (route) {
+      case 'POST /v1/customers': {
+        const customer = { id: id('cus'), object: 'customer', email: params.email ?? null, name: params.name ?? null, metadata: params.metadata ?? {}, created: now() };
+        customers.set(customer.id, customer);
+        return customer;
+      }
+      case 'GET /v1/customers/:id': {
+        const c = customers.get(target);
+        if (!c) throw missing('customer', target);
+        return c;
+      }
+      case 'GET /v1/prices': {
+        const keys = (params.lookup_keys as string[] | undefined) ?? [];
+        return list([...prices.values()].filter((p) => keys.length === 0 || keys.includes(p.lookup_key as string)), '/v1/prices');
+      }
+      case 'POST /v1/checkout/sessions': {
+        const mode = params.mode as string;
+        if (mode !== 'payment' && mode !== 'subscription') throw new StripeFailure(400, 'invalid_request_error', 'mode must be payment or subscription');
+        const customer = params.customer as string | undefined;
+        if (!customer || !customers.has(customer)) throw missing('customer', String(customer));
+        const items = ((params.line_items as Json[] | undefined) ?? []).map((li) => ({ price: li.price as string, quantity: Number(li.quantity ?? 1) }));
+        if (items.length === 0) throw new StripeFailure(400, 'invalid_request_error', 'line_items is required');
+        const amount = items.reduce((sum, li) => sum + (priceById(li.price).unit_amount as number) * li.quantity, 0);
+        const sessionId = id('cs_test');
+        const session: Json = {
+          id: sessionId,
+          object: 'checkout.session',
+          mode,
+          status: 'open',
+          payment_status: 'unpaid',
+          customer,
+          client_reference_id: params.client_reference_id ?? null,
+          metadata: params.metadata ?? {},
+          amount_total: amount,
+          currency: BILLING_CURRENCY,
+          success_url: params.success_url ?? null,
+          cancel_url: params.cancel_url ?? null,
+          url: `${standIn.url}/checkout/${sessionId}`,
+          expires_at: params.expires_at ? Number(params.expires_at) : now() + 86_400,
+          created: now(),
+          subscription: null,
+          payment_intent: null,
+          livemode: false,
+          _line_items: items,
+          _subscription_metadata: (params.subscription_data as Json | undefined)?.metadata ?? {},
+        };
+        sessions.set(sessionId, session);
+        return session;
+      }
+      case 'GET /v1/checkout/sessions': {
+        const created = params.created as Json | undefined;
+        const since = created?.gte !== undefined ? Number(created.gte) : 0;
+        const found = [...sessions.values()].filter((s) => (!params.customer || s.customer === params.customer) && (s.created as number) >= since);
+        return list(found.reverse().map(publicView), '/v1/checkout/sessions');
+      }
+      case 'GET /v1/checkout/sessions/:id':
+        return sessionOf(target);
+      case 'POST /v1/checkout/sessions/:id/expire': {
+        const session = sessionOf(target);
+        const made = expire(session);
+        after.push(() => deliver(made));
+        return session;
+      }
+      case 'POST /v1/billing_portal/sessions': {
+        const customer = params.customer as string;
+        if (!customers.has(customer)) throw missing('customer', customer);
+        return { id: id('bps'), object: 'billing_portal.session', customer, return_url: params.return_url ?? null, url: `${standIn.url}/portal/${customer}`, created: now(), livemode: false };
+      }
+      case 'GET /v1/subscriptions/:id':
+        return subscriptionOf(target);
+      case 'POST /v1/subscriptions/:id': {
+        const sub = subscriptionOf(target);
+        if (sub.status === 'canceled') throw new StripeFailure(400, 'invalid_request_error', 'A canceled subscription can only update its cancellation_details and metadata.');
+        const previous: Json = {};
+        if (params.cancel_at_period_end !== undefined) {
+          previous.cancel_at_period_end = sub.cancel_at_period_end;
+          sub.cancel_at_period_end = params.cancel_at_period_end === 'true';
+        }
+        const newItems = params.items as Json[] | undefined;
+        if (newItems?.[0]?.price) {
+          const item = itemOf(sub);
+          previous.items = structuredClone(sub.items);
+          item.price = priceById(newItems[0].price as string);
+        }
+        if (params.metadata) sub.metadata = { ...(sub.metadata as Json), ...(params.metadata as Json) };
+        const made = [event('customer.subscription.updated', sub)];
+        (made[0] as unknown as { data: Json }).data.previous_attributes = previous;
+        after.push(() => deliver(made));
+        return sub;
+      }
+      case 'DELETE /v1/subscriptions/:id': {
+        const sub = subscriptionOf(target);
+        sub.status = 'canceled';
+        sub.canceled_at = now();
+        sub.ended_at = now();
+        const made = [event('customer.subscription.deleted', sub)];
+        after.push(() => deliver(made));
+        return sub;
+      }
+      default:
+        throw new StripeFailure(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path}). The Stripe stand-in speaks only what the service uses.`);
+    }
+  }
+
+  function checkoutPage(session: Json): string {
+    const amount = ((session.amount_total as number) / 100).toFixed(2);
+    const what = session.mode === 'subscription' ? 'Subscription' : 'Credit purchase';
+    const form = (action: string, label: string) => `<form method="post" action="/checkout/${escapeHtml(session.id as string)}/${action}"><button>${label}</button></form>`;
+    const body =
+      session.status === 'open'
+        ? `${form('pay', `Pay ${amount} ${BILLING_CURRENCY.toUpperCase()}`)}${session.mode === 'payment' ? form('pay-later', 'Pay by bank transfer (settles later)') : ''}${form('cancel', 'Cancel')}`
+        : `<p>This session is ${escapeHtml(String(session.status))} (${escapeHtml(String(session.payment_status))}).</p>`;
+    return `<!doctype html><html><head><meta charset="utf-8"><title>Stripe stand-in checkout</title></head><body><h1>${what}</h1><p>Local Stripe stand-in: no real payment is made.</p>${body}</body></html>`;
+  }
+
+  async function page(req: http.IncomingMessage, res: http.ServerResponse, parts: string[]): Promise<void> {
+    const session = sessions.get(parts[1] ?? '');
+    if (!session) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('No such checkout session');
+      return;
+    }
+    const action = parts[2];
+    if (req.method === 'GET' && !action) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(checkoutPage(session));
+      return;
+    }
+    if (req.method === 'POST' && (action === 'pay' || action === 'pay-later') && session.status === 'open') {
+      await standIn.completeCheckout(session.id as string, action === 'pay' ? 'paid' : 'pending');
+      res.writeHead(303, { location: String(session.success_url ?? `/checkout/${String(session.id)}`) }).end();
+      return;
+    }
+    if (req.method === 'POST' && action === 'cancel') {
+      res.writeHead(303, { location: String(session.cancel_url ?? `/checkout/${String(session.id)}`) }).end();
+      return;
+    }
+    res.writeHead(409, { 'content-type': 'text/plain' }).end(`This session is ${String(session.status)}.`);
+  }
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const url = new URL(req.url ?? '/', 'http://standin');
+    const method = req.method ?? 'GET';
+    const parts = url.pathname.split('/').filter(Boolean);
+    if (parts[0] === 'checkout' || parts[0] === 'portal') {
+      if (parts[0] === 'portal') {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>Billing portal</title><h1>Billing portal (Stripe stand-in)</h1>');
+        return;
+      }
+      await page(req, res, parts);
+      return;
+    }
+    const key = `${method} ${url.pathname}`;
+    standIn.requests.push(key);
+    const held = holds.findIndex((h) => h.key === key);
+    if (held >= 0) {
+      const [h] = holds.splice(held, 1);
+      h!.arrived();
+      await h!.released;
+    }
+    const reply = (status: number, body: Json) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req') }).end(JSON.stringify(body));
+    };
+    if (!/^Bearer \S+/.test(req.headers.authorization ?? '')) {
+      reply(401, { error: { type: 'invalid_request_error', message: 'You did not provide an API key.' } });
+      return;
+    }
+    const idempotencyKey = method === 'POST' ? req.headers['idempotency-key'] : undefined;
+    const replayKey = typeof idempotencyKey === 'string' ? `${key} ${idempotencyKey}` : null;
+    const replayed = replayKey ? idempotent.get(replayKey) : undefined;
+    if (replayed) {
+      res.setHeader('idempotent-replayed', 'true');
+      reply(replayed.status, replayed.body);
+      return;
+    }
+    const params = method === 'GET' || method === 'DELETE' ? parseStripeForm(url.search.slice(1)) : parseStripeForm(Buffer.concat(chunks).toString('utf8'));
+    const after: Array<() => Promise<void>> = [];
+    let status = 200;
+    let body: Json;
+    try {
+      body = publicView(api(method, url.pathname, params, after));
+    } catch (err) {
+      if (!(err instanceof StripeFailure)) throw err;
+      status = err.status;
+      body = { error: { type: err.type, message: err.message, ...(err.code ? { code: err.code } : {}) } };
+    }
+    if (replayKey) idempotent.set(replayKey, { status, body });
+    reply(status, body);
+    // Like Stripe, events about a change are sent after the call that made it has answered.
+    for (const step of after) await step();
+  }
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { type: 'api_error', message: String(err) } }));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  standIn.url = `http://${options.host ?? '127.0.0.1'}:${address.port}`;
+  return standIn;
+}

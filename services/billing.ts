@@ -1,0 +1,480 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { AppConfig } from '../config/env';
+import {
+  CREDIT_BLOCK,
+  PAID_PLANS,
+  PLAN_PRICES,
+  PLANS,
+  creditPriceLookupKey,
+  planPriceLookupKey,
+  type PaidPlan,
+  type PlanName,
+} from '../config/plans';
+import { AccountSchema, CreditLedgerSchema, CreditPurchaseSchema, StripeEventSchema, type Account, type CreditPurchase, type PurchaseState } from '../db/entities';
+import { lockAccount } from './credits';
+import { AppError, notFound } from './errors';
+import { newId } from './ids';
+import { billingUnavailable, callStripe, type Stripe } from './stripe';
+import type { TemporalGateway } from './temporal/gateway';
+
+/** Stripe subscription statuses under which the plan is the subscription's. */
+const LIVE_STATUSES = new Set(['active', 'trialing', 'past_due']);
+/** Statuses of a subscription that no longer pays: the account falls back to free. */
+const ENDED_STATUSES = new Set(['canceled', 'unpaid', 'incomplete_expired', 'paused']);
+
+export type PurchaseOutcome = 'settled' | 'failed' | 'expired';
+
+export interface PurchaseSignal {
+  outcome: PurchaseOutcome;
+  /** The Stripe event that decided it. */
+  eventId: string;
+}
+
+/** The account's plan, subscription and credits, as Stripe last reported them and the ledger holds them. */
+export interface SubscriptionState {
+  account: Account;
+  hasBillingAccount: boolean;
+}
+
+const hasLiveSubscription = (account: Account): boolean => account.subscriptionId !== null && LIVE_STATUSES.has(account.subscriptionStatus ?? '');
+
+const noActiveSubscription = (): AppError =>
+  new AppError('NO_ACTIVE_SUBSCRIPTION', 409, 'The account has no active subscription; subscribe through POST /v1/billing/checkout first.');
+
+const planOfLookupKey = (key: string | null | undefined): PaidPlan | null => {
+  const match = /^plan_(.+)$/.exec(key ?? '');
+  return match && (PAID_PLANS as readonly string[]).includes(match[1]!) ? (match[1] as PaidPlan) : null;
+};
+
+/** The plan a subscription pays for: its price's lookup_key (`plan_<plan>`). */
+function planOfSubscription(sub: Stripe.Subscription): PaidPlan | null {
+  return planOfLookupKey(sub.items.data[0]?.price.lookup_key) ?? planOfLookupKey(sub.metadata?.plan ? `plan_${sub.metadata.plan}` : null);
+}
+
+const idOf = (ref: string | { id: string } | null | undefined): string | null => (ref === null || ref === undefined ? null : typeof ref === 'string' ? ref : ref.id);
+
+/**
+ * Moves the account to `plan` inside the caller's transaction (the account row locked), with its
+ * ledger row: an upgrade raises what is left of this month's allowance by the difference of the two
+ * allowances at once; a downgrade keeps this month's and applies from the next period.
+ */
+function movePlan(tx: EntityManager, account: Account, plan: PlanName, reference: string, now: Date): void {
+  if (account.plan === plan) return;
+  const previous = account.monthlyAllowance;
+  const next = PLANS[plan].monthlyAllowance ?? previous;
+  const raise = Math.max(0, next - previous);
+  account.allowanceRemaining += raise;
+  account.plan = plan;
+  account.monthlyAllowance = next;
+  tx.create(CreditLedgerSchema, {
+    id: newId('event'),
+    accountId: account.id,
+    workspaceId: null,
+    kind: 'adjustment',
+    operation: raise > 0 ? 'plan_upgrade' : 'plan_downgrade',
+    allowanceDelta: raise,
+    balanceDelta: 0,
+    allowanceAfter: account.allowanceRemaining,
+    balanceAfter: account.purchasedBalance,
+    reference: `${reference}:${plan}`.slice(0, 80),
+    createdAt: now,
+  });
+}
+
+/**
+ * Records a Stripe event as handled, in the caller's transaction; false when it was handled before
+ * (a concurrent delivery of the same event waits on the primary key, then finds it).
+ */
+async function recordEvent(tx: EntityManager, event: Stripe.Event): Promise<boolean> {
+  const rows = await tx
+    .getConnection()
+    .execute<Array<{ id: string }>>(
+      `insert into stripe_events (id, type, created_at) values (?, ?, ?) on conflict (id) do nothing returning id`,
+      [event.id, event.type, new Date(event.created * 1000)],
+      'all',
+      tx.getTransactionContext(),
+    );
+  return rows.length === 1;
+}
+
+/**
+ * Credits a purchase's units to the purchased balance, once: the purchase row is locked and checked,
+ * and the ledger accepts one `purchase` row per purchase. A verified payment always credits, also for
+ * a purchase already given up as expired or failed (the money came in).
+ */
+export async function settlePurchase(em: EntityManager, purchaseId: string, by: string): Promise<PurchaseState | 'missing'> {
+  return em.transactional(async (tx) => {
+    const purchase = await tx.findOne(CreditPurchaseSchema, { id: purchaseId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (!purchase) return 'missing';
+    if (purchase.state === 'settled') return 'settled';
+    const now = new Date();
+    const account = await lockAccount(tx, purchase.accountId, now);
+    account.purchasedBalance += purchase.units;
+    purchase.state = 'settled';
+    purchase.closedAt = now;
+    purchase.closedBy = by;
+    tx.create(CreditLedgerSchema, {
+      id: newId('event'),
+      accountId: account.id,
+      workspaceId: purchase.workspaceId,
+      kind: 'purchase',
+      operation: 'credit_purchase',
+      allowanceDelta: 0,
+      balanceDelta: purchase.units,
+      allowanceAfter: account.allowanceRemaining,
+      balanceAfter: account.purchasedBalance,
+      reference: purchase.id,
+      createdAt: now,
+    });
+    await tx.flush();
+    return 'settled';
+  });
+}
+
+/** Ends a pending purchase as failed or expired (nothing credited); answers the state it ends in. */
+export async function closePurchase(em: EntityManager, purchaseId: string, state: 'failed' | 'expired', by: string): Promise<PurchaseState | 'missing'> {
+  await em
+    .getConnection()
+    .execute(`update credit_purchases set state = ?, closed_at = now(), closed_by = ? where id = ? and state = 'pending'`, [state, by, purchaseId]);
+  const purchase = await em.fork().findOne(CreditPurchaseSchema, { id: purchaseId });
+  return purchase ? purchase.state : 'missing';
+}
+
+/**
+ * The session of a purchase whose call died before storing it: Stripe may have made it all the same
+ * (the call's idempotency key was sent), so it is looked up among the customer's sessions.
+ */
+async function findPurchaseSession(em: EntityManager, stripe: Stripe, purchase: CreditPurchase): Promise<string | null> {
+  const account = await em.fork().findOneOrFail(AccountSchema, { id: purchase.accountId });
+  if (!account.stripeCustomerId) return null;
+  const customer = account.stripeCustomerId;
+  for await (const session of stripe.checkout.sessions.list({ customer, created: { gte: Math.floor(purchase.createdAt.getTime() / 1000) - 60 }, limit: 100 })) {
+    if (session.metadata?.purchase_id === purchase.id) return session.id;
+  }
+  return null;
+}
+
+/**
+ * No settlement event came before the session's deadline (a lost delivery, or a session never
+ * created because its call died): asks Stripe. Paid → settled; completed but paid by a method that
+ * settles later → still pending; open → expired at Stripe first, so that it can no longer be paid.
+ */
+export async function reconcilePurchase(em: EntityManager, stripe: Stripe | null, purchaseId: string): Promise<PurchaseState | 'missing'> {
+  const purchase = await em.fork().findOne(CreditPurchaseSchema, { id: purchaseId });
+  if (!purchase) return 'missing';
+  if (purchase.state !== 'pending') return purchase.state;
+  const sessionId = purchase.checkoutSessionId ?? (stripe ? await findPurchaseSession(em, stripe, purchase) : null);
+  if (stripe && sessionId) {
+    let session = await stripe.checkout.sessions.retrieve(sessionId);
+    if (session.status === 'open') {
+      // Expiring fails when the customer is paying right now: look again then.
+      session = await stripe.checkout.sessions.expire(session.id).catch(() => stripe.checkout.sessions.retrieve(session.id));
+    }
+    if (session.payment_status === 'paid' || session.payment_status === 'no_payment_required') return settlePurchase(em.fork(), purchaseId, 'reconcile');
+    if (session.status === 'complete' || session.status === 'open') return 'pending';
+  }
+  return closePurchase(em.fork(), purchaseId, 'expired', 'reconcile');
+}
+
+/**
+ * Billing through Stripe (DESIGN.md, "Billing"): one customer per account, Checkout for subscriptions
+ * and credit purchases, the portal, and the webhook whose events are the only source of plan changes
+ * and settlements.
+ */
+export class Billing {
+  constructor(
+    private readonly deps: { orm: MikroORM; stripe: Stripe | null; temporal: TemporalGateway; config: AppConfig; logger: Logger },
+  ) {}
+
+  private stripe(): Stripe {
+    if (!this.deps.stripe) throw billingUnavailable();
+    return this.deps.stripe;
+  }
+
+  private returnUrl(outcome: 'success' | 'cancelled', withSession: boolean): string {
+    const url = new URL(this.deps.config.BILLING_RETURN_URL);
+    url.searchParams.set('checkout', outcome);
+    // Stripe fills {CHECKOUT_SESSION_ID} in; URL encoding would hide the braces from it.
+    return withSession ? `${url.toString()}&session_id={CHECKOUT_SESSION_ID}` : url.toString();
+  }
+
+  /** How long a purchase's workflow waits for its settlement before asking Stripe. */
+  private purchaseWaitMs(): number {
+    return (this.deps.config.PURCHASE_SESSION_TTL_SECONDS + this.deps.config.PURCHASE_RECONCILE_GRACE_SECONDS) * 1000;
+  }
+
+  private async account(accountId: string): Promise<Account> {
+    return this.deps.orm.em.fork().findOneOrFail(AccountSchema, { id: accountId }, { refresh: true });
+  }
+
+  /**
+   * The account's Stripe customer, created on first use. The creation carries an idempotency key of
+   * the account, so two first checkouts at once get the same customer from Stripe, and only a row
+   * without a customer takes one.
+   */
+  async ensureCustomer(accountId: string): Promise<string> {
+    const account = await this.account(accountId);
+    if (account.stripeCustomerId) return account.stripeCustomerId;
+    const stripe = this.stripe();
+    const customer = await callStripe(() =>
+      stripe.customers.create({ email: account.email, metadata: { account_id: account.id } }, { idempotencyKey: `customer-${account.id}` }),
+    );
+    await this.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update accounts set stripe_customer_id = ? where id = ? and stripe_customer_id is null`, [customer.id, account.id]);
+    const stored = (await this.account(accountId)).stripeCustomerId;
+    if (!stored) throw new Error(`account ${accountId} has no Stripe customer after creating one`);
+    return stored;
+  }
+
+  private async price(lookupKey: string): Promise<Stripe.Price> {
+    const stripe = this.stripe();
+    const found = await callStripe(() => stripe.prices.list({ lookup_keys: [lookupKey], active: true, limit: 1 }));
+    const price = found.data[0];
+    if (!price) throw new AppError('PRICE_NOT_CONFIGURED', 503, `The Stripe account has no active price with lookup_key ${lookupKey}.`);
+    return price;
+  }
+
+  /** A Checkout Session in subscription mode; the plan changes only when Stripe reports the subscription active. */
+  async checkout(accountId: string, plan: PaidPlan): Promise<{ id: string; url: string; expiresAt: Date }> {
+    const account = await this.account(accountId);
+    if (hasLiveSubscription(account)) {
+      throw new AppError('SUBSCRIPTION_EXISTS', 409, 'The account already has an active subscription: change its plan with PATCH /v1/billing/subscription.');
+    }
+    const stripe = this.stripe();
+    const customer = await this.ensureCustomer(accountId);
+    const price = await this.price(planPriceLookupKey(plan));
+    const session = await callStripe(() =>
+      stripe.checkout.sessions.create({
+        mode: 'subscription',
+        customer,
+        client_reference_id: accountId,
+        line_items: [{ price: price.id, quantity: 1 }],
+        metadata: { account_id: accountId, plan },
+        subscription_data: { metadata: { account_id: accountId, plan } },
+        success_url: this.returnUrl('success', true),
+        cancel_url: this.returnUrl('cancelled', false),
+      }),
+    );
+    if (!session.url) throw new AppError('PAYMENT_PROVIDER_ERROR', 502, 'Stripe answered a Checkout Session without a URL.');
+    return { id: session.id, url: session.url, expiresAt: new Date(session.expires_at * 1000) };
+  }
+
+  /**
+   * Records a purchase of `units` credits and opens its Checkout Session; nothing is credited here.
+   * The `purchase/<pur>` workflow is started before the purchase row is committed: a row that exists
+   * always has its workflow, whatever point the call dies at (a workflow whose row never came, or whose
+   * session was never created, ends as expired at its deadline, having credited nothing).
+   */
+  async buyCredits(caller: { accountId: string; workspaceId: string; plan: PlanName }, units: number): Promise<CreditPurchase> {
+    if (PLAN_PRICES[caller.plan].perCreditBlock === null || !PLANS[caller.plan].canBuyCredits) {
+      throw new AppError('PLAN_HAS_NO_UNIT_PRICE', 409, `The ${caller.plan} plan has no unit price: credits cannot be bought on it (subscribe to build, pro or growth).`);
+    }
+    const stripe = this.stripe();
+    const customer = await this.ensureCustomer(caller.accountId);
+    const price = await this.price(creditPriceLookupKey(caller.plan));
+    const blocks = units / CREDIT_BLOCK;
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + this.deps.config.PURCHASE_SESSION_TTL_SECONDS * 1000);
+    const purchaseId = newId('purchase');
+    await this.deps.temporal.startPurchase(purchaseId, this.purchaseWaitMs());
+    const em = this.deps.orm.em.fork();
+    const purchase = em.create(CreditPurchaseSchema, {
+      id: purchaseId,
+      accountId: caller.accountId,
+      workspaceId: caller.workspaceId,
+      plan: caller.plan,
+      units,
+      amount: (price.unit_amount ?? 0) * blocks,
+      currency: price.currency,
+      state: 'pending',
+      checkoutSessionId: null,
+      paymentUrl: null,
+      expiresAt,
+      createdAt: now,
+      closedAt: null,
+      closedBy: null,
+    });
+    await em.flush();
+    const session = await callStripe(() =>
+      stripe.checkout.sessions.create(
+        {
+          mode: 'payment',
+          customer,
+          client_reference_id: purchaseId,
+          line_items: [{ price: price.id, quantity: blocks }],
+          metadata: { purchase_id: purchaseId, account_id: caller.accountId, units: String(units) },
+          payment_intent_data: { metadata: { purchase_id: purchaseId } },
+          expires_at: Math.floor(expiresAt.getTime() / 1000),
+          success_url: this.returnUrl('success', true),
+          cancel_url: this.returnUrl('cancelled', false),
+        },
+        // A retry of this very call (the SDK's own) finds the same session.
+        { idempotencyKey: `purchase-${purchaseId}` },
+      ),
+    );
+    purchase.checkoutSessionId = session.id;
+    purchase.paymentUrl = session.url;
+    await em.flush();
+    return purchase;
+  }
+
+  async purchase(accountId: string, purchaseId: string): Promise<CreditPurchase> {
+    const found = await this.deps.orm.em.fork().findOne(CreditPurchaseSchema, { id: purchaseId, accountId });
+    if (!found) throw notFound('The purchase');
+    return found;
+  }
+
+  async portal(accountId: string): Promise<{ url: string }> {
+    const account = await this.account(accountId);
+    if (!account.stripeCustomerId) {
+      throw new AppError('NO_BILLING_ACCOUNT', 400, 'The account has never checked out, so it has no billing account yet.');
+    }
+    const stripe = this.stripe();
+    const customer = account.stripeCustomerId;
+    const session = await callStripe(() => stripe.billingPortal.sessions.create({ customer, return_url: this.deps.config.BILLING_RETURN_URL }));
+    return { url: session.url };
+  }
+
+  /** The subscription and balances (this month's allowance opened first if the month changed). */
+  async subscription(accountId: string): Promise<SubscriptionState> {
+    const account = await this.deps.orm.em.fork().transactional((tx) => lockAccount(tx, accountId, new Date()));
+    return { account, hasBillingAccount: account.stripeCustomerId !== null };
+  }
+
+  /** Asks Stripe for another plan; the account's plan changes when Stripe's update event arrives. */
+  async changePlan(accountId: string, plan: PaidPlan): Promise<SubscriptionState & { pendingPlan: PaidPlan | null }> {
+    const account = await this.account(accountId);
+    if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
+    if (account.plan === plan) return { ...(await this.subscription(accountId)), pendingPlan: null };
+    const stripe = this.stripe();
+    const subscriptionId = account.subscriptionId;
+    const current = await callStripe(() => stripe.subscriptions.retrieve(subscriptionId));
+    const item = current.items.data[0];
+    if (!item) throw new AppError('PAYMENT_PROVIDER_ERROR', 502, 'The Stripe subscription has no item to change.');
+    const price = await this.price(planPriceLookupKey(plan));
+    await callStripe(() =>
+      stripe.subscriptions.update(subscriptionId, {
+        items: [{ id: item.id, price: price.id }],
+        // The difference is invoiced now; until it is paid Stripe keeps the old price.
+        proration_behavior: 'always_invoice',
+        payment_behavior: 'pending_if_incomplete',
+      }),
+    );
+    return { ...(await this.subscription(accountId)), pendingPlan: plan };
+  }
+
+  /** Cancels at the end of the period: the plan stays until Stripe reports the subscription ended. */
+  async cancel(accountId: string): Promise<SubscriptionState & { cancelAtPeriodEnd: boolean }> {
+    const account = await this.account(accountId);
+    if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
+    const stripe = this.stripe();
+    const subscriptionId = account.subscriptionId;
+    const updated = await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
+    return { ...(await this.subscription(accountId)), cancelAtPeriodEnd: updated.cancel_at_period_end };
+  }
+
+  /**
+   * One delivery of the Stripe webhook: the signature is checked on the raw bytes before anything
+   * else; an event handled before is acknowledged and ignored. Settlements go to the purchase's
+   * workflow (signal-with-start, so an event that comes before the workflow still settles it);
+   * subscription events apply the subscription as Stripe holds it now, so that events in any order
+   * end in Stripe's latest state.
+   */
+  async handleWebhook(raw: Buffer, signature: string | undefined): Promise<{ duplicate: boolean }> {
+    const stripe = this.stripe();
+    const secret = this.deps.config.STRIPE_WEBHOOK_SECRET;
+    if (!secret) throw billingUnavailable();
+    if (!signature) throw new AppError('INVALID_SIGNATURE', 400, 'The Stripe-Signature header is missing.');
+    let event: Stripe.Event;
+    try {
+      event = stripe.webhooks.constructEvent(raw, signature, secret);
+    } catch (err) {
+      throw new AppError('INVALID_SIGNATURE', 400, 'The Stripe-Signature header does not match the body.', {}, err);
+    }
+    const em = this.deps.orm.em.fork();
+    if (await em.findOne(StripeEventSchema, { id: event.id })) return { duplicate: true };
+
+    switch (event.type) {
+      case 'checkout.session.completed':
+      case 'checkout.session.async_payment_succeeded':
+      case 'checkout.session.async_payment_failed':
+      case 'checkout.session.expired': {
+        const session = event.data.object;
+        if (session.mode === 'payment') {
+          const purchaseId = session.metadata?.purchase_id;
+          const outcome: PurchaseOutcome | null =
+            event.type === 'checkout.session.expired'
+              ? 'expired'
+              : event.type === 'checkout.session.async_payment_failed'
+                ? 'failed'
+                : session.payment_status === 'paid'
+                  ? 'settled'
+                  : null; // completed, paid by a method that settles later: its own event follows
+          // The signal is sent before the event is recorded: a delivery that fails in between is
+          // retried by Stripe, and a second signal settles nothing twice.
+          if (purchaseId && outcome) await this.deps.temporal.signalPurchase(purchaseId, { outcome, eventId: event.id }, this.purchaseWaitMs());
+          return { duplicate: !(await em.transactional((tx) => recordEvent(tx, event))) };
+        }
+        const subscriptionId = session.mode === 'subscription' ? idOf(session.subscription) : null;
+        return this.applySubscriptionEvent(event, subscriptionId, session.client_reference_id);
+      }
+      case 'customer.subscription.created':
+      case 'customer.subscription.updated':
+      case 'customer.subscription.deleted':
+      case 'customer.subscription.paused':
+      case 'customer.subscription.resumed':
+        return this.applySubscriptionEvent(event, event.data.object.id, event.data.object.metadata?.account_id ?? null);
+      default:
+        return { duplicate: !(await em.transactional((tx) => recordEvent(tx, event))) };
+    }
+  }
+
+  private async applySubscriptionEvent(event: Stripe.Event, subscriptionId: string | null, accountHint: string | null): Promise<{ duplicate: boolean }> {
+    const stripe = this.stripe();
+    const latest = subscriptionId ? await stripe.subscriptions.retrieve(subscriptionId) : null;
+    const recorded = await this.deps.orm.em.fork().transactional(async (tx) => {
+      if (!(await recordEvent(tx, event))) return false;
+      if (latest) await this.applySubscription(tx, latest, accountHint);
+      return true;
+    });
+    return { duplicate: !recorded };
+  }
+
+  /** Brings the account to the subscription's state, in the event's transaction. */
+  private async applySubscription(tx: EntityManager, sub: Stripe.Subscription, accountHint: string | null): Promise<void> {
+    const customerId = idOf(sub.customer);
+    const owner =
+      (customerId ? await tx.findOne(AccountSchema, { stripeCustomerId: customerId }) : null) ??
+      (accountHint ? await tx.findOne(AccountSchema, { id: accountHint, stripeCustomerId: null }) : null);
+    if (!owner) {
+      this.deps.logger.warn({ subscriptionId: sub.id, customerId }, 'Stripe subscription of no known account: ignored');
+      return;
+    }
+    const now = new Date();
+    const account = await lockAccount(tx, owner.id, now);
+    const item = sub.items.data[0];
+    const adopt = () => {
+      account.subscriptionId = sub.id;
+      account.subscriptionStatus = sub.status;
+      account.subscriptionPeriodEnd = item ? new Date(item.current_period_end * 1000) : null;
+      account.subscriptionCancelAtPeriodEnd = sub.cancel_at_period_end;
+      if (!account.stripeCustomerId && customerId) account.stripeCustomerId = customerId;
+    };
+    if (LIVE_STATUSES.has(sub.status)) {
+      adopt();
+      const plan = planOfSubscription(sub);
+      if (plan) movePlan(tx, account, plan, sub.id, now);
+      else this.deps.logger.warn({ subscriptionId: sub.id }, 'Stripe subscription with no plan_<plan> price: plan unchanged');
+    } else if (account.subscriptionId === null || account.subscriptionId === sub.id) {
+      // An ended subscription counts only while it is the account's own: a late event of an older
+      // subscription never ends the current one.
+      adopt();
+      if (ENDED_STATUSES.has(sub.status) && account.plan !== 'contract') movePlan(tx, account, 'free', sub.id, now);
+    }
+    await tx.flush();
+  }
+}

@@ -1,0 +1,36 @@
+import Stripe from 'stripe';
+import type { AppConfig } from '../config/env';
+import { AppError } from './errors';
+
+export type { Stripe };
+
+/**
+ * The stripe SDK client of the process, or null when billing is not configured. STRIPE_API_URL points
+ * it elsewhere (the local stand-in in development and tests) through the SDK's own host, port and
+ * protocol options; nothing else changes between the stand-in and the real Stripe.
+ */
+export function createStripeClient(config: Pick<AppConfig, 'STRIPE_SECRET_KEY' | 'STRIPE_API_URL'>): Stripe | null {
+  if (!config.STRIPE_SECRET_KEY) return null;
+  const base = config.STRIPE_API_URL ? new URL(config.STRIPE_API_URL) : null;
+  const protocol = base?.protocol === 'http:' ? 'http' : 'https';
+  return new Stripe(config.STRIPE_SECRET_KEY, {
+    maxNetworkRetries: 2,
+    timeout: 20_000,
+    ...(base ? { host: base.hostname, port: base.port || (protocol === 'http' ? 80 : 443), protocol } : {}),
+  });
+}
+
+/** A call to Stripe; its refusals and outages become 502 PAYMENT_PROVIDER_ERROR (nothing of ours changed). */
+export async function callStripe<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof Stripe.errors.StripeError) {
+      throw new AppError('PAYMENT_PROVIDER_ERROR', 502, 'The payment provider refused the call or could not be reached; retry later.', {}, err);
+    }
+    throw err;
+  }
+}
+
+export const billingUnavailable = (): AppError =>
+  new AppError('BILLING_UNAVAILABLE', 503, 'Billing is not configured on this deployment (STRIPE_SECRET_KEY is not set).');

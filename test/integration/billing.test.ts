@@ -1,0 +1,317 @@
+import Stripe from 'stripe';
+import { PLANS } from '../../config/plans';
+import { CreditPurchaseSchema, StripeEventSchema } from '../../db/entities';
+import type { StripeStandIn } from '../../scripts/lib/stripe-standin';
+import { accountOf, eventually, ledgerOf, postEvent, startBillingHarness, WEBHOOK_PATH } from '../support/billing';
+import { expectError, type Harness } from '../support/harness';
+
+/**
+ * Billing over HTTP: the service's stripe SDK talks to the Stripe stand-in; the stand-in's checkout
+ * "pays" and sends signed events to the service, or the tests send them in the order they choose.
+ */
+describe('billing with Stripe', () => {
+  let h: Harness;
+  let stripe: StripeStandIn;
+  beforeAll(async () => {
+    ({ h, stripe } = await startBillingHarness());
+  });
+  afterAll(() => h.stop());
+  afterEach(() => {
+    stripe.autoDeliver = true;
+  });
+
+  const purchaseState = (adminKey: string, id: string) => h.http.get(`/v1/billing/credits/${id}`).set('X-API-Key', adminKey);
+  const settledOrClosed = (adminKey: string, id: string) =>
+    eventually(
+      () => purchaseState(adminKey, id),
+      (r) => r.body.state !== 'pending',
+    );
+
+  /** A build-plan account with a pending purchase of `units` credits (events held back when `hold`). */
+  async function pendingPurchase(units = 500, hold = true) {
+    const account = await h.provision('build');
+    const res = await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units });
+    expect(res.status).toBe(200);
+    stripe.autoDeliver = !hold;
+    return { ...account, purchase: res.body as { id: string; checkout_session_id: string; payment_url: string; state: string } };
+  }
+
+  describe('GET /v1/plans', () => {
+    it('lists every plan publicly with price, allowance, quotas and the price of 100 credits (none for free and contract)', async () => {
+      const res = await h.http.get('/v1/plans');
+      expect(res.status).toBe(200);
+      const byName = Object.fromEntries((res.body.data as Array<{ name: string }>).map((p) => [p.name, p]));
+      expect(Object.keys(byName)).toEqual(['free', 'build', 'pro', 'growth', 'contract']);
+      expect(byName.build).toEqual(
+        expect.objectContaining({ monthly_allowance: 20_000, max_models: 10, max_training_rows: 50_000, credit_block_size: 100, credit_block_price: 50, monthly_price: 4900, self_serve: true }),
+      );
+      expect(byName.free).toEqual(expect.objectContaining({ monthly_allowance: 1_000, credit_block_price: null, self_serve: false }));
+      expect(byName.contract).toEqual(expect.objectContaining({ monthly_allowance: null, monthly_price: null, credit_block_price: null }));
+    });
+  });
+
+  describe('checkout and customer', () => {
+    it('creates the Stripe customer once for concurrent first checkouts, and the plan does not change at request time', async () => {
+      const account = await h.provision('free');
+      const answers = await Promise.all([0, 1, 2].map(() => h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'pro' })));
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
+      for (const r of answers) {
+        expect(r.body.id).toMatch(/^cs_test_/);
+        expect(r.body.url).toBe(`${stripe.url}/checkout/${r.body.id as string}`);
+      }
+      const customers = [...stripe.customers.values()].filter((c) => (c.metadata as { account_id?: string }).account_id === account.account.id);
+      expect(customers).toHaveLength(1);
+      const stored = await accountOf(h, account.account.id);
+      expect(stored.stripeCustomerId).toBe(customers[0]!.id);
+      expect(stored.plan).toBe('free');
+      expect(stripe.sessions.get(answers[0]!.body.id)).toEqual(expect.objectContaining({ mode: 'subscription', customer: stored.stripeCustomerId }));
+
+      const later = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      expect(stripe.sessions.get(later.body.id)?.customer).toBe(stored.stripeCustomerId);
+      expect([...stripe.customers.values()].filter((c) => (c.metadata as { account_id?: string }).account_id === account.account.id)).toHaveLength(1);
+    });
+
+    it('refuses a plan that is not offered through Checkout (400) and needs an admin credential', async () => {
+      const account = await h.provision('free');
+      for (const plan of ['free', 'contract', 'gold', undefined]) {
+        expectError(await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan }), 400, 'VALIDATION_ERROR');
+      }
+      expectError(await h.http.post('/v1/billing/checkout').set('X-API-Key', account.apiKey).send({ plan: 'pro' }), 403, 'ADMIN_KEY_REQUIRED');
+      expectError(await h.http.post('/v1/billing/checkout').send({ plan: 'pro' }), 401, 'AUTH_REQUIRED');
+      expect((await accountOf(h, account.account.id)).stripeCustomerId).toBeNull();
+    });
+
+    it('answers 400 NO_BILLING_ACCOUNT on the portal before any checkout, and a portal URL after', async () => {
+      const account = await h.provision('free');
+      expectError(await h.http.post('/v1/billing/portal').set('X-API-Key', account.adminKey), 400, 'NO_BILLING_ACCOUNT');
+      await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      const portal = await h.http.post('/v1/billing/portal').set('X-API-Key', account.adminKey);
+      expect(portal.status).toBe(200);
+      expect(portal.body.url).toMatch(new RegExp(`^${stripe.url}/portal/cus_`));
+    });
+  });
+
+  describe('subscription', () => {
+    it('answers 409 NO_ACTIVE_SUBSCRIPTION to PATCH and DELETE without a subscription, and GET shows the free plan', async () => {
+      const account = await h.provision('free');
+      expectError(await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'pro' }), 409, 'NO_ACTIVE_SUBSCRIPTION');
+      expectError(await h.http.delete('/v1/billing/subscription').set('X-API-Key', account.adminKey), 409, 'NO_ACTIVE_SUBSCRIPTION');
+      const res = await h.http.get('/v1/billing/subscription').set('X-API-Key', account.adminKey);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(
+        expect.objectContaining({ plan: 'free', status: 'none', subscription_id: null, billing_account: false, monthly_allowance: 1000, allowance_remaining: 1000, purchased_balance: 0, credits_remaining: 1000 }),
+      );
+    });
+
+    it('follows Stripe: created → build (allowance raised at once), upgraded → pro, downgraded from next period, cancelled at period end, deleted → free; one ledger row each', async () => {
+      const account = await h.provision('free');
+      const id = account.account.id;
+      const sub = () => h.http.get('/v1/billing/subscription').set('X-API-Key', account.adminKey);
+      // 300 of the free allowance already used this month.
+      await h.orm.em.fork().getConnection().execute(`update accounts set allowance_remaining = 700 where id = ?`, [id]);
+
+      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      await stripe.completeCheckout(checkout.body.id);
+      const built = await eventually(sub, (r) => r.body.plan === 'build');
+      expect(built.body).toEqual(expect.objectContaining({ plan: 'build', status: 'active', monthly_allowance: 20_000, allowance_remaining: 700 + 19_000, cancel_at_period_end: false, billing_account: true }));
+      expect(built.body.subscription_id).toMatch(/^sub_/);
+      expect(Date.parse(built.body.current_period_end)).toBeGreaterThan(Date.now());
+      expectError(await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'pro' }), 409, 'SUBSCRIPTION_EXISTS');
+
+      const upgrade = await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'pro' });
+      expect(upgrade.status).toBe(200);
+      expect(upgrade.body.pending_plan).toBe('pro');
+      const pro = await eventually(sub, (r) => r.body.plan === 'pro');
+      expect(pro.body).toEqual(expect.objectContaining({ monthly_allowance: 200_000, allowance_remaining: 19_700 + 180_000 }));
+      expect((await accountOf(h, id)).plan).toBe('pro');
+
+      await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      const down = await eventually(sub, (r) => r.body.plan === 'build');
+      expect(down.body).toEqual(expect.objectContaining({ monthly_allowance: 20_000, allowance_remaining: 199_700 }));
+
+      const cancel = await h.http.delete('/v1/billing/subscription').set('X-API-Key', account.adminKey);
+      expect(cancel.status).toBe(200);
+      expect(cancel.body).toEqual(expect.objectContaining({ plan: 'build', cancel_at_period_end: true }));
+      await eventually(sub, (r) => r.body.cancel_at_period_end === true);
+      expect((await sub()).body.plan).toBe('build');
+
+      await stripe.endPeriod(built.body.subscription_id);
+      const ended = await eventually(sub, (r) => r.body.plan === 'free');
+      expect(ended.body).toEqual(expect.objectContaining({ plan: 'free', status: 'canceled', monthly_allowance: PLANS.free.monthlyAllowance, allowance_remaining: 199_700 }));
+      expectError(await h.http.delete('/v1/billing/subscription').set('X-API-Key', account.adminKey), 409, 'NO_ACTIVE_SUBSCRIPTION');
+      expectError(await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'pro' }), 409, 'NO_ACTIVE_SUBSCRIPTION');
+
+      const subId = built.body.subscription_id as string;
+      expect(await ledgerOf(h, id, ['adjustment'])).toEqual([
+        { kind: 'adjustment', operation: 'plan_upgrade', allowanceDelta: 19_000, balanceDelta: 0, reference: `${subId}:build` },
+        { kind: 'adjustment', operation: 'plan_upgrade', allowanceDelta: 180_000, balanceDelta: 0, reference: `${subId}:pro` },
+        { kind: 'adjustment', operation: 'plan_downgrade', allowanceDelta: 0, balanceDelta: 0, reference: `${subId}:build` },
+        { kind: 'adjustment', operation: 'plan_downgrade', allowanceDelta: 0, balanceDelta: 0, reference: `${subId}:free` },
+      ]);
+      // The next month opens at the new plan's allowance.
+      await h.orm.em.fork().getConnection().execute(`update accounts set allowance_period = '2020-01' where id = ?`, [id]);
+      expect((await sub()).body).toEqual(expect.objectContaining({ allowance_remaining: 1_000, monthly_allowance: 1_000 }));
+    });
+
+    it('ends in Stripe’s latest state whatever the order of subscription events, and applies each event once', async () => {
+      const account = await h.provision('free');
+      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      stripe.autoDeliver = false;
+      await stripe.completeCheckout(checkout.body.id);
+      const subId = stripe.sessions.get(checkout.body.id)?.subscription as string;
+      // The customer changes plan in the billing portal: Stripe's own update, not ours.
+      const sdk = new Stripe('sk_test_portal', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
+      const growth = (await sdk.prices.list({ lookup_keys: ['plan_growth'] })).data[0]!;
+      const current = await sdk.subscriptions.retrieve(subId);
+      const update = await sdk.subscriptions.update(subId, { items: [{ id: current.items.data[0]!.id, price: growth.id }] });
+      expect(update.items.data[0]?.price.lookup_key).toBe('plan_growth');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const events = stripe.outbox.splice(0);
+      expect(events.map((e) => e.type)).toEqual(['customer.subscription.created', 'checkout.session.completed', 'customer.subscription.updated']);
+      // Newest first, then everything again.
+      for (const e of [...events].reverse()) expect((await postEvent(h, e, stripe.webhookSecret)).body).toEqual({ received: true, duplicate: false });
+      for (const e of events) expect((await postEvent(h, e, stripe.webhookSecret)).body).toEqual({ received: true, duplicate: true });
+      const stored = await accountOf(h, account.account.id);
+      expect(stored.plan).toBe('growth');
+      expect(stored.allowanceRemaining).toBe(1_000_000);
+      expect((await ledgerOf(h, account.account.id, ['adjustment'])).map((r) => r.reference)).toEqual([`${subId}:growth`]);
+    });
+
+    it('falls back to free when Stripe marks the subscription unpaid', async () => {
+      const account = await h.provision('free');
+      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'pro' });
+      await stripe.completeCheckout(checkout.body.id);
+      await eventually(() => accountOf(h, account.account.id), (a) => a.plan === 'pro');
+      await stripe.setSubscriptionStatus(stripe.sessions.get(checkout.body.id)?.subscription as string, 'unpaid');
+      const after = await eventually(() => accountOf(h, account.account.id), (a) => a.plan === 'free');
+      expect(after).toEqual(expect.objectContaining({ plan: 'free', subscriptionStatus: 'unpaid', monthlyAllowance: 1000 }));
+    });
+  });
+
+  describe('credit purchases', () => {
+    it('answers 409 PLAN_HAS_NO_UNIT_PRICE on free and contract plans and 400 for units that are not a positive multiple of 100; nothing is recorded', async () => {
+      for (const plan of ['free', 'contract'] as const) {
+        const account = await h.provision(plan);
+        expectError(await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 100 }), 409, 'PLAN_HAS_NO_UNIT_PRICE');
+      }
+      const account = await h.provision('build');
+      for (const units of [150, 0, -100, 99, 100.5, '100', null]) {
+        expectError(await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units }), 400, 'VALIDATION_ERROR');
+      }
+      expectError(await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({}), 400, 'VALIDATION_ERROR');
+      expect(await h.orm.em.fork().count(CreditPurchaseSchema, { accountId: account.account.id })).toBe(0);
+      expectError(await h.http.get('/v1/billing/credits/pur_doesnotexist000000000').set('X-API-Key', account.adminKey), 404, 'NOT_FOUND');
+    });
+
+    it('records a pending purchase with its payment URL, credits nothing at request time, and runs purchase/<pur>', async () => {
+      const { purchase, account, adminKey } = await pendingPurchase(500);
+      expect(purchase).toEqual(expect.objectContaining({ state: 'pending', units: 500, amount: 250, currency: 'usd', closed_at: null }));
+      expect(purchase.id).toMatch(/^pur_[0-9A-Za-z]{22}$/);
+      expect(purchase.payment_url).toBe(`${stripe.url}/checkout/${purchase.checkout_session_id}`);
+      expect(stripe.sessions.get(purchase.checkout_session_id)).toEqual(expect.objectContaining({ mode: 'payment', metadata: expect.objectContaining({ purchase_id: purchase.id }) }));
+      expect((await accountOf(h, account.id)).purchasedBalance).toBe(0);
+      const description = await h.client.workflow.getHandle(`purchase/${purchase.id}`).describe();
+      expect(description.status.name).toBe('RUNNING');
+      expect((await purchaseState(adminKey, purchase.id)).body.state).toBe('pending');
+      const other = await h.provision('build');
+      expectError(await purchaseState(other.adminKey, purchase.id), 404, 'NOT_FOUND');
+    });
+
+    it('credits a purchase exactly once when its completion event arrives twice, concurrently and again after settling', async () => {
+      const { purchase, account, adminKey } = await pendingPurchase(300);
+      const [completed] = await stripe.completeCheckout(purchase.checkout_session_id);
+      const answers = await Promise.all([0, 1, 2, 3].map(() => postEvent(h, completed!, stripe.webhookSecret)));
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      expect((await settledOrClosed(adminKey, purchase.id)).body.state).toBe('settled');
+      expect((await postEvent(h, completed!, stripe.webhookSecret)).body).toEqual({ received: true, duplicate: true });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await accountOf(h, account.id)).purchasedBalance).toBe(300);
+      expect(await ledgerOf(h, account.id, ['purchase'])).toEqual([{ kind: 'purchase', operation: 'credit_purchase', allowanceDelta: 0, balanceDelta: 300, reference: purchase.id }]);
+    });
+
+    it('credits once when an asynchronous payment’s events arrive out of order (success before completion)', async () => {
+      const { purchase, account, adminKey } = await pendingPurchase(200);
+      const [completed] = await stripe.completeCheckout(purchase.checkout_session_id, 'pending');
+      const [succeeded] = await stripe.settleAsyncPayment(purchase.checkout_session_id, true);
+      expect((await postEvent(h, succeeded!, stripe.webhookSecret)).status).toBe(200);
+      expect((await postEvent(h, completed!, stripe.webhookSecret)).status).toBe(200);
+      expect((await settledOrClosed(adminKey, purchase.id)).body.state).toBe('settled');
+      expect((await accountOf(h, account.id)).purchasedBalance).toBe(200);
+      expect(await ledgerOf(h, account.id, ['purchase'])).toHaveLength(1);
+    });
+
+    it('settles a purchase whose completion arrives when its workflow is not running (signal-with-start)', async () => {
+      const { purchase, account, adminKey } = await pendingPurchase(100);
+      await h.client.workflow.getHandle(`purchase/${purchase.id}`).terminate('test: the start was lost');
+      await stripe.completeCheckout(purchase.checkout_session_id);
+      await stripe.flush();
+      expect((await settledOrClosed(adminKey, purchase.id)).body.state).toBe('settled');
+      expect((await accountOf(h, account.id)).purchasedBalance).toBe(100);
+    });
+
+    it('a failed asynchronous payment and an expired session credit nothing', async () => {
+      const failed = await pendingPurchase(400, false);
+      await stripe.completeCheckout(failed.purchase.checkout_session_id, 'pending');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await purchaseState(failed.adminKey, failed.purchase.id)).body.state).toBe('pending');
+      await stripe.settleAsyncPayment(failed.purchase.checkout_session_id, false);
+      expect((await settledOrClosed(failed.adminKey, failed.purchase.id)).body).toEqual(expect.objectContaining({ state: 'failed', closed_at: expect.any(String) }));
+
+      const expired = await pendingPurchase(400, false);
+      await stripe.expireSession(expired.purchase.checkout_session_id);
+      expect((await settledOrClosed(expired.adminKey, expired.purchase.id)).body.state).toBe('expired');
+
+      for (const { account } of [failed, expired]) {
+        expect((await accountOf(h, account.id)).purchasedBalance).toBe(0);
+        expect(await ledgerOf(h, account.id, ['purchase'])).toEqual([]);
+      }
+    });
+
+    it('answers 400 INVALID_SIGNATURE to a bad, a missing or a stale signature and to a body altered after signing, and changes nothing', async () => {
+      const { purchase, account, adminKey } = await pendingPurchase(500);
+      const [completed] = await stripe.completeCheckout(purchase.checkout_session_id);
+      const payload = JSON.stringify(completed);
+      expectError(await postEvent(h, completed!, 'whsec_not_the_right_secret'), 400, 'INVALID_SIGNATURE');
+      expectError(await postEvent(h, completed!, stripe.webhookSecret, (p) => p.replace('"units":"500"', '"units":"5000"')), 400, 'INVALID_SIGNATURE');
+      expectError(await postEvent(h, completed!, stripe.webhookSecret, (p) => `${p} `), 400, 'INVALID_SIGNATURE');
+      expectError(await h.http.post(WEBHOOK_PATH).set('content-type', 'application/json').send(payload), 400, 'INVALID_SIGNATURE');
+      const stale = Stripe.webhooks.generateTestHeaderString({ payload, secret: stripe.webhookSecret, timestamp: Math.floor(Date.now() / 1000) - 3600 });
+      expectError(await h.http.post(WEBHOOK_PATH).set('content-type', 'application/json').set('stripe-signature', stale).send(payload), 400, 'INVALID_SIGNATURE');
+
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await h.orm.em.fork().count(StripeEventSchema, { id: completed!.id })).toBe(0);
+      expect((await purchaseState(adminKey, purchase.id)).body.state).toBe('pending');
+      expect((await accountOf(h, account.id)).purchasedBalance).toBe(0);
+      // The genuine delivery still settles it: nothing was recorded by the refused ones.
+      expect((await postEvent(h, completed!, stripe.webhookSecret)).body).toEqual({ received: true, duplicate: false });
+      expect((await settledOrClosed(adminKey, purchase.id)).body.state).toBe('settled');
+    });
+
+    it('the stand-in’s checkout page pays as a customer would: its signed events settle the purchase', async () => {
+      const { purchase, account, adminKey } = await pendingPurchase(100, false);
+      const page = await fetch(purchase.payment_url);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('Pay 0.50 USD');
+      const paid = await fetch(`${purchase.payment_url}/pay`, { method: 'POST', redirect: 'manual' });
+      expect(paid.status).toBe(303);
+      expect(paid.headers.get('location')).toContain('checkout=success');
+      expect((await settledOrClosed(adminKey, purchase.id)).body.state).toBe('settled');
+      expect((await accountOf(h, account.id)).purchasedBalance).toBe(100);
+    });
+
+    it('draws the monthly allowance before the purchased balance after a purchase', async () => {
+      const { purchase, account, adminKey, apiKey } = await pendingPurchase(100, false);
+      await stripe.completeCheckout(purchase.checkout_session_id);
+      expect((await settledOrClosed(adminKey, purchase.id)).body.state).toBe('settled');
+      await h.orm.em.fork().getConnection().execute(`update accounts set allowance_remaining = 3 where id = ?`, [account.id]);
+      const data = Array.from({ length: 24 }, (_, i) => ({ t: new Date(Date.UTC(2024, 0, 1 + i)).toISOString().slice(0, 10), y: 10 + (i % 7) }));
+      const forecast = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).send({ target: 'y', timestamp: 't', data, horizon: 5 });
+      expect(forecast.status).toBe(200);
+      expect(forecast.headers['x-service-predictions-remaining']).toBe('98');
+      const after = await h.http.get('/v1/billing/subscription').set('X-API-Key', adminKey);
+      expect(after.body).toEqual(expect.objectContaining({ allowance_remaining: 0, purchased_balance: 98, credits_remaining: 98 }));
+      const charges = await ledgerOf(h, account.id, ['charge']);
+      expect(charges.map((c) => [c.allowanceDelta, c.balanceDelta])).toEqual([[-3, -2]]);
+    });
+  });
+});
