@@ -6,6 +6,7 @@ import { revokeEndedKey, sweepEndedKeys } from '../services/api-keys';
 import { EngineDataError, type EnginePool } from '../services/engine-pool';
 import { releaseLapsedReservations } from '../services/credits';
 import { pruneIdempotencyRecords } from '../services/idempotency';
+import { pruneSignInRecords } from '../services/auth/pruning';
 import { abandonTraining, strandedTrainings } from '../services/models';
 import { strandedIntegrations } from '../services/outcomes';
 import { prunePredictions } from '../services/predictions';
@@ -39,7 +40,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /**
      * The periodic sweep: ended keys, credit reservations held past their deadline, idempotency
-     * records past 24 h, request log and predictions past their retention.
+     * records past 24 h, request log and predictions past their retention, expired sign-in records.
      */
     async sweepEndedKeys() {
       const now = new Date();
@@ -48,7 +49,8 @@ export function createActivities(deps: ActivityDeps) {
       const idempotencyPruned = await pruneIdempotencyRecords(deps.orm.em.fork(), now);
       const requestLogPruned = await pruneRequestLog(deps.orm.em.fork(), now);
       const predictionsPruned = await prunePredictions(deps.orm.em.fork(), now);
-      const swept = { ...result, reservationsReleased, idempotencyPruned, requestLogPruned, predictionsPruned };
+      const signIn = await pruneSignInRecords(deps.orm.em.fork(), now);
+      const swept = { ...result, reservationsReleased, idempotencyPruned, requestLogPruned, predictionsPruned, ...signIn };
       if (Object.values(swept).some((n) => n > 0)) activityLogger(deps.logger).info(swept, 'sweep');
       return swept;
     },

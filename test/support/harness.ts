@@ -51,6 +51,8 @@ export interface HarnessOptions {
   withoutWorker?: boolean;
   /** Another Temporal (e.g. the time-skipping test server); default: the shared dev server. */
   temporal?: { client: Client; nativeConnection: NativeConnection };
+  /** Serve on this port (default: any free one), e.g. when PUBLIC_URL must name the server before it starts (OAuth redirect URIs). */
+  port?: number;
 }
 
 function capturingLogger(lines: string[]): Logger {
@@ -142,7 +144,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     requestLog,
   });
   const server = createHttpServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   stack.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => requestLog.close());
   const checker = await contractChecker(server);
 
