@@ -4,6 +4,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { createActivities } from '../../activities';
 import { freePort } from '../../scripts/lib/ports';
+import { sealWithState } from '../../services/auth/oauth-state';
 import { newId } from '../../services/ids';
 import { Browser, type BrowserResponse } from '../support/browser';
 import { repoRoot } from '../support/env';
@@ -243,6 +244,24 @@ describe('sign-in', () => {
     const state = new URL(run.location).searchParams.get('state')!;
     await h.orm.em.fork().execute(`update oauth_states set expires_at = now() - interval '1 second' where state_hash = ?`, [sha256(state)]);
     expect((await b.request('GET', run.location)).status).toBe(400);
+  });
+
+  test.each([
+    ['an ID token whose nonce is not the one this redirect sent', 'nonce', /unexpected ID Token .{0,2}nonce.{0,2} claim value/],
+    ['a PKCE verifier that does not match the challenge sent', 'code_verifier', /invalid_grant/],
+  ])('%s is refused: the console gets oauth_error=provider_error and no code', async (_what, column, why) => {
+    const b = browser();
+    const run = await throughProvider(b, newAddress(), { untilCallback: true });
+    const state = new URL(run.location).searchParams.get('state')!;
+    // What an attacker replaying someone else's provider answer would hold: the right state, other secrets.
+    const other = column === 'nonce' ? 'another-nonce' : crypto.randomBytes(32).toString('base64url');
+    await h.orm.em.fork().execute(`update oauth_states set ${column} = ? where state_hash = ?`, [sealWithState(state, other), sha256(state)]);
+    const res = await b.request('GET', run.location);
+    expect(res.status).toBe(302);
+    const fragment = fragmentOf(res.location!);
+    expect({ error: fragment.get('oauth_error'), code: fragment.get('oauth_code') }).toEqual({ error: 'provider_error', code: null });
+    // Refused by the check meant (openid-client's nonce check; the provider's PKCE check), not by accident.
+    expect(h.logLines.filter((l) => l.includes('OAuth sign-in failed')).at(-1)).toMatch(why);
   });
 
   test('a one-time code works once: the second exchange is a 400 OAUTH_CODE_INVALID', async () => {
