@@ -12,9 +12,12 @@ import { requireAuth } from './helpers';
 
 const RATE_LIMITED: [number, string] = [429, 'RATE_LIMITED'];
 
-const redirectDoc = (description: string): ResponseDoc => ({
+const redirectDoc = (description: string, cookie: string): ResponseDoc => ({
   description,
-  headers: { Location: { description: 'Where the browser goes next.', schema: { type: 'string' } } },
+  headers: {
+    Location: { description: 'Where the browser goes next.', schema: { type: 'string' } },
+    'Set-Cookie': { description: cookie, schema: { type: 'string' } },
+  },
 });
 
 function setCookie(ctx: Context, cookie: StateCookie): void {
@@ -60,7 +63,8 @@ export function oauthRoutes(deps: { accounts: AccountServices; logger: Logger })
       params: oauthProviderParamsSchema,
       responses: {
         302: redirectDoc(
-          'To the provider\'s authorization page. Sets an HttpOnly cookie that binds the redirect to this browser (the callback needs it); the state is valid 10 minutes, once.',
+          'To the provider\'s authorization page; the state is valid 10 minutes, once.',
+          '`oauth_state_<id>`: HttpOnly, SameSite=Lax, scoped to the callback path; binds the redirect to this browser (the callback refuses the state without it).',
         ),
       },
       errors: [[404, 'NOT_FOUND'], RATE_LIMITED, [503, 'OAUTH_PROVIDER_UNAVAILABLE']],
@@ -81,6 +85,7 @@ export function oauthRoutes(deps: { accounts: AccountServices; logger: Logger })
       responses: {
         302: redirectDoc(
           'To `<FRONTEND_URL>/sign-in#oauth_code=<code>&provider=<id>` (the code is valid 60 seconds, once: POST it to /v1/auth/oauth/exchange, or to /v1/auth/oauth/{provider}/link from a signed-in session), or, when the provider refused or failed, `<FRONTEND_URL>/sign-in#oauth_error=<error>&provider=<id>` (`access_denied` and other provider codes, or `provider_error`).',
+          'Clears the `oauth_state_<id>` cookie of this redirect.',
         ),
       },
       errors: [[400, 'OAUTH_STATE_INVALID'], [404, 'NOT_FOUND'], RATE_LIMITED],

@@ -142,8 +142,9 @@ export class OAuthSignIn {
     await this.deps.limits.consume('oauth', { client: client.ip });
     const state = params.get('state');
     if (!state || state.length > 200) throw stateInvalid();
-    const bound = cookieOf(this.stateCookie(provider.id, state, state).name) ?? '';
-    if (bound.length !== state.length || !crypto.timingSafeEqual(Buffer.from(bound), Buffer.from(state))) throw stateInvalid();
+    const bound = Buffer.from(cookieOf(this.stateCookie(provider.id, state, state).name) ?? '');
+    const sent = Buffer.from(state);
+    if (bound.length !== sent.length || !crypto.timingSafeEqual(bound, sent)) throw stateInvalid();
 
     // Single use: the row is deleted by the statement that reads it.
     const now = new Date();

@@ -211,6 +211,12 @@ describe('sign-in', () => {
     const missing = new URL(run.location);
     missing.searchParams.delete('state');
     expect((await b.request('GET', missing.href)).status).toBe(400);
+    const nonAscii = new URL(run.location);
+    const accented = 'é'.repeat(8);
+    nonAscii.searchParams.set('state', accented);
+    // A binding cookie as long in characters but not in bytes: still a plain 400.
+    b.cookies('127.0.0.1').set(`oauth_state_${sha256(accented).slice(0, 16)}`, { value: 'e'.repeat(8), path: '/' });
+    expect((await b.request('GET', nonAscii.href)).status).toBe(400);
 
     const real = await b.request('GET', run.location);
     expect(real.status).toBe(302);
