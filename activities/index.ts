@@ -8,6 +8,7 @@ import { closePurchase, reconcilePurchase, settlePurchase } from '../services/bi
 import { releaseLapsedReservations, resetAllowances } from '../services/credits';
 import type { Stripe } from '../services/stripe';
 import { pruneIdempotencyRecords } from '../services/idempotency';
+import { pruneSignInRecords } from '../services/auth/pruning';
 import { abandonTraining, strandedTrainings } from '../services/models';
 import { strandedIntegrations } from '../services/outcomes';
 import { prunePredictions } from '../services/predictions';
@@ -47,8 +48,8 @@ export function createActivities(deps: ActivityDeps) {
 
     /**
      * The periodic sweep: ended keys, credit reservations held past their deadline, idempotency
-     * records past 24 h, request log and predictions past their retention, credits.low alerts whose
-     * charging process died before recording them.
+     * records past 24 h, request log and predictions past their retention, expired sign-in records,
+     * credits.low alerts whose charging process died before recording them.
      */
     async sweepEndedKeys() {
       const now = new Date();
@@ -58,7 +59,8 @@ export function createActivities(deps: ActivityDeps) {
       const requestLogPruned = await pruneRequestLog(deps.orm.em.fork(), now);
       const predictionsPruned = await prunePredictions(deps.orm.em.fork(), now);
       const creditAlerts = await sweepCreditAlerts(deps.orm.em.fork(), now);
-      const swept = { ...result, reservationsReleased, idempotencyPruned, requestLogPruned, predictionsPruned, creditAlerts };
+      const signIn = await pruneSignInRecords(deps.orm.em.fork(), now);
+      const swept = { ...result, reservationsReleased, idempotencyPruned, requestLogPruned, predictionsPruned, creditAlerts, ...signIn };
       if (Object.values(swept).some((n) => n > 0)) activityLogger(deps.logger).info(swept, 'sweep');
       return swept;
     },

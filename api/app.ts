@@ -30,6 +30,7 @@ import { metricsRoutes } from './routes/metrics';
 import { modelRoutes } from './routes/models';
 import { requestLogRoutes } from './routes/requests';
 import { authRoutes } from './routes/auth';
+import { oauthRoutes } from './routes/oauth';
 import { mountDevMailbox } from './routes/dev-mail';
 import { geoIpRoutes } from './routes/geoip';
 import { workspaceRoutes } from './routes/workspaces';
@@ -154,6 +155,7 @@ export function allRoutes(deps: WiredDeps): AnyRoute[] {
     ...healthRoutes(deps),
     ...metricsRoutes(deps),
     ...authRoutes(deps),
+    ...oauthRoutes(deps),
     ...workspaceRoutes(deps),
     ...geoIpRoutes(deps),
     ...engineRoutes(),

@@ -18,11 +18,12 @@ async function liveAccount(em: EntityManager, accountId: string): Promise<Accoun
 export async function profileOf(em: EntityManager, accountId: string): Promise<Profile> {
   const account = await liveAccount(em, accountId);
   const workspaces = await listWorkspaces(em, accountId);
-  const identities = await em.execute<Array<{ provider: string; email: string | null; created_at: Date }>>(
+  // Raw queries get timestamps back as text (the ORM leaves dates to its entity mapping).
+  const identities = await em.execute<Array<{ provider: string; email: string | null; created_at: Date | string }>>(
     `select provider, email, created_at from oauth_identities where account_id = ? order by created_at`,
     [accountId],
   );
-  return { account, workspaces, identities: identities.map((i) => ({ provider: i.provider, email: i.email, createdAt: i.created_at })) };
+  return { account, workspaces, identities: identities.map((i) => ({ provider: i.provider, email: i.email, createdAt: new Date(i.created_at) })) };
 }
 
 export async function updateFullName(em: EntityManager, accountId: string, fullName: string): Promise<Profile> {

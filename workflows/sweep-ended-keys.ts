@@ -16,6 +16,11 @@ export interface SweepResult {
   idempotencyPruned: number;
   requestLogPruned: number;
   predictionsPruned: number;
+  oauthStatesPruned: number;
+  oauthCodesPruned: number;
+  signInChallengesPruned: number;
+  refreshTokensPruned: number;
+  sessionsPruned: number;
   reservationsReleased: number;
   trainingsResumed: number;
   integrationsStarted: number;
@@ -26,7 +31,8 @@ export interface SweepResult {
 
 /**
  * Run by the `sweep-ended-keys` Schedule: marks keys past `expires_at` (and overdue rotations)
- * revoked, releases credit reservations whose call died, prunes records past their retention, and
+ * revoked, releases credit reservations whose call died, prunes records past their retention (expired
+ * sign-in records included), and
  * starts `train/<mdl>` for a model whose creating call died before starting it (the stored context
  * is all the fit needs; a workflow already running or done keeps its id and is not started twice),
  * and `integrate/<mdl>` for an auto-updated model whose outcomes wait because their signal was lost,

@@ -4,6 +4,8 @@ import { clientAddressResolver, type ClientAddressOf } from '../client-ip';
 import { GeoIp } from '../geoip';
 import { Mailer } from '../mail';
 import { AccessTokens, authCodeSecret } from './access-tokens';
+import { OAuthSignIn } from './oauth';
+import { configuredProviders } from './oauth-providers';
 import type { SessionPolicy } from './sessions';
 import { SignIn, staffDomainsOf } from './sign-in';
 import { SignInLimits } from './sign-in-limits';
@@ -13,6 +15,7 @@ export interface AccountServices {
   tokens: AccessTokens;
   session: SessionPolicy;
   signIn: SignIn;
+  oauth: OAuthSignIn;
   limits: SignInLimits;
   clientAddress: ClientAddressOf;
   geoip: GeoIp;
@@ -31,5 +34,14 @@ export function createAccountServices(config: AppConfig, orm: MikroORM): Account
     frontendUrl: config.FRONTEND_URL,
     staffDomains: staffDomainsOf(config.STAFF_EMAIL_DOMAINS),
   });
-  return { tokens, session, signIn, limits, clientAddress: clientAddressResolver(config.TRUSTED_PROXIES), geoip: new GeoIp(config.GEOIP_DATA_DIR) };
+  const oauth = new OAuthSignIn({
+    orm,
+    limits,
+    session,
+    providers: configuredProviders(config),
+    publicUrl: (config.PUBLIC_URL ?? `http://127.0.0.1:${config.PORT}`).replace(/\/$/, ''),
+    frontendUrl: config.FRONTEND_URL,
+    isStaffAddress: (email) => signIn.isStaffAddress(email),
+  });
+  return { tokens, session, signIn, oauth, limits, clientAddress: clientAddressResolver(config.TRUSTED_PROXIES), geoip: new GeoIp(config.GEOIP_DATA_DIR) };
 }

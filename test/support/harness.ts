@@ -55,6 +55,8 @@ export interface HarnessOptions {
   temporal?: { client: Client; nativeConnection: NativeConnection };
   /** Serve the mailbox at /dev/mail, as `npm start` does with its mail catcher. */
   devMailbox?: boolean;
+  /** Serve on this port (default: any free one), e.g. when PUBLIC_URL must name the server before it starts (OAuth redirect URIs). */
+  port?: number;
 }
 
 function capturingLogger(lines: string[]): Logger {
@@ -149,7 +151,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     devMailbox: options.devMailbox ? mailbox : undefined,
   });
   const server = createHttpServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   stack.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => requestLog.close());
   const checker = await contractChecker(server);
 

@@ -1,0 +1,24 @@
+import { z } from '../zod';
+
+export const oauthProviderParamsSchema = z.object({
+  provider: z.string().min(1).max(40).openapi({ example: 'github', description: '`github`, `google` or `oidc`; 404 when that provider is not configured.' }),
+});
+
+const callbackParam = (description: string) => z.string().max(4096).optional().openapi({ description });
+
+/** What providers send back (RFC 6749 §4.1.2 and §4.1.2.1, RFC 9207's `iss`); the exchange itself reads the raw query. */
+export const oauthCallbackQuerySchema = z.object({
+  state: callbackParam('The state of the redirect this callback finishes.'),
+  code: callbackParam('The provider\'s authorization code.'),
+  iss: callbackParam('The provider\'s issuer (RFC 9207), checked when the provider announces it.'),
+  error: callbackParam('The provider\'s refusal (`access_denied`, …).'),
+  error_description: callbackParam('The provider\'s explanation of `error`.'),
+  scope: callbackParam('Scopes granted (some providers echo them).'),
+});
+
+export const oauthCodeBodySchema = z
+  .object({
+    code: z.string().min(1).max(200).openapi({ description: 'The one-time code of the callback (`oauth_code` in the fragment of the console URL); valid 60 seconds, single use.' }),
+  })
+  .strict()
+  .openapi('OAuthCode');
