@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { accountModelIds, eraseAccountStep, strandedDeletions } from '../services/account-deletion';
+import { accountWorkflowIds, endSubscriptionOf, eraseAccountStep, strandedDeletions } from '../services/account-deletion';
 import { revokeEndedKey, sweepEndedKeys } from '../services/api-keys';
 import { EngineDataError, type EnginePool } from '../services/engine-pool';
 import { closePurchase, reconcilePurchase, settlePurchase } from '../services/billing';
@@ -135,8 +135,12 @@ export function createActivities(deps: ActivityDeps) {
       return ids.map((modelId) => ({ modelId, workflowId: workflowIds.integrate(modelId), heartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs }));
     },
 
-    async accountModelIds(accountId: string): Promise<string[]> {
-      return accountModelIds(deps.orm.em.fork(), accountId);
+    async accountWorkflowIds(accountId: string): Promise<string[]> {
+      return accountWorkflowIds(deps.orm.em.fork(), accountId);
+    },
+
+    async endSubscriptionOf(accountId: string): Promise<boolean> {
+      return endSubscriptionOf(deps.orm.em.fork(), deps.stripe, accountId);
     },
 
     async eraseAccountStep(accountId: string): Promise<{ table: string; erased: number; done: boolean }> {

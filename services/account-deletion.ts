@@ -2,6 +2,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema } from '../db/entities';
 import { AppError, notFound } from './errors';
 import { revokeAllSessions } from './auth/sessions';
+import { hasLiveSubscription } from './billing';
+import { callStripe, type Stripe } from './stripe';
+import { workflowIds } from './temporal/ids';
 
 /** Rows one erase step removes from one table: short transactions, however large the account. */
 const ERASE_BATCH_ROWS = 5_000;
@@ -30,10 +33,36 @@ export async function requestAccountDeletion(em: EntityManager, accountId: strin
   });
 }
 
-/** Every model id of an account (deleted ones too: their workflows may still run). */
-export async function accountModelIds(em: EntityManager, accountId: string): Promise<string[]> {
-  const rows = await em.execute<Array<{ id: string }>>(`select id from models where account_id = ?`, [accountId]);
-  return rows.map((r) => r.id);
+/**
+ * The workflows that may still run for an account: training, refresh and integration of each of its
+ * models (deleted ones too) and the purchases still waiting for their payment.
+ */
+export async function accountWorkflowIds(em: EntityManager, accountId: string): Promise<string[]> {
+  const models = await em.execute<Array<{ id: string }>>(`select id from models where account_id = ?`, [accountId]);
+  const purchases = await em.execute<Array<{ id: string }>>(`select id from credit_purchases where account_id = ? and state = 'pending'`, [accountId]);
+  return [
+    ...models.flatMap((m) => [workflowIds.train(m.id), workflowIds.refresh(m.id), workflowIds.integrate(m.id)]),
+    ...purchases.map((p) => workflowIds.purchase(p.id)),
+  ];
+}
+
+/**
+ * A deleted account must not be charged again: its live Stripe subscription is set to end with the
+ * period already paid (idempotent; nothing to do without one, or without Stripe configured).
+ */
+export async function endSubscriptionOf(em: EntityManager, stripe: Stripe | null, accountId: string): Promise<boolean> {
+  const rows = await em.execute<Array<{ subscription_id: string | null; subscription_status: string | null; subscription_cancel_at_period_end: boolean }>>(
+    `select subscription_id, subscription_status, subscription_cancel_at_period_end from accounts where id = ? and deleted_at is not null`,
+    [accountId],
+  );
+  const account = rows[0];
+  if (!account?.subscription_id || account.subscription_cancel_at_period_end) return false;
+  if (!hasLiveSubscription({ subscriptionId: account.subscription_id, subscriptionStatus: account.subscription_status })) return false;
+  if (!stripe) throw new AppError('BILLING_UNAVAILABLE', 503, 'Stripe is not configured: the subscription of a deleted account cannot be ended.');
+  const subscriptionId = account.subscription_id;
+  await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
+  await em.execute(`update accounts set subscription_cancel_at_period_end = true where id = ?`, [accountId]);
+  return true;
 }
 
 // Children before parents, so that every batch is a plain indexed delete. `?` is the account id.
@@ -52,6 +81,7 @@ const ERASE_STEPS: Array<[table: string, where: string]> = [
   ['idempotency_records', `workspace_id in (select id from workspaces where account_id = ?)`],
   ['request_log', `account_id = ?`],
   ['credit_reservations', `account_id = ?`],
+  ['credit_purchases', `account_id = ?`],
   ['credit_ledger', `account_id = ?`],
   ['api_keys', `workspace_id in (select id from workspaces where account_id = ?)`],
   ['oauth_identities', `account_id = ?`],

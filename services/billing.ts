@@ -38,7 +38,7 @@ export interface SubscriptionState {
   hasBillingAccount: boolean;
 }
 
-const hasLiveSubscription = (account: Account): boolean => account.subscriptionId !== null && LIVE_STATUSES.has(account.subscriptionStatus ?? '');
+export const hasLiveSubscription = (account: Pick<Account, 'subscriptionId' | 'subscriptionStatus'>): boolean => account.subscriptionId !== null && LIVE_STATUSES.has(account.subscriptionStatus ?? '');
 
 const noActiveSubscription = (): AppError =>
   new AppError('NO_ACTIVE_SUBSCRIPTION', 409, 'The account has no active subscription; subscribe through POST /v1/billing/checkout first.');

@@ -3,6 +3,9 @@ import { workflowIds } from '../../services/temporal/ids';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { expectError, signInByMail, startHarness, type Harness, type WebSession } from '../support/harness';
 import { startInProcessWorker } from '../support/processes';
+import { eventually, startBillingHarness } from '../support/billing';
+import { createStripeClient } from '../../services/stripe';
+import type { StripeStandIn } from '../../scripts/lib/stripe-standin';
 
 let h: Harness;
 beforeAll(async () => {
@@ -140,7 +143,7 @@ describe('account deletion', () => {
     expectError(await h.http.post('/v1/auth/refresh').send({ refresh_token: session.refreshToken }), 401, 'TOKEN_INVALID');
 
     const result = await h.client.workflow.getHandle(workflowIds.deleteAccount(session.accountId)).result();
-    expect(result.modelsStopped).toBe(1);
+    expect(result.workflowsStopped).toBe(3);
     const after = await countRows(session.accountId, workspaces, [modelId]);
     expect(Object.values(after).every((n) => n === 0)).toBe(true);
 
@@ -177,8 +180,43 @@ describe('account deletion across a worker restart', () => {
   });
 });
 
+describe('account deletion with billing', () => {
+  let b: Harness;
+  let stripe: StripeStandIn;
+  beforeAll(async () => {
+    ({ h: b, stripe } = await startBillingHarness());
+  });
+  afterAll(async () => {
+    await b.stop();
+  });
+
+  test('ends the Stripe subscription with the paid period, stops the purchase waiting for payment, and erases the purchases', async () => {
+    const session = await signInByMail(b);
+    const checkout = await b.http.post('/v1/billing/checkout').set(as(session)).send({ plan: 'build' });
+    expect(checkout.status).toBe(200);
+    await stripe.completeCheckout(checkout.body.id);
+    const subscribed = await eventually(
+      () => b.http.get('/v1/billing/subscription').set(as(session)),
+      (r) => r.body.plan === 'build',
+    );
+    const subscriptionId = subscribed.body.subscription_id as string;
+    const purchase = await b.http.post('/v1/billing/credits').set(as(session)).send({ units: 100 });
+    expect(purchase.status).toBe(200);
+
+    expect((await b.http.delete('/v1/auth/me').set(as(session)).send({ email: session.email })).status).toBe(204);
+    const result = await b.client.workflow.getHandle(workflowIds.deleteAccount(session.accountId)).result();
+    expect(result).toEqual(expect.objectContaining({ subscriptionEnded: true, workflowsStopped: 1 }));
+    const atStripe = await createStripeClient(b.config)!.subscriptions.retrieve(subscriptionId);
+    expect(atStripe.cancel_at_period_end).toBe(true);
+    const purchaseRun = await b.client.workflow.getHandle(`purchase/${purchase.body.id}`).describe();
+    expect(purchaseRun.status.name).toBe('CANCELLED');
+    expect(await b.orm.em.fork().execute(`select id from credit_purchases where account_id = ?`, [session.accountId])).toEqual([]);
+    expect(await b.orm.em.fork().execute(`select id from accounts where id = ?`, [session.accountId])).toEqual([]);
+  });
+});
+
 describe('separation by route', () => {
-  const ACCOUNT_ROUTES = ['GET /v1/auth/me', 'PATCH /v1/auth/me', 'DELETE /v1/auth/me', 'GET /v1/workspaces', 'POST /v1/workspaces', 'GET /v1/workspaces/{workspaceId}', 'PATCH /v1/workspaces/{workspaceId}'];
+  const ACCOUNT_ROUTES = ['GET /v1/auth/me', 'PATCH /v1/auth/me', 'DELETE /v1/auth/me', 'GET /v1/workspaces', 'POST /v1/workspaces', 'GET /v1/workspaces/{workspaceId}', 'PATCH /v1/workspaces/{workspaceId}', 'POST /v1/auth/oauth/{provider}/link'];
   const isAdminRoute = (path: string) => /^\/v1\/(api-keys|webhooks|billing)(\/|$)/.test(path);
 
   async function operations(): Promise<Array<{ method: string; path: string; url: string; open: boolean }>> {
