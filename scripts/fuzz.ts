@@ -46,6 +46,19 @@ async function call(url: string, key: string, method: string, body?: unknown): P
   return (await res.json()) as { id: string };
 }
 
+/** Signs in as a person does (link and code by mail, read from the local SMTP server): the access token. */
+async function signInByMail(base: string, email: string, mailbox: MailCatcher): Promise<string> {
+  const before = mailbox.lastId();
+  const post = (route: string, body: unknown) => fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const requested = await post('/v1/auth/magic-link/request', { email });
+  if (!requested.ok) throw new Error(`magic-link request answered ${requested.status}: ${await requested.text()}`);
+  const mail = await mailbox.waitFor((m) => m.to.includes(email), { afterId: before });
+  const code = /\b(\d{6})\b/.exec(mail.subject)?.[1];
+  const verified = await post('/v1/auth/magic-link/verify', { email, code });
+  if (!verified.ok) throw new Error(`magic-link verify answered ${verified.status}: ${await verified.text()}`);
+  return ((await verified.json()) as { access_token: string }).access_token;
+}
+
 /**
  * Real ids for the path parameters, so the fuzzer reaches the handlers instead of 404s: one model for
  * every model route but DELETE, which gets its own, and spare keys for revoke and rotate (so the
@@ -92,6 +105,7 @@ async function main(): Promise<number> {
   const schemathesis = option(args, 'schemathesis', path.resolve('.bench/fuzz-venv/bin/schemathesis'));
   const maxExamples = option(args, 'max-examples', '20');
   const maxTime = option(args, 'max-time', '90');
+  const sessionMaxTime = option(args, 'session-max-time', '60');
   const seed = option(args, 'seed', '1');
 
   // Billing talks to the local Stripe stand-in, as under `npm start`.
@@ -138,10 +152,13 @@ async function main(): Promise<number> {
     await orm.close();
     logger.info({ url: service.url, log: logFile }, 'service ready for fuzzing');
 
+    const session = await signInByMail(service.url ?? '', 'fuzz@example.test', mailbox);
     const failures: string[] = [];
-    for (const [label, key] of [
-      ['usage key', account.apiKey],
-      ['admin key', account.adminKey],
+    for (const [label, header, seconds] of [
+      ['usage key', `X-API-Key: ${account.apiKey}`, maxTime],
+      ['admin key', `X-API-Key: ${account.adminKey}`, maxTime],
+      // A web session reaches every route of its account, the account routes included.
+      ['web session', `Authorization: Bearer ${session}`, sessionMaxTime],
     ] as const) {
       console.log(`\n== schemathesis with the ${label}`);
       const configFile = path.join(dataDir, `schemathesis-${label.replace(' ', '-')}.toml`);
@@ -156,11 +173,11 @@ async function main(): Promise<number> {
           '--checks',
           CHECKS.join(','),
           '--header',
-          `X-API-Key: ${key}`,
+          header,
           '--max-examples',
           maxExamples,
           '--max-time',
-          maxTime,
+          seconds,
           '--seed',
           seed,
           // Every case of an operation runs even after one failed, so one finding cannot hide another.
