@@ -3,7 +3,7 @@ import { isoDateTime } from './common';
 import { z } from '../zod';
 
 /** An address as the service keeps it: trimmed, lower-cased, a valid mailbox. */
-export const emailField = z.string().trim().toLowerCase().max(320).pipe(z.email()).openapi({ example: 'ada@example.com' });
+export const emailField = z.string().trim().toLowerCase().max(320).pipe(z.email()).openapi({ type: 'string', format: 'email', maxLength: 320, example: 'ada@example.com' });
 const codeField = z.string().trim().regex(/^\d{6}$/, 'a six-digit code').openapi({ example: '042917' });
 const opaque = (max: number) => z.string().min(1).max(max);
 
