@@ -36,6 +36,8 @@ import { workspaceRoutes } from './routes/workspaces';
 import { createAccountServices, type AccountServices } from '../services/auth';
 import type { MailCatcher } from '../services/mail-catcher';
 import { webhookRoutes } from './routes/webhooks';
+import { serveConsole } from './static/console';
+import { serveApiReference } from './static/docs';
 
 export interface AppDeps {
   config: AppConfig;
@@ -197,6 +199,9 @@ export function createApp(appDeps: AppDeps): Koa {
   app.use(closeConnectionsWhileDraining(deps.drain ?? new DrainState()));
   app.use(errorHandler(deps.logger));
   app.use(refuseNulInUrl());
+  // Static pages for people, outside the JSON API and its OpenAPI document: the console and /docs.
+  app.use(serveConsole(deps.config.CONSOLE_DIR));
+  app.use(serveApiReference());
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
