@@ -168,6 +168,12 @@ export function createApp(appDeps: AppDeps): Koa {
   const deps: WiredDeps = { ...appDeps, accounts: appDeps.accounts ?? createAccountServices(appDeps.config, appDeps.orm) };
   // X-Forwarded-For is read only from TRUSTED_PROXIES (services/client-ip.ts), never by Koa itself.
   const app = new Koa({ proxy: false });
+  // Errors no middleware could answer: in practice a browser leaving while a static file streams
+  // (console, /docs). Those are not ours; anything else goes to the log instead of Koa's stderr print.
+  app.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+    deps.logger.error({ err }, 'error after the answer started');
+  });
   const routes = allRoutes(deps);
   const openApi = buildOpenApiDocument(
     [
