@@ -26,10 +26,12 @@ const INIT_SCRIPT = `Scalar.createApiReference('#app', {
   persistAuth: false,
   hideClientButton: false,
   showDeveloperTools: 'never',
+  // Its "Ask AI" agent talks to Scalar's servers: off, the reference is ours and works offline.
+  agent: { disabled: true },
   documentDownloadType: 'json',
   metaData: { title: 'Prediction service API reference' },
   authentication: {
-    preferredSecurityScheme: ['ApiKeyHeader', 'BearerAuth'],
+    preferredSecurityScheme: 'ApiKeyHeader',
     securitySchemes: { ApiKeyHeader: { value: '' }, BearerAuth: { token: '' } },
   },
 });
