@@ -6,6 +6,8 @@ COPY package.json package-lock.json ./
 COPY scripts/setup-tools.sh scripts/setup-tools.sh
 RUN npm ci --no-audit --no-fund
 COPY . .
+# The console's static build, served by the API at /console.
+RUN npx tsx scripts/build-console.ts
 ENV NODE_ENV=production
 EXPOSE 3000
 CMD ["npm", "run", "start:api"]

@@ -28,6 +28,18 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
+    {
+      // The console in a real headless Chromium against the real stack. The same global setup as the
+      // integration project (jest runs a shared setup file once), so one Temporal serves both.
+      displayName: 'e2e',
+      testEnvironment: 'node',
+      roots: ['<rootDir>/test/e2e'],
+      testMatch: ['**/*.test.ts'],
+      transform,
+      transformIgnorePatterns,
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
   ],
   testTimeout: 120000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],

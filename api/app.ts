@@ -40,6 +40,8 @@ import { webhookRoutes } from './routes/webhooks';
 import { billingRoutes } from './routes/billing';
 import { Billing } from '../services/billing';
 import { createStripeClient, type Stripe } from '../services/stripe';
+import { serveConsole } from './static/console';
+import { serveApiReference } from './static/docs';
 
 export interface AppDeps {
   config: AppConfig;
@@ -176,6 +178,12 @@ export function createApp(appDeps: AppDeps): Koa {
   const deps: WiredDeps = { ...appDeps, accounts: appDeps.accounts ?? createAccountServices(appDeps.config, appDeps.orm) };
   // X-Forwarded-For is read only from TRUSTED_PROXIES (services/client-ip.ts), never by Koa itself.
   const app = new Koa({ proxy: false });
+  // Errors no middleware could answer: in practice a browser leaving while a static file streams
+  // (console, /docs). Those are not ours; anything else goes to the log instead of Koa's stderr print.
+  app.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+    deps.logger.error({ err }, 'error after the answer started');
+  });
   const routes = allRoutes(deps);
   const openApi = buildOpenApiDocument(
     [
@@ -207,6 +215,9 @@ export function createApp(appDeps: AppDeps): Koa {
   app.use(closeConnectionsWhileDraining(deps.drain ?? new DrainState()));
   app.use(errorHandler(deps.logger));
   app.use(refuseNulInUrl());
+  // Static pages for people, outside the JSON API and its OpenAPI document: the console and /docs.
+  app.use(serveConsole(deps.config.CONSOLE_DIR));
+  app.use(serveApiReference());
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

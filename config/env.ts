@@ -53,6 +53,8 @@ const envSchema = z.object({
   /** Where mail goes (smtp:// or smtps://). Unset: `npm start` runs a local mail catcher; the API answers 503 to sign-in steps that mail. */
   SMTP_URL: z.string().url().optional(),
   MAIL_FROM: z.string().min(3).default('Prediction service <no-reply@localhost>'),
+  /** The console's Vite build, served at /console (`npm start` builds it; scripts/build-console.ts). */
+  CONSOLE_DIR: z.string().default(path.resolve(__dirname, '..', 'console', 'dist')),
   /** The console: magic links and the OAuth callback's redirect point here. */
   FRONTEND_URL: z.string().url().default('http://127.0.0.1:3000/console'),
   /** This API as browsers reach it (OAuth redirect URIs are built from it); default http://127.0.0.1:PORT. */

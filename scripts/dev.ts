@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { loadConfig } from '../config/env';
 import { createLogger } from '../services/logger';
+import { ensureConsoleBuilt } from './lib/console-build';
 import { EMBEDDED_PG_PORT, startEmbeddedPostgres } from './lib/embedded-postgres';
 import { startService, stopOnSignals } from './lib/runtime';
 import { startTemporalDevServer } from './lib/temporal-dev-server';
@@ -30,6 +31,10 @@ async function main(): Promise<void> {
     for (const step of cleanup.reverse()) await step();
   };
   stopOnSignals(logger, stopAll);
+
+  // The console is served from its build: rebuilt here when its sources changed (a few seconds, offline).
+  const consoleBuild = await ensureConsoleBuilt(config.CONSOLE_DIR, (line) => logger.info(line));
+  if (consoleBuild.built) logger.info({ dir: config.CONSOLE_DIR }, 'console built');
 
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
@@ -91,6 +96,7 @@ async function main(): Promise<void> {
     [
       '',
       `Prediction service running at ${service.url}  (OpenAPI: ${service.url}/openapi.json, health: ${service.url}/health)`,
+      `Console: ${service.url}/console   API reference: ${service.url}/docs`,
       config.TEMPORAL_ADDRESS ? '' : `Temporal UI: http://127.0.0.1:${config.TEMPORAL_UI_PORT}`,
       devMailbox ? `Sign in: POST /v1/auth/login {"email": "you@example.com"}, then read the link and code here or at ${service.url}/dev/mail` : '',
       stripeStandIn ? `Stripe: local stand-in at ${stripeStandIn} (its checkout pages "pay" and send the signed events)` : '',

@@ -1,0 +1,138 @@
+import { ApiError, SignedOut } from './errors';
+import type { TokenPair } from './types';
+
+/**
+ * The web session's tokens.
+ *
+ * - The access token lives in memory only (15 minutes; gone with the tab).
+ * - The refresh token lives in localStorage: it survives a reload and is shared by the tabs of the
+ *   console, which is what lets them share one session. The price is that script running in the page
+ *   could read it, so the console loads no third-party script and is served with a strict
+ *   Content-Security-Policy (`script-src 'self'`). sessionStorage would not help: a tab opened from
+ *   another copies it, and two tabs renewing the same single-use token sign the account out everywhere.
+ * - Renewal is serialised: one in-flight renewal per tab shared by every caller, and across tabs the
+ *   Web Locks API holds one lock while a renewal reads, spends and replaces the stored refresh token.
+ *   The new access token is broadcast to the other tabs (BroadcastChannel), so a tab that waited for
+ *   the lock usually finds a fresh token and renews nothing.
+ */
+const REFRESH_KEY = 'console.refresh-token';
+const LOCK_NAME = 'console.token-renewal';
+/** Renew this long before the access token expires, so a request never leaves with a dying token. */
+const EARLY_MS = 30_000;
+
+interface AccessToken {
+  token: string;
+  expiresAt: number;
+}
+
+type Message = { type: 'tokens'; access: AccessToken } | { type: 'signed-out'; reason: string };
+
+let access: AccessToken | null = null;
+let inFlight: Promise<string> | null = null;
+const listeners = new Set<(signedIn: boolean, reason?: string) => void>();
+const channel = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel('console.session');
+
+channel?.addEventListener('message', (event: MessageEvent<Message>) => {
+  if (event.data.type === 'tokens') access = event.data.access;
+  else {
+    access = null;
+    emit(false, event.data.reason);
+  }
+});
+
+function emit(signedIn: boolean, reason?: string): void {
+  for (const listener of listeners) listener(signedIn, reason);
+}
+
+export function onSessionChange(listener: (signedIn: boolean, reason?: string) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+export function hasSession(): boolean {
+  return localStorage.getItem(REFRESH_KEY) !== null;
+}
+
+function fresh(token: AccessToken): boolean {
+  return token.expiresAt - Date.now() > EARLY_MS;
+}
+
+/** Keeps a pair the service just issued (sign-in or renewal) and tells the other tabs. */
+export function keepTokens(pair: TokenPair): void {
+  access = { token: pair.access_token, expiresAt: Date.now() + pair.expires_in * 1000 };
+  localStorage.setItem(REFRESH_KEY, pair.refresh_token);
+  channel?.postMessage({ type: 'tokens', access } satisfies Message);
+}
+
+export function signedIn(pair: TokenPair): void {
+  keepTokens(pair);
+  emit(true);
+}
+
+function forget(reason: string): void {
+  access = null;
+  localStorage.removeItem(REFRESH_KEY);
+  channel?.postMessage({ type: 'signed-out', reason } satisfies Message);
+  emit(false, reason);
+}
+
+/** Runs `task` while holding the renewal lock of every tab of this origin (or alone, without Web Locks). */
+async function exclusive<T>(task: () => Promise<T>): Promise<T> {
+  if (typeof navigator !== 'undefined' && navigator.locks) return await navigator.locks.request(LOCK_NAME, task);
+  return task();
+}
+
+async function renewNow(stale: string | null): Promise<string> {
+  return exclusive(async () => {
+    // Another tab renewed while this one waited: its token arrived by broadcast.
+    const current = access;
+    if (current && fresh(current) && current.token !== stale) return current.token;
+    // Read inside the lock: the stored token is the newest, whoever renewed last.
+    const refreshToken = localStorage.getItem(REFRESH_KEY);
+    if (!refreshToken) throw new SignedOut();
+    let res: Response;
+    try {
+      res = await fetch('/v1/auth/refresh', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: refreshToken }) });
+    } catch (err) {
+      throw ApiError.network(err);
+    }
+    if (res.status === 401) {
+      const error = await ApiError.from(res);
+      forget(error.detail);
+      throw new SignedOut(`Your session ended: ${error.detail}`);
+    }
+    if (!res.ok) throw await ApiError.from(res);
+    const pair = (await res.json()) as TokenPair;
+    keepTokens(pair);
+    return pair.access_token;
+  });
+}
+
+/**
+ * A new access token, replacing `stale` (the one a request was refused with). Every caller of this tab
+ * shares the renewal in flight.
+ */
+export function renew(stale: string | null): Promise<string> {
+  inFlight ??= renewNow(stale).finally(() => {
+    inFlight = null;
+  });
+  return inFlight;
+}
+
+/** The access token to send now, renewed first when missing or about to expire. */
+export async function accessToken(): Promise<string> {
+  const current = access;
+  if (current && fresh(current)) return current.token;
+  return renew(current?.token ?? null);
+}
+
+/** Ends the session on the service (its refresh token family) and in every tab. */
+export async function signOut(): Promise<void> {
+  await exclusive(async () => {
+    const refreshToken = localStorage.getItem(REFRESH_KEY);
+    if (refreshToken) {
+      await fetch('/v1/auth/logout', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: refreshToken }) }).catch(() => undefined);
+    }
+    forget('You signed out.');
+  });
+}

@@ -1,0 +1,160 @@
+import { useState, type FormEvent } from 'react';
+import { call, get, post } from '../api/client';
+import { asApiError, type ApiError } from '../api/errors';
+import { WEBHOOK_EVENTS, type Page, type Webhook, type WebhookDelivery, type WebhookEvent } from '../api/types';
+import { ConfirmButton, SecretOnce } from '../components/controls';
+import { Busy, ErrorNotice, Loading } from '../components/feedback';
+import { formatDate } from '../lib/format';
+import { useResource } from '../lib/use-resource';
+
+function Deliveries({ webhook, run }: { webhook: Webhook; run: (label: string, task: () => Promise<void>, after?: () => void) => void }) {
+  const deliveries = useResource((signal) => get<Page<WebhookDelivery>>(`/v1/webhooks/${webhook.id}/deliveries`, { limit: 20 }, signal), [webhook.id]);
+  return (
+    <div>
+      <div className="actions">
+        <button type="button" className="secondary" onClick={deliveries.reload}>
+          Refresh deliveries
+        </button>
+      </div>
+      <ErrorNotice error={deliveries.error} />
+      {deliveries.loading && !deliveries.data && <Loading what="deliveries" />}
+      {deliveries.data && deliveries.data.data.length === 0 && <p className="muted">No delivery yet.</p>}
+      {deliveries.data?.data.map((d) => (
+        <details key={d.id} className="delivery" data-testid="delivery">
+          <summary>
+            {d.event_type} · <span className={`badge badge-${d.state}`}>{d.state}</span> · {d.attempt_count} attempt{d.attempt_count === 1 ? '' : 's'} · {formatDate(d.created_at)}
+            {d.redelivery_of ? ' · redelivery' : ''}
+          </summary>
+          <div className="table-scroll" tabIndex={0} role="region" aria-label={`Attempts of delivery ${d.id}`}>
+            <table>
+              <caption>Attempts of {d.id}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">#</th>
+                  <th scope="col">Started</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Duration</th>
+                  <th scope="col">Outcome</th>
+                  <th scope="col">Answer or error</th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.attempts.map((a) => (
+                  <tr key={a.number}>
+                    <td>{a.number}</td>
+                    <td>{formatDate(a.started_at)}</td>
+                    <td>{a.status ?? '—'}</td>
+                    <td>{a.duration_ms} ms</td>
+                    <td>{a.outcome}</td>
+                    <td>{a.error ?? a.response_excerpt ?? ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <button type="button" className="secondary" disabled={!webhook.active} onClick={() => run('Redelivering', async () => void (await post(`/v1/webhooks/${webhook.id}/deliveries/${d.id}/redeliver`)), deliveries.reload)}>
+            Redeliver
+          </button>
+        </details>
+      ))}
+    </div>
+  );
+}
+
+export function Webhooks() {
+  const hooks = useResource((signal) => get<Page<Webhook>>('/v1/webhooks', { limit: 100 }, signal), []);
+  const [url, setUrl] = useState('');
+  const [events, setEvents] = useState<WebhookEvent[]>([]);
+  const [secret, setSecret] = useState<string | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+
+  const run = (label: string, task: () => Promise<void>, after?: () => void) => {
+    setBusy(label);
+    setError(null);
+    task()
+      .catch((err: unknown) => setError(asApiError(err)))
+      .finally(() => {
+        setBusy(null);
+        hooks.reload();
+        after?.();
+      });
+  };
+
+  const create = (e: FormEvent) => {
+    e.preventDefault();
+    run('Registering the endpoint', async () => {
+      const created = await post<Webhook & { secret: string }>('/v1/webhooks', { url, ...(events.length > 0 ? { events } : {}) });
+      setSecret(created.secret);
+      setUrl('');
+      setEvents([]);
+    });
+  };
+
+  return (
+    <>
+      <h1>Webhooks</h1>
+      <p>Events are POSTed to your endpoints, signed per Standard Webhooks with the endpoint’s secret.</p>
+      <form onSubmit={create} className="card">
+        <h2>New endpoint</h2>
+        <label htmlFor="hook-url">URL (https)</label>
+        <input id="hook-url" type="url" required value={url} placeholder="https://example.com/hooks" onChange={(e) => setUrl(e.target.value)} />
+        <fieldset>
+          <legend>Events (none chosen: every event, including future kinds)</legend>
+          {WEBHOOK_EVENTS.map((ev) => (
+            <div className="checkbox" key={ev}>
+              <input
+                id={`ev-${ev}`}
+                type="checkbox"
+                checked={events.includes(ev)}
+                onChange={(e) => setEvents((list) => (e.target.checked ? [...list, ev] : list.filter((x) => x !== ev)))}
+              />
+              <label htmlFor={`ev-${ev}`}>{ev}</label>
+            </div>
+          ))}
+        </fieldset>
+        <button type="submit" disabled={busy !== null}>
+          Register the endpoint
+        </button>
+      </form>
+      {busy && <Busy label={busy} />}
+      <ErrorNotice error={error} />
+      {secret && <SecretOnce secret={secret} what="signing secret" />}
+      <ErrorNotice error={hooks.error} />
+      {hooks.loading && !hooks.data && <Loading what="webhooks" />}
+      {hooks.data && hooks.data.data.length === 0 && <p className="muted">No endpoint yet.</p>}
+      {hooks.data?.data.map((h) => (
+        <section key={h.id} className="card" aria-label={`Endpoint ${h.url}`} data-testid="webhook">
+          <h2 className="break">{h.url}</h2>
+          <p>
+            <span className={`badge badge-${h.active ? 'active' : 'revoked'}`}>{h.active ? 'active' : 'disabled'}</span> {h.all_events ? 'every event' : h.events.join(', ')}
+            {h.disabled_reason ? ` · ${h.disabled_reason}` : ''}
+          </p>
+          <div className="actions">
+            <button type="button" className="secondary" disabled={!h.active || busy !== null} onClick={() => run('Sending a test event', async () => void (await post(`/v1/webhooks/${h.id}/test`)))}>
+              Send a test event
+            </button>
+            <button
+              type="button"
+              className="secondary"
+              disabled={busy !== null}
+              onClick={() => run(h.active ? 'Disabling' : 'Enabling', async () => void (await call(`/v1/webhooks/${h.id}`, { method: 'PATCH', json: { active: !h.active } })))}
+            >
+              {h.active ? 'Disable' : 'Enable'}
+            </button>
+            <ConfirmButton
+              label="Delete"
+              danger
+              title="Delete this endpoint?"
+              message={<p>No more events are sent to {h.url}; pending deliveries are cancelled.</p>}
+              confirmLabel="Delete"
+              onConfirm={() => run('Deleting', async () => void (await call(`/v1/webhooks/${h.id}`, { method: 'DELETE' })))}
+            />
+          </div>
+          <h3>Deliveries</h3>
+          <Deliveries webhook={h} run={run} />
+        </section>
+      ))}
+    </>
+  );
+}
