@@ -113,7 +113,7 @@ const envSchema = z.object({
   /** Another Stripe API base (the local stand-in, a proxy); unset: api.stripe.com. */
   STRIPE_API_URL: z.string().url().optional(),
   /** Where Checkout and the billing portal send the customer back (`?checkout=success|cancelled` added). */
-  BILLING_RETURN_URL: z.string().url().default('http://127.0.0.1:3000/'),
+  BILLING_RETURN_URL: z.string().url().default('http://127.0.0.1:3000/console/billing'),
   /** Life of a credit purchase's Checkout Session (Stripe accepts 30 minutes to 24 hours). */
   PURCHASE_SESSION_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(86_400),
   /** How long after its session's expiry a purchase with no settlement event asks Stripe itself. */

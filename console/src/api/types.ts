@@ -236,15 +236,44 @@ export interface Plan {
   monthly_price: number | null;
   monthly_allowance: number | null;
   max_models: number | null;
+  max_training_rows: number | null;
   credit_block_size: number;
   credit_block_price: number | null;
   self_serve: boolean;
 }
 
+/** GET/PATCH/DELETE /v1/billing/subscription (api/schemas/billing.ts). */
 export interface Subscription {
   plan: string;
+  /** Stripe's status, or `none`. */
   status: string;
+  subscription_id: string | null;
   current_period_end: string | null;
   cancel_at_period_end: boolean;
   pending_plan: string | null;
+  billing_account: boolean;
+  monthly_allowance: number;
+  allowance_remaining: number;
+  allowance_period: string;
+  purchased_balance: number;
+  credits_remaining: number;
+}
+
+export interface CheckoutSession {
+  id: string;
+  url: string;
+  expires_at: string;
+}
+
+export interface CreditPurchase {
+  id: string;
+  state: 'pending' | 'settled' | 'failed' | 'expired';
+  units: number;
+  amount: number;
+  currency: string;
+  payment_url: string | null;
+  checkout_session_id: string | null;
+  expires_at: string;
+  created_at: string;
+  closed_at: string | null;
 }

@@ -1,10 +1,14 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
+import { useLocation, useNavigate } from 'react-router';
 import { call, post } from '../api/client';
-import { asApiError, type ApiError } from '../api/errors';
-import type { Profile, Workspace } from '../api/types';
+import { ApiError, asApiError } from '../api/errors';
+import type { Profile, Providers, Workspace } from '../api/types';
 import { Busy, ErrorNotice, Loading, Success } from '../components/feedback';
 import { formatDate, formatInt } from '../lib/format';
+import { startOAuthFlow } from '../lib/oauth-flow';
+import { useResource } from '../lib/use-resource';
 import { useSession } from '../session-context';
+import type { LinkOutcome } from './SignIn';
 
 export function Account() {
   const { profile, reloadProfile, setWorkspace } = useSession();
@@ -13,6 +17,21 @@ export function Account() {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  const location = useLocation();
+  const navigate = useNavigate();
+  // Only the providers configured on this deployment; none when the route is not there.
+  const providers = useResource((signal) => call<Providers>('/v1/auth/providers', { auth: false, signal }).then((a) => a.data.providers, () => []), []);
+  const nameOf = (id: string) => providers.data?.find((p) => p.id === id)?.name ?? id;
+
+  // A link flow came back through the sign-in page (which spent the code): say how it went, once.
+  const outcome = (location.state as { link?: LinkOutcome } | null)?.link;
+  useEffect(() => {
+    if (!outcome) return;
+    if (outcome.error) setError(new ApiError(outcome.error.status, outcome.error.code, outcome.error.detail, {}, outcome.error.requestId));
+    reloadProfile();
+    void navigate('.', { replace: true, state: null });
+  }, [outcome]);
+  const [linked] = useState(() => outcome?.linked ?? null);
   const run = (label: string, task: () => Promise<string>) => {
     setBusy(label);
     setError(null);
@@ -32,6 +51,7 @@ export function Account() {
       {busy && <Busy label={busy} />}
       <ErrorNotice error={error} />
       {done && <Success>{done}</Success>}
+      {linked && !done && <Success>{`${nameOf(linked)} is linked to your account: you can now sign in with it.`}</Success>}
       <section aria-labelledby="profile-title" className="card">
         <h2 id="profile-title">Profile</h2>
         <dl className="facts">
@@ -67,6 +87,27 @@ export function Account() {
             Save
           </button>
         </form>
+      </section>
+      <section aria-labelledby="methods-title" className="card">
+        <h2 id="methods-title">Sign-in methods</h2>
+        <p className="muted">You can always sign in with a code sent to {profile.email}. A linked provider signs you in to this same account.</p>
+        {profile.identities.length > 0 && (
+          <ul data-testid="identities">
+            {profile.identities.map((i) => (
+              <li key={i.provider}>
+                <strong>{nameOf(i.provider)}</strong>
+                {i.email ? ` (${i.email})` : ''}, linked {formatDate(i.linked_at)}
+              </li>
+            ))}
+          </ul>
+        )}
+        {(providers.data ?? [])
+          .filter((p) => !profile.identities.some((i) => i.provider === p.id))
+          .map((p) => (
+            <button key={p.id} type="button" className="secondary" disabled={busy !== null} onClick={() => startOAuthFlow('link', p.id, p.authorize_url)}>
+              Link {p.name}
+            </button>
+          ))}
       </section>
       <section aria-labelledby="ws-title" className="card">
         <h2 id="ws-title">Workspaces</h2>

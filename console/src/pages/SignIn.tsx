@@ -2,15 +2,29 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Navigate, useLocation, useNavigate } from 'react-router';
 import { call } from '../api/client';
 import { asApiError, type ApiError } from '../api/errors';
-import { signedIn } from '../api/session';
+import { hasSession, signedIn } from '../api/session';
 import type { Providers, TokenPair } from '../api/types';
 import { Busy, ErrorNotice } from '../components/feedback';
+import { describeOAuthError, startOAuthFlow, takeOAuthFlow, type OAuthPurpose } from '../lib/oauth-flow';
 import { useSession } from '../session-context';
 
 type Step = { kind: 'email' } | { kind: 'code'; email: string } | { kind: 'password'; email: string } | { kind: 'staff-code'; email: string };
 
 /** What the page was opened with: a magic link (`#token=`), or the OAuth callback's one-time code or refusal. */
-function readArrival(hash: string, search: string): { token?: string; oauthCode?: string; oauthError?: string; provider?: string } {
+interface Arrival {
+  token?: string;
+  oauthCode?: string;
+  oauthError?: string;
+  provider?: string;
+}
+
+/** What the account page shows after a link flow came back here (plain values: router state is cloned). */
+export interface LinkOutcome {
+  linked?: string;
+  error?: { status: number; code: string; detail: string; requestId: string | null };
+}
+
+function readArrival(hash: string, search: string): Arrival {
   const fragment = new URLSearchParams(hash.replace(/^#/, ''));
   const query = new URLSearchParams(search);
   return {
@@ -37,11 +51,16 @@ export function SignIn() {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [providers, setProviders] = useState<Providers['providers']>([]);
+  // Read during the first render (before anything can navigate away), acted on once in the effect below.
+  const [arrival] = useState(() => readArrival(window.location.hash, window.location.search));
+  // While an arrival is handled the page stays here even when signed in (a link flow comes back signed in).
+  const [settling, setSettling] = useState(() => Boolean(arrival.token || arrival.oauthCode || arrival.oauthError));
+  const [oauthError, setOauthError] = useState<{ error: string; provider: string; purpose: OAuthPurpose | null } | null>(null);
   const arrived = useRef(false);
 
-  const finish = (pair: TokenPair) => {
+  const finish = (pair: TokenPair, to = from) => {
     signedIn(pair);
-    void navigate(from, { replace: true });
+    void navigate(to, { replace: true });
   };
 
   const run = async (label: string, task: () => Promise<void>) => {
@@ -56,19 +75,68 @@ export function SignIn() {
     }
   };
 
+  /** A code for a link flow this tab started: linked to the signed-in account, and the account page says how it went. */
+  const link = async (provider: string, code: string) => {
+    const outcome: LinkOutcome = {};
+    setBusy(`Linking ${provider}`);
+    try {
+      await call<void>(`/v1/auth/oauth/${encodeURIComponent(provider)}/link`, { method: 'POST', json: { code } });
+      outcome.linked = provider;
+    } catch (err) {
+      const e = asApiError(err);
+      outcome.error = { status: e.status, code: e.code, detail: e.detail, requestId: e.requestId };
+    } finally {
+      setBusy(null);
+    }
+    void navigate('/account', { replace: true, state: { link: outcome } });
+  };
+
   // The link's token or the OAuth code is spent once, then removed from the address bar and history.
+  // An OAuth code is spent only for a flow this tab started (lib/oauth-flow.ts), as that flow asked.
   useEffect(() => {
     if (arrived.current) return;
     arrived.current = true;
-    const arrival = readArrival(window.location.hash, window.location.search);
     if (!arrival.token && !arrival.oauthCode && !arrival.oauthError) return;
     window.history.replaceState(null, '', window.location.pathname);
-    if (arrival.oauthError) {
-      setError(asApiError(new Error(`Signing in with ${arrival.provider ?? 'the provider'} did not complete (${arrival.oauthError}). Try again or use your email address.`)));
+    const done = () => setSettling(false);
+    if (arrival.token) {
+      void run('Signing you in with the emailed link', async () => finish(await postPublic<TokenPair>('/v1/auth/magic-link/verify', { token: arrival.token }))).finally(done);
       return;
     }
-    if (arrival.token) void run('Signing you in with the emailed link', async () => finish(await postPublic<TokenPair>('/v1/auth/magic-link/verify', { token: arrival.token })));
-    else if (arrival.oauthCode) void run('Signing you in', async () => finish(await postPublic<TokenPair>('/v1/auth/oauth/exchange', { code: arrival.oauthCode })));
+    const flow = takeOAuthFlow(arrival.provider);
+    if (arrival.oauthError) {
+      if (flow?.purpose === 'link' && hasSession()) {
+        const detail = describeOAuthError(arrival.oauthError, flow.provider, 'link');
+        void navigate('/account', { replace: true, state: { link: { error: { status: 0, code: arrival.oauthError.toUpperCase(), detail, requestId: null } } satisfies LinkOutcome } });
+        return;
+      }
+      setOauthError({ error: arrival.oauthError, provider: arrival.provider ?? 'the provider', purpose: flow?.purpose ?? null });
+      done();
+      return;
+    }
+    if (!arrival.oauthCode) return;
+    if (!flow) {
+      setError(
+        asApiError(
+          new Error('This sign-in was not started from this tab of the console, so its code was not used. If you meant to sign in, start again with the buttons below.'),
+        ),
+      );
+      done();
+      return;
+    }
+    const code = arrival.oauthCode;
+    if (flow.purpose === 'link') {
+      if (!hasSession()) {
+        setError(asApiError(new Error('You were signed out before the provider answered, so nothing was linked. Sign in, then link the provider from your account page.')));
+        done();
+        return;
+      }
+      // No `done`: the router's navigation to the account page is a transition, and an urgent update
+      // here would render the signed-in redirect to `from` first.
+      void link(flow.provider, code);
+      return;
+    }
+    void run('Signing you in', async () => finish(await postPublic<TokenPair>('/v1/auth/oauth/exchange', { code }), flow.returnTo ?? from)).finally(done);
   }, []);
 
   // Only the providers configured on this deployment; none when the route is not there.
@@ -79,7 +147,8 @@ export function SignIn() {
     );
   }, []);
 
-  if (session.signedIn && !busy) return <Navigate to={from} replace />;
+  if (session.signedIn && !busy && !settling) return <Navigate to={from} replace />;
+  const providerName = (id: string) => providers.find((p) => p.id === id)?.name ?? id;
 
   const submitEmail = (e: FormEvent) => {
     e.preventDefault();
@@ -113,9 +182,15 @@ export function SignIn() {
         </p>
       )}
       <ErrorNotice error={error} />
+      {oauthError && (
+        <div className="notice notice-error" role="alert" data-testid="oauth-error">
+          <p>{describeOAuthError(oauthError.error, providerName(oauthError.provider), oauthError.purpose)}</p>
+          <p className="muted small">{oauthError.error}</p>
+        </div>
+      )}
       {busy && <Busy label={busy} />}
 
-      {step.kind === 'email' && (
+      {step.kind === 'email' && !settling && (
         <form onSubmit={submitEmail}>
           <label htmlFor="email">Email address</label>
           <input id="email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
@@ -156,14 +231,14 @@ export function SignIn() {
         </form>
       )}
 
-      {providers.length > 0 && step.kind === 'email' && (
+      {providers.length > 0 && step.kind === 'email' && !settling && (
         <section aria-labelledby="providers-title">
           <h2 id="providers-title">Or continue with</h2>
           <ul className="providers">
             {providers.map((p) => (
               <li key={p.id}>
                 {/* A full-page navigation: the provider's redirect sets a cookie bound to this browser. */}
-                <a className="button secondary" href={p.authorize_url}>
+                <a className="button secondary" href={p.authorize_url} onClick={() => startOAuthFlow('sign-in', p.id, null, from)}>
                   Continue with {p.name}
                 </a>
               </li>
