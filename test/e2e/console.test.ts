@@ -115,6 +115,8 @@ describe('the web console in a real browser', () => {
     await page.getByText('churn.csv: 150 rows, 4 columns.').waitFor();
     expect(await page.getByLabel('Column to predict').locator('option').allTextContents()).toEqual(['x1', 'x2', 'colour', 'churned']);
     await page.getByLabel('Column to predict').selectOption('churned');
+    // The engine catalogue arrives from GET /v1/engines after the page: wait for it, as a person would.
+    await page.getByLabel('Engine').locator('option').first().waitFor({ state: 'attached' });
     expect(await page.getByLabel('Engine').locator('option').count()).toBeGreaterThan(0);
     await page.getByLabel('Name (optional)').fill('Churn e2e');
     await page.getByRole('button', { name: 'Check the data' }).click();
