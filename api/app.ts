@@ -30,18 +30,18 @@ import { metricsRoutes } from './routes/metrics';
 import { modelRoutes } from './routes/models';
 import { requestLogRoutes } from './routes/requests';
 import { authRoutes } from './routes/auth';
-import { oauthRoutes } from './routes/oauth';
+import { billingRoutes } from './routes/billing';
 import { mountDevMailbox } from './routes/dev-mail';
 import { geoIpRoutes } from './routes/geoip';
-import { workspaceRoutes } from './routes/workspaces';
-import { createAccountServices, type AccountServices } from '../services/auth';
-import type { MailCatcher } from '../services/mail-catcher';
+import { oauthRoutes } from './routes/oauth';
 import { webhookRoutes } from './routes/webhooks';
-import { billingRoutes } from './routes/billing';
-import { Billing } from '../services/billing';
-import { createStripeClient, type Stripe } from '../services/stripe';
+import { workspaceRoutes } from './routes/workspaces';
 import { serveConsole } from './static/console';
 import { serveApiReference } from './static/docs';
+import { createAccountServices, type AccountServices } from '../services/auth';
+import { Billing } from '../services/billing';
+import type { MailCatcher } from '../services/mail-catcher';
+import { createStripeClient, type Stripe } from '../services/stripe';
 
 export interface AppDeps {
   config: AppConfig;
