@@ -4,6 +4,7 @@ import { AppError, notFound } from './errors';
 import { revokeAllSessions } from './auth/sessions';
 import { hasLiveSubscription } from './billing';
 import { callStripe, type Stripe } from './stripe';
+import type { TemporalGateway } from './temporal/gateway';
 import { workflowIds } from './temporal/ids';
 
 /** Rows one erase step removes from one table: short transactions, however large the account. */
@@ -31,6 +32,15 @@ export async function requestAccountDeletion(em: EntityManager, accountId: strin
     await tx.execute(`update api_keys set revoked_at = ? where revoked_at is null and workspace_id in (select id from workspaces where account_id = ?)`, [now, accountId]);
     await revokeAllSessions(tx, accountId, now);
   });
+}
+
+/**
+ * Deletion as the account route asks it: marked and locked out at once, then the erasure workflow.
+ * A process that dies between the two leaves a marked account, which the sweep hands to the workflow.
+ */
+export async function deleteAccountAndErase(em: EntityManager, temporal: TemporalGateway, accountId: string, confirmation: string, now: Date): Promise<void> {
+  await requestAccountDeletion(em, accountId, confirmation, now);
+  await temporal.startAccountDeletion(accountId);
 }
 
 /**

@@ -4,7 +4,7 @@ import type { AccountServices } from '../../services/auth';
 import type { ClientInfo } from '../../services/auth/sessions';
 import { endSession, renewSession } from '../../services/auth/sessions';
 import type { TemporalGateway } from '../../services/temporal/gateway';
-import { requestAccountDeletion } from '../../services/account-deletion';
+import { deleteAccountAndErase } from '../../services/account-deletion';
 import { profileOf, updateFullName } from '../../services/profile';
 import { presentProfile, presentTokenPair } from '../presenters';
 import { route, type AnyRoute } from '../route';
@@ -173,10 +173,7 @@ export function authRoutes(deps: { orm: MikroORM; temporal: TemporalGateway; acc
       responses: { 204: { description: 'Deletion under way.' } },
       errors: [[400, 'CONFIRMATION_MISMATCH']],
       async handler(ctx, { body, auth }) {
-        const accountId = requireAuth(auth).accountId;
-        await requestAccountDeletion(deps.orm.em.fork(), accountId, body.email, new Date());
-        // Not reached if this process dies: the sweep starts the erasure of a marked account.
-        await deps.temporal.startAccountDeletion(accountId);
+        await deleteAccountAndErase(deps.orm.em.fork(), deps.temporal, requireAuth(auth).accountId, body.email, new Date());
         ctx.status = 204;
       },
     }),

@@ -1,5 +1,8 @@
 import { AccessTokens } from '../../services/auth/access-tokens';
 import { workflowIds } from '../../services/temporal/ids';
+import { requestAccountDeletion } from '../../services/account-deletion';
+import { newId } from '../../services/ids';
+import type { SweepResult } from '../../workflows/sweep-ended-keys';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { expectError, signInByMail, startHarness, type Harness, type WebSession } from '../support/harness';
 import { startInProcessWorker } from '../support/processes';
@@ -150,6 +153,20 @@ describe('account deletion', () => {
     // The address is free again: signing in makes a new, empty account.
     const again = await signInByMail(h, session.email);
     expect(again.accountId).not.toBe(session.accountId);
+  });
+});
+
+describe('account deletion whose workflow never started', () => {
+  test('an account marked deleted by a process that died before starting its erasure is erased by the sweep', async () => {
+    const session = await signInByMail(h);
+    // The first half of DELETE /v1/auth/me alone: what a process killed right after its commit leaves.
+    await requestAccountDeletion(h.orm.em.fork(), session.accountId, session.email, new Date());
+    expectError(await h.http.get('/v1/auth/me').set(as(session)), 401, 'TOKEN_INVALID');
+    await h.orm.em.fork().execute(`update accounts set deleted_at = deleted_at - interval '1 hour' where id = ?`, [session.accountId]);
+    const swept = await h.client.workflow.execute<() => Promise<SweepResult>>('sweepEndedKeysWorkflow', { taskQueue: h.taskQueue, workflowId: `test-sweep-${newId('request')}` });
+    expect(swept.deletionsStarted).toBeGreaterThanOrEqual(1);
+    await h.client.workflow.getHandle(workflowIds.deleteAccount(session.accountId)).result();
+    expect(await h.orm.em.fork().execute(`select id from accounts where id = ?`, [session.accountId])).toEqual([]);
   });
 });
 
