@@ -31,3 +31,15 @@ fi
 "$venv/bin/temporal" --version >/dev/null
 test -x "$venv/bin/temporal-test-server"
 echo "setup-tools: temporal $("$venv/bin/temporal" --version | sed 's/temporal version //') ready in .tools/venv/bin"
+
+# The browser tests drive Debian's Chromium (never a downloaded browser). Installed here when it is
+# missing and this is a Debian machine we administer; otherwise say how, and leave the tests to fail.
+if [ ! -x /usr/bin/chromium ] && [ "${SKIP_CHROMIUM_INSTALL:-}" != "1" ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup-tools: installing Debian's chromium for the browser tests"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null) \
+      || echo "setup-tools: could not install chromium; the browser tests (test/e2e) will fail until /usr/bin/chromium exists"
+  else
+    echo "setup-tools: /usr/bin/chromium is missing; install Debian's chromium (apt-get install chromium) for the browser tests"
+  fi
+fi
