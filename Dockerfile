@@ -4,6 +4,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 python3
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts/setup-tools.sh scripts/setup-tools.sh
+# The image runs no browser tests: no Chromium in it.
+ENV SKIP_CHROMIUM_INSTALL=1
 RUN npm ci --no-audit --no-fund
 COPY . .
 # The console's static build, served by the API at /console.
