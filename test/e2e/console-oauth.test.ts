@@ -1,13 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loadConfig } from '../../config/env';
 import { ensureConsoleBuilt } from '../../scripts/lib/console-build';
 import { freePort } from '../../scripts/lib/ports';
 import { newId } from '../../services/ids';
 import { launchChromium, seriousAxeViolations } from '../support/chromium';
-import { repoRoot } from '../support/env';
+import { startOpenIdProvider, type OpenIdProvider } from '../support/oidc-provider';
 import { mailedCode, startHarness, type Harness } from '../support/harness';
 
 const CLIENT_ID = 'prediction-service-e2e';
@@ -24,7 +22,7 @@ describe('OAuth sign-in and linking in the console, with a real OpenID provider'
   let h: Harness;
   let base: string;
   let issuer: string;
-  let provider: ChildProcess;
+  let provider: OpenIdProvider | undefined;
   let browser: Browser;
   const contexts: BrowserContext[] = [];
   const pageErrors: string[] = [];
@@ -32,22 +30,6 @@ describe('OAuth sign-in and linking in the console, with a real OpenID provider'
   /** The provider identity the linking test links (used again by the test after it). */
   let ssoLogin = '';
   const address = (prefix: string) => `${prefix}-${newId('account').slice(4).toLowerCase()}@example.test`;
-
-  async function startProvider(port: number, redirectUri: string): Promise<string> {
-    provider = spawn(process.execPath, [path.join(repoRoot, 'test', 'support', 'oidc-provider-process.mjs'), String(port), CLIENT_ID, CLIENT_SECRET, redirectUri], {
-      cwd: repoRoot,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    return new Promise<string>((resolve, reject) => {
-      let out = '';
-      provider.stdout!.on('data', (chunk: Buffer) => {
-        out += chunk.toString('utf8');
-        const match = /ready (\S+)/.exec(out);
-        if (match) resolve(match[1]!);
-      });
-      provider.once('exit', (code) => reject(new Error(`the OpenID provider exited with ${code}`)));
-    });
-  }
 
   async function newPage(): Promise<Page> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -106,7 +88,12 @@ describe('OAuth sign-in and linking in the console, with a real OpenID provider'
   beforeAll(async () => {
     const [port, providerPort] = await Promise.all([freePort(), freePort()]);
     base = `http://127.0.0.1:${port}`;
-    [issuer, browser] = await Promise.all([startProvider(providerPort, `${base}/v1/auth/oauth/oidc/callback`), launchChromium(), ensureConsoleBuilt(loadConfig({}).CONSOLE_DIR)]);
+    [provider, browser] = await Promise.all([
+      startOpenIdProvider({ port: providerPort, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUri: `${base}/v1/auth/oauth/oidc/callback` }),
+      launchChromium(),
+      ensureConsoleBuilt(loadConfig({}).CONSOLE_DIR),
+    ]);
+    issuer = provider.issuer;
     h = await startHarness({
       port,
       devMailbox: true,
@@ -117,11 +104,7 @@ describe('OAuth sign-in and linking in the console, with a real OpenID provider'
   afterAll(async () => {
     await browser?.close();
     await h?.stop();
-    if (provider && provider.exitCode === null) {
-      const exited = new Promise((resolve) => provider.once('exit', resolve));
-      provider.kill('SIGTERM');
-      await exited;
-    }
+    await provider?.stop();
   });
 
   afterEach(async () => {

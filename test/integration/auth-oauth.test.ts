@@ -1,6 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import path from 'node:path';
 import pino from 'pino';
 import { webhookSettings } from '../../services/webhooks/settings';
 import { createActivities } from '../../activities';
@@ -8,7 +6,7 @@ import { freePort } from '../../scripts/lib/ports';
 import { sealWithState } from '../../services/auth/oauth-state';
 import { newId } from '../../services/ids';
 import { Browser, type BrowserResponse } from '../support/browser';
-import { repoRoot } from '../support/env';
+import { startOpenIdProvider, type OpenIdProvider } from '../support/oidc-provider';
 import { STAFF_DOMAIN, expectError, signInByMail, startHarness, type Harness } from '../support/harness';
 
 const CLIENT_ID = 'prediction-service-test';
@@ -17,29 +15,13 @@ const FRONTEND_URL = 'http://127.0.0.1:1/console';
 
 let h: Harness;
 let base: string;
-let provider: ChildProcess;
-
-/** The real OpenID provider (oidc-provider) in a process of its own; resolves with its issuer once it serves. */
-async function startProvider(port: number, redirectUri: string): Promise<string> {
-  provider = spawn(process.execPath, [path.join(repoRoot, 'test', 'support', 'oidc-provider-process.mjs'), String(port), CLIENT_ID, CLIENT_SECRET, redirectUri], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  return new Promise<string>((resolve, reject) => {
-    let out = '';
-    provider.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const match = /ready (\S+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    provider.once('exit', (code) => reject(new Error(`the OpenID provider exited with ${code}`)));
-  });
-}
+let provider: OpenIdProvider | undefined;
 
 beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  const issuer = await startProvider(await freePort(), `${base}/v1/auth/oauth/oidc/callback`);
+  provider = await startOpenIdProvider({ port: await freePort(), clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUri: `${base}/v1/auth/oauth/oidc/callback` });
+  const issuer = provider.issuer;
   h = await startHarness({
     port,
     config: { PUBLIC_URL: base, FRONTEND_URL, OIDC_ISSUER: issuer, OIDC_CLIENT_ID: CLIENT_ID, OIDC_CLIENT_SECRET: CLIENT_SECRET, OIDC_DISPLAY_NAME: 'Test SSO' },
@@ -48,11 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.stop();
-  if (provider && provider.exitCode === null) {
-    const exited = new Promise((resolve) => provider.once('exit', resolve));
-    provider.kill('SIGTERM');
-    await exited;
-  }
+  await provider?.stop();
 });
 
 const newAddress = (prefix = 'oauth') => `${prefix}-${newId('account').slice(4).toLowerCase()}@example.test`;

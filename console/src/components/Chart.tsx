@@ -1,4 +1,5 @@
 import { useEffect, useRef } from 'react';
+import { DataTable as Table } from './DataTable';
 import {
   BarController,
   BarElement,
@@ -43,29 +44,7 @@ export function ChartView({ config, label, table, testId }: { config: ChartConfi
       </div>
       <details>
         <summary>Show the values as a table</summary>
-        <div className="table-scroll" tabIndex={0} role="region" aria-label={table.caption}>
-          <table>
-            <caption>{table.caption}</caption>
-            <thead>
-              <tr>
-                {table.columns.map((c) => (
-                  <th key={c} scope="col">
-                    {c}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {table.rows.map((row, i) => (
-                <tr key={i}>
-                  {row.map((cell, j) => (
-                    <td key={j}>{cell ?? ''}</td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table label={table.caption} caption={table.caption} columns={table.columns} rows={table.rows.map((row) => row.map((cell) => cell ?? ''))} />
       </details>
     </figure>
   );

@@ -1,11 +1,12 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { useLocation, useNavigate } from 'react-router';
 import { call, post } from '../api/client';
-import { ApiError, asApiError } from '../api/errors';
+import { ApiError } from '../api/errors';
 import type { Profile, Providers, Workspace } from '../api/types';
 import { Busy, ErrorNotice, Loading, Success } from '../components/feedback';
 import { formatDate, formatInt } from '../lib/format';
 import { startOAuthFlow } from '../lib/oauth-flow';
+import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 import { useSession } from '../session-context';
 import type { LinkOutcome } from './SignIn';
@@ -14,8 +15,7 @@ export function Account() {
   const { profile, reloadProfile, setWorkspace } = useSession();
   const [fullName, setFullName] = useState<string | null>(null);
   const [workspaceName, setWorkspaceName] = useState('');
-  const [busy, setBusy] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const { busy, error, setError, run: act } = useAction();
   const [done, setDone] = useState<string | null>(null);
   const location = useLocation();
   const navigate = useNavigate();
@@ -33,15 +33,8 @@ export function Account() {
   }, [outcome]);
   const [linked] = useState(() => outcome?.linked ?? null);
   const run = (label: string, task: () => Promise<string>) => {
-    setBusy(label);
-    setError(null);
     setDone(null);
-    task()
-      .then(setDone, (err: unknown) => setError(asApiError(err)))
-      .finally(() => {
-        setBusy(null);
-        reloadProfile();
-      });
+    void act(label, task, { done: setDone, always: reloadProfile });
   };
   if (!profile) return <Loading what="your account" />;
 

@@ -1,10 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { call, get, post } from '../api/client';
-import { asApiError, type ApiError } from '../api/errors';
 import type { ApiKey, ApiKeyWithSecret, Page } from '../api/types';
 import { ConfirmButton, SecretOnce } from '../components/controls';
 import { Busy, ErrorNotice, Loading } from '../components/feedback';
 import { formatDate } from '../lib/format';
+import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 
 function RotateButton({ apiKey, onRotate }: { apiKey: ApiKey; onRotate: (graceDays: number) => void }) {
@@ -32,19 +32,8 @@ export function ApiKeys() {
   const [kind, setKind] = useState<'api' | 'admin'>('api');
   const [expires, setExpires] = useState('');
   const [secret, setSecret] = useState<ApiKeyWithSecret | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-
-  const run = (label: string, task: () => Promise<void>) => {
-    setBusy(label);
-    setError(null);
-    task()
-      .catch((err: unknown) => setError(asApiError(err)))
-      .finally(() => {
-        setBusy(null);
-        keys.reload();
-      });
-  };
+  const { busy, error, run: act } = useAction();
+  const run = (label: string, task: () => Promise<void>) => void act(label, task, { always: keys.reload });
 
   const create = (e: FormEvent) => {
     e.preventDefault();

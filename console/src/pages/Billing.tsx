@@ -1,9 +1,10 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { call, get } from '../api/client';
-import { ApiError, asApiError } from '../api/errors';
+import { ApiError } from '../api/errors';
 import type { CheckoutSession, CreditPurchase, Plan, Subscription } from '../api/types';
 import { Busy, ErrorNotice, Loading, Success } from '../components/feedback';
 import { formatDate, formatInt, formatMoney } from '../lib/format';
+import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 import { useSession } from '../session-context';
 
@@ -31,22 +32,14 @@ export function Billing() {
   const plans = useResource((signal) => call<{ data: Plan[] }>('/v1/plans', { auth: false, signal }).then((a) => a.data.data), []);
   const subscription = useResource((signal) => get<Subscription>('/v1/billing/subscription', undefined, signal), []);
   const [units, setUnits] = useState(500);
-  const [busy, setBusy] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
+  const { busy, error, run: act } = useAction();
   const [done, setDone] = useState<string | null>(null);
   const [returned] = useState(readReturn);
   const followed = useRef(false);
 
   const run = (label: string, task: () => Promise<string | void>) => {
-    setBusy(label);
-    setError(null);
     setDone(null);
-    task()
-      .then((message) => {
-        if (message) setDone(message);
-      })
-      .catch((err: unknown) => setError(asApiError(err)))
-      .finally(() => setBusy(null));
+    void act(label, task, { done: (message) => message && setDone(message) });
   };
 
   // Back from the payment page: Stripe's events change the plan or credit the purchase shortly after

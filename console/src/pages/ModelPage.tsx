@@ -6,10 +6,12 @@ import { asApiError, type ApiError } from '../api/errors';
 import type { Model, ModelVersion, Page, Performance, PredictionHistoryEntry, PredictResult } from '../api/types';
 import { ChartView, PALETTE } from '../components/Chart';
 import { ConfirmButton } from '../components/controls';
+import { DataTable } from '../components/DataTable';
 import { CsvSource, type CsvData } from '../components/CsvSource';
 import { Busy, ErrorNotice, Loading, Success } from '../components/feedback';
 import { download, toCsv } from '../lib/csv';
 import { formatDate, formatInt, formatNumber } from '../lib/format';
+import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 import { useSession } from '../session-context';
 
@@ -130,29 +132,13 @@ function ScorePanel({ model, onScored }: { model: Model; onScored: () => void })
           <button type="button" onClick={() => download(`${model.name}-predictions.csv`, toCsv(result.columns, result.rows))}>
             Download the predictions (CSV)
           </button>
-          <div className="table-scroll" tabIndex={0} role="region" aria-label="Predictions">
-            <table data-testid="predictions">
-              <caption>Predictions (first 20 rows)</caption>
-              <thead>
-                <tr>
-                  {result.columns.map((c) => (
-                    <th key={c} scope="col">
-                      {c}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {result.rows.slice(0, 20).map((r, i) => (
-                  <tr key={i}>
-                    {result.columns.map((c) => (
-                      <td key={c}>{typeof r[c] === 'number' ? formatNumber(r[c] as number, 4) : String(r[c] ?? '')}</td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            label="Predictions"
+            testId="predictions"
+            caption="Predictions (first 20 rows)"
+            columns={result.columns}
+            rows={result.rows.slice(0, 20).map((r) => result.columns.map((c) => (typeof r[c] === 'number' ? formatNumber(r[c] as number, 4) : String(r[c] ?? ''))))}
+          />
         </>
       )}
     </section>
@@ -167,16 +153,8 @@ export function ModelPage() {
   const versions = useResource((signal) => get<Page<ModelVersion>>(`/v1/models/${id}/versions`, { limit: 50 }, signal), [id]);
   const [historyGeneration, setHistoryGeneration] = useState(0);
   const predictions = useResource((signal) => get<Page<PredictionHistoryEntry>>(`/v1/models/${id}/predictions`, { limit: 20 }, signal), [id, historyGeneration]);
-  const [busy, setBusy] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-
-  const act = (label: string, task: () => Promise<unknown>, then: () => void) => {
-    setBusy(label);
-    setError(null);
-    task()
-      .then(then, (err: unknown) => setError(asApiError(err)))
-      .finally(() => setBusy(null));
-  };
+  const { busy, error, run } = useAction();
+  const act = (label: string, task: () => Promise<unknown>, then: () => void) => void run(label, task, { done: then });
 
   if (model.error && !model.data) return <ErrorNotice error={model.error} />;
   if (!model.data) return <Loading what="the model" />;
@@ -296,35 +274,19 @@ export function ModelPage() {
         <ErrorNotice error={predictions.error} />
         {predictions.data && predictions.data.data.length === 0 && <p className="muted">No prediction yet.</p>}
         {predictions.data && predictions.data.data.length > 0 && (
-          <div className="table-scroll" tabIndex={0} role="region" aria-label="Prediction history">
-            <table data-testid="prediction-history">
-              <caption>
-                Latest {predictions.data.data.length} of {formatInt(predictions.data.pagination.total)} predictions
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Prediction</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col">Request id</th>
-                </tr>
-              </thead>
-              <tbody>
-                {predictions.data.data.map((p) => (
-                  <tr key={p.request_id}>
-                    <td>{formatDate(p.created_at)}</td>
-                    <td>v{p.version_number}</td>
-                    <td>{String(p.output.prediction ?? '')}</td>
-                    <td>{p.outcome === undefined || p.outcome === null ? '—' : JSON.stringify(p.outcome)}</td>
-                    <td>
-                      <code>{p.request_id}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            label="Prediction history"
+            testId="prediction-history"
+            caption={`Latest ${predictions.data.data.length} of ${formatInt(predictions.data.pagination.total)} predictions`}
+            columns={['When', 'Version', 'Prediction', 'Outcome', 'Request id']}
+            rows={predictions.data.data.map((p) => [
+              formatDate(p.created_at),
+              `v${p.version_number}`,
+              String(p.output.prediction ?? ''),
+              p.outcome === undefined || p.outcome === null ? '—' : JSON.stringify(p.outcome),
+              <code>{p.request_id}</code>,
+            ])}
+          />
         )}
       </section>
     </>

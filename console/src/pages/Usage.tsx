@@ -3,6 +3,7 @@ import type { ChartConfiguration } from 'chart.js';
 import { get } from '../api/client';
 import type { Page, RequestLogEntry, Usage as UsageData } from '../api/types';
 import { ChartView, PALETTE } from '../components/Chart';
+import { DataTable } from '../components/DataTable';
 import { ErrorNotice, Loading } from '../components/feedback';
 import { formatDate, formatInt } from '../lib/format';
 import { useResource } from '../lib/use-resource';
@@ -103,41 +104,21 @@ export function Usage() {
         <ErrorNotice error={log.error} />
         {log.data && log.data.data.length === 0 && <p className="muted">{errorsOnly ? 'No failed call in the last 7 days.' : 'No call in the last 7 days.'}</p>}
         {log.data && log.data.data.length > 0 && (
-          <div className="table-scroll" tabIndex={0} role="region" aria-label="Request log">
-            <table data-testid="request-log">
-              <caption>
-                {log.data.data.length} of {formatInt(log.data.pagination.total)} calls, newest first
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Call</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Error</th>
-                  <th scope="col">Credits</th>
-                  <th scope="col">Duration</th>
-                  <th scope="col">Request id</th>
-                </tr>
-              </thead>
-              <tbody>
-                {log.data.data.map((r) => (
-                  <tr key={r.request_id}>
-                    <td>{formatDate(r.created_at)}</td>
-                    <td>
-                      {r.method} {r.path}
-                    </td>
-                    <td>{r.status}</td>
-                    <td>{r.error_code ?? ''}</td>
-                    <td>{r.credits}</td>
-                    <td>{r.duration_ms} ms</td>
-                    <td>
-                      <code>{r.request_id}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            label="Request log"
+            testId="request-log"
+            caption={`${log.data.data.length} of ${formatInt(log.data.pagination.total)} calls, newest first`}
+            columns={['When', 'Call', 'Status', 'Error', 'Credits', 'Duration', 'Request id']}
+            rows={log.data.data.map((r) => [
+              formatDate(r.created_at),
+              `${r.method} ${r.path}`,
+              r.status,
+              r.error_code ?? '',
+              r.credits,
+              `${r.duration_ms} ms`,
+              <code>{r.request_id}</code>,
+            ])}
+          />
         )}
       </section>
     </>

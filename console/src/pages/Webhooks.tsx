@@ -1,10 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { call, get, post } from '../api/client';
-import { asApiError, type ApiError } from '../api/errors';
 import { WEBHOOK_EVENTS, type Page, type Webhook, type WebhookDelivery, type WebhookEvent } from '../api/types';
 import { ConfirmButton, SecretOnce } from '../components/controls';
 import { Busy, ErrorNotice, Loading } from '../components/feedback';
 import { formatDate } from '../lib/format';
+import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 
 function Deliveries({ webhook, run }: { webhook: Webhook; run: (label: string, task: () => Promise<void>, after?: () => void) => void }) {
@@ -66,20 +66,14 @@ export function Webhooks() {
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<WebhookEvent[]>([]);
   const [secret, setSecret] = useState<string | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-
-  const run = (label: string, task: () => Promise<void>, after?: () => void) => {
-    setBusy(label);
-    setError(null);
-    task()
-      .catch((err: unknown) => setError(asApiError(err)))
-      .finally(() => {
-        setBusy(null);
+  const { busy, error, run: act } = useAction();
+  const run = (label: string, task: () => Promise<void>, after?: () => void) =>
+    void act(label, task, {
+      always: () => {
         hooks.reload();
         after?.();
-      });
-  };
+      },
+    });
 
   const create = (e: FormEvent) => {
     e.preventDefault();
