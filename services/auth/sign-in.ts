@@ -207,21 +207,15 @@ export class SignIn {
   }
 
   /** Signs in the account of a verified address, creating it (free plan, one workspace) on first use. */
-  async signInByAddress(email: string, method: string, client: ClientInfo, fullName: string | null = null): Promise<SignedIn> {
+  private async signInByAddress(email: string, method: string, client: ClientInfo): Promise<SignedIn> {
     const em = this.deps.orm.em.fork();
     try {
       return await em.transactional(async (tx) => {
         const now = new Date();
         const found = await tx.execute<Array<{ id: string; is_staff: boolean }>>(`select id, is_staff from accounts where email = ? and deleted_at is null`, [email]);
-        let accountId = found[0]?.id;
         if (found[0]?.is_staff) throw staffRequired();
-        let created = false;
-        if (!accountId) {
-          ({
-            account: { id: accountId },
-          } = await createAccountWithWorkspace(tx, { email, plan: 'free', fullName }, now));
-          created = true;
-        }
+        const created = !found[0];
+        const accountId = found[0]?.id ?? (await createAccountWithWorkspace(tx, { email, plan: 'free' }, now)).account.id;
         const pair = await startSession(tx, this.deps.session, { accountId, method, client }, now);
         return { ...pair, created };
       });
