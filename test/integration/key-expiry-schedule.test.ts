@@ -49,14 +49,18 @@ describe('expired-key sweep Schedule', () => {
     expect(description.action).toEqual(expect.objectContaining({ workflowType: 'sweepEndedKeysWorkflow', taskQueue: h.taskQueue }));
     expect(description.policies.overlap).toBe('TERMINATE_OTHER');
 
+    // The sweep revokes keys and prunes the log in one activity, one step after the other: wait for both.
     const deadline = Date.now() + 20_000;
-    let row = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: created.body.id });
-    while (!row.revokedAt && Date.now() < deadline) {
+    const read = async () => ({
+      row: await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: created.body.id }),
+      kept: (await knex('request_log').whereIn('id', ['req_old_entry_31_days', 'req_recent_entry_29_days']).select('id')) as Array<{ id: string }>,
+    });
+    let { row, kept } = await read();
+    while ((!row.revokedAt || kept.length > 1) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 500));
-      row = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: created.body.id });
+      ({ row, kept } = await read());
     }
     expect(row.revokeReason).toBe('expired');
-    const kept = (await knex('request_log').whereIn('id', ['req_old_entry_31_days', 'req_recent_entry_29_days']).select('id')) as Array<{ id: string }>;
     expect(kept.map((r) => r.id)).toEqual(['req_recent_entry_29_days']);
     expect(row.revokedAt!.getTime()).toBeGreaterThanOrEqual(row.expiresAt!.getTime());
   });
