@@ -6,6 +6,7 @@ import type { StripeStandIn } from '../../scripts/lib/stripe-standin';
 import { newId } from '../../services/ids';
 import { startBillingHarness } from '../support/billing';
 import { launchChromium, screenshot, seriousAxeViolations } from '../support/chromium';
+import { storedRefreshToken, storeRefreshToken } from '../support/console-session';
 import { mailedCode, type Harness } from '../support/harness';
 
 /**
@@ -64,12 +65,12 @@ describe('the console’s billing page in a real browser, with the Stripe stand-
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await heading('Models').waitFor();
     // A session of the same account for the test's own reads of the API.
-    const refresh = await page.evaluate<string | null>(`localStorage.getItem('console.refresh-token')`);
+    const refresh = await storedRefreshToken(page);
     const renewed = await h.http.post('/v1/auth/refresh').send({ refresh_token: refresh });
     expect(renewed.status).toBe(200);
     const pair = renewed.body as { access_token: string; refresh_token: string };
     bearer = `Bearer ${pair.access_token}`;
-    await page.evaluate(`localStorage.setItem('console.refresh-token', ${JSON.stringify(pair.refresh_token)})`);
+    await storeRefreshToken(page, pair.refresh_token);
 
     await page.getByRole('link', { name: 'Billing' }).click();
     await heading('Billing').waitFor();

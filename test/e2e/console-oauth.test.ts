@@ -5,6 +5,7 @@ import { ensureConsoleBuilt } from '../../scripts/lib/console-build';
 import { freePort } from '../../scripts/lib/ports';
 import { newId } from '../../services/ids';
 import { launchChromium, seriousAxeViolations } from '../support/chromium';
+import { storedRefreshToken, storeRefreshToken } from '../support/console-session';
 import { startOpenIdProvider, type OpenIdProvider } from '../support/oidc-provider';
 import { mailedCode, startHarness, type Harness } from '../support/harness';
 
@@ -75,11 +76,11 @@ describe('OAuth sign-in and linking in the console, with a real OpenID provider'
 
   /** The account behind the page's session, read from the API with a session of its own. */
   async function accountOfPage(page: Page): Promise<{ id: string; email: string; identities: Array<{ provider: string; email: string | null }> }> {
-    const refresh = await page.evaluate<string | null>(`localStorage.getItem('console.refresh-token')`);
+    const refresh = await storedRefreshToken(page);
     const renewed = await h.http.post('/v1/auth/refresh').send({ refresh_token: refresh });
     expect(renewed.status).toBe(200);
     const pair = renewed.body as { access_token: string; refresh_token: string };
-    await page.evaluate(`localStorage.setItem('console.refresh-token', ${JSON.stringify(pair.refresh_token)})`);
+    await storeRefreshToken(page, pair.refresh_token);
     const me = await h.http.get('/v1/auth/me').set('Authorization', `Bearer ${pair.access_token}`);
     expect(me.status).toBe(200);
     return me.body as { id: string; email: string; identities: Array<{ provider: string; email: string | null }> };
@@ -140,7 +141,7 @@ describe('OAuth sign-in and linking in the console, with a real OpenID provider'
     await throughProvider(page, address('unasked'));
     await page.getByRole('alert').filter({ hasText: 'was not started from this tab' }).waitFor();
     expect(page.url()).toBe(`${base}/console/sign-in`);
-    expect(await page.evaluate<string | null>(`localStorage.getItem('console.refresh-token')`)).toBeNull();
+    expect(await storedRefreshToken(page)).toBeNull();
     const code = new URLSearchParams(new URL(arrivals[0] ?? 'http://x/').hash.slice(1)).get('oauth_code');
     expect(code).toMatch(/^oc_/);
     expect((await h.http.post('/v1/auth/oauth/exchange').send({ code })).status).toBe(200);
@@ -188,7 +189,7 @@ describe('OAuth sign-in and linking in the console, with a real OpenID provider'
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
-    expect(await page.evaluate<string | null>(`localStorage.getItem('console.refresh-token')`)).toBeNull();
+    expect(await storedRefreshToken(page)).toBeNull();
     await page.getByRole('link', { name: `Continue with ${PROVIDER_NAME}` }).click();
     await throughProvider(page, ssoLogin);
     await page.getByRole('heading', { level: 1, name: 'Models' }).waitFor();

@@ -6,6 +6,7 @@ import { loadConfig } from '../../config/env';
 import { ensureConsoleBuilt } from '../../scripts/lib/console-build';
 import { newId } from '../../services/ids';
 import { launchChromium, screenshot, seriousAxeViolations } from '../support/chromium';
+import { storedRefreshToken, storeRefreshToken } from '../support/console-session';
 import { churnRows, toCsv, withoutTarget } from '../support/datasets';
 import { mailedCode, startHarness, type Harness } from '../support/harness';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -38,7 +39,6 @@ describe('the web console in a real browser', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   };
-  const storedRefreshToken = (on: Page) => on.evaluate<string | null>(`localStorage.getItem('console.refresh-token')`);
   const creditsLeft = async () => Number((await page.getByTestId('credits-left').textContent())?.replace(/[^0-9]/g, ''));
 
   beforeAll(async () => {
@@ -294,13 +294,23 @@ describe('the web console in a real browser', () => {
 
   test('tabs opened at once share one session: their renewals are serialised, so the single-use refresh token is never replayed', async () => {
     const tabs = await Promise.all([context.newPage(), context.newPage(), context.newPage()]);
+    for (const tab of tabs) {
+      tab.on('pageerror', (err) => pageErrors.push(err.message));
+      tab.on('crash', () => pageErrors.push(`a tab's renderer crashed at ${tab.url()}`));
+    }
     // Each tab starts with no access token in memory, so each needs a renewal at the same moment.
     await Promise.all(tabs.map((tab) => tab.goto(`${base}/console/usage`)));
     // Waited for one by one in front: a background tab's animation frames (which Playwright polls with) are paused.
     const allShowTheirCredits = async () => {
       for (const tab of tabs) {
         await tab.bringToFront();
-        await tab.getByTestId('credits-remaining').waitFor();
+        // On a timeout, say where the tab is and what it shows (a sign-in page means the session ended).
+        await tab
+          .getByTestId('credits-remaining')
+          .waitFor()
+          .catch(async (err: Error) => {
+            throw new Error(`${err.message}\nthe tab is at ${tab.url()} showing: ${(await tab.locator('main').textContent().catch(() => '?')) ?? ''}`);
+          });
         expect(tab.url()).toBe(`${base}/console/usage`);
       }
     };
@@ -311,7 +321,7 @@ describe('the web console in a real browser', () => {
     const stored = await storedRefreshToken(page);
     const renewed = await h.http.post('/v1/auth/refresh').send({ refresh_token: stored });
     expect(renewed.status).toBe(200);
-    await page.evaluate(`localStorage.setItem('console.refresh-token', ${JSON.stringify((renewed.body as { refresh_token: string }).refresh_token)})`);
+    await storeRefreshToken(page, (renewed.body as { refresh_token: string }).refresh_token);
     await Promise.all(tabs.map((tab) => tab.close()));
   });
 
@@ -320,10 +330,12 @@ describe('the web console in a real browser', () => {
     try {
       const tab = await phone.newPage();
       tab.on('pageerror', (err) => pageErrors.push(err.message));
+      tab.on('crash', () => pageErrors.push(`the phone tab's renderer crashed at ${tab.url()}`));
       // The same session in a phone-sized window (another context shares no storage by itself).
       const stored = await storedRefreshToken(page);
+      if (!stored) throw new Error('the main page holds no session to share');
       await tab.goto(`${base}/console/sign-in`);
-      await tab.evaluate(`localStorage.setItem('console.refresh-token', ${JSON.stringify(stored)})`);
+      await storeRefreshToken(tab, stored);
       await tab.goto(`${base}/console/models`);
       await tab.getByRole('heading', { level: 1, name: 'Models' }).waitFor();
       expect(await tab.getByRole('link', { name: 'Usage' }).isVisible()).toBe(false);

@@ -16,6 +16,8 @@ const CHROMIUM_ARGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  // Containers often mount a small /dev/shm (64 MB): several tabs then crash their renderers.
+  '--disable-dev-shm-usage',
 ];
 
 /** Fails (never skips) when the browser is missing: a browser test that silently does not run proves nothing. */

@@ -1,3 +1,4 @@
+import { createStore, del, get, set } from 'idb-keyval';
 import { ApiError, SignedOut } from './errors';
 import type { TokenPair } from './types';
 
@@ -5,17 +6,27 @@ import type { TokenPair } from './types';
  * The web session's tokens.
  *
  * - The access token lives in memory only (15 minutes; gone with the tab).
- * - The refresh token lives in localStorage: it survives a reload and is shared by the tabs of the
+ * - The refresh token lives in IndexedDB: it survives a reload and is shared by the tabs of the
  *   console, which is what lets them share one session. The price is that script running in the page
  *   could read it, so the console loads no third-party script and is served with a strict
  *   Content-Security-Policy (`script-src 'self'`). sessionStorage would not help: a tab opened from
  *   another copies it, and two tabs renewing the same single-use token sign the account out everywhere.
+ * - Not localStorage: Chromium caches it in each renderer and tells the others of a change later, so a
+ *   tab that takes the renewal lock right after another tab renewed can still read the spent token,
+ *   and presenting it signs the account out everywhere (the contract's replay rule). An IndexedDB
+ *   transaction that starts after another committed sees its write, whichever tab committed it.
  * - Renewal is serialised: one in-flight renewal per tab shared by every caller, and across tabs the
- *   Web Locks API holds one lock while a renewal reads, spends and replaces the stored refresh token.
- *   The new access token is broadcast to the other tabs (BroadcastChannel), so a tab that waited for
- *   the lock usually finds a fresh token and renews nothing.
+ *   Web Locks API holds one lock while a renewal reads, spends and replaces the stored refresh token
+ *   (the lock is released only once the new token is committed). The new access token is broadcast
+ *   to the other tabs (BroadcastChannel), so a tab that waited for the lock usually finds a fresh
+ *   token and renews nothing.
+ * - localStorage keeps only a flag that a session exists, read synchronously on the first render.
  */
-const REFRESH_KEY = 'console.refresh-token';
+const tokenStore = createStore('console', 'session');
+const REFRESH_KEY = 'refresh-token';
+const SIGNED_IN_KEY = 'console.signed-in';
+// Where earlier builds kept the refresh token: a leftover secret, removed (that session signs in again).
+localStorage.removeItem('console.refresh-token');
 const LOCK_NAME = 'console.token-renewal';
 /** Renew this long before the access token expires, so a request never leaves with a dying token. */
 const EARLY_MS = 30_000;
@@ -50,30 +61,33 @@ export function onSessionChange(listener: (signedIn: boolean, reason?: string) =
 }
 
 export function hasSession(): boolean {
-  return localStorage.getItem(REFRESH_KEY) !== null;
+  return localStorage.getItem(SIGNED_IN_KEY) !== null;
 }
 
 function fresh(token: AccessToken): boolean {
   return token.expiresAt - Date.now() > EARLY_MS;
 }
 
-/** Keeps a pair the service just issued (sign-in or renewal) and tells the other tabs. */
-export function keepTokens(pair: TokenPair): void {
+/** Keeps a pair the service just issued (sign-in or renewal) and tells the other tabs; resolves once the refresh token is stored. */
+async function keepTokens(pair: TokenPair): Promise<void> {
   access = { token: pair.access_token, expiresAt: Date.now() + pair.expires_in * 1000 };
-  localStorage.setItem(REFRESH_KEY, pair.refresh_token);
+  localStorage.setItem(SIGNED_IN_KEY, '1');
   channel?.postMessage({ type: 'tokens', access } satisfies Message);
+  await set(REFRESH_KEY, pair.refresh_token, tokenStore);
 }
 
+/** A sign-in's pair: usable at once in this tab; stored under the renewal lock so that no renewal reads around it. */
 export function signedIn(pair: TokenPair): void {
-  keepTokens(pair);
+  void exclusive(() => keepTokens(pair));
   emit(true);
 }
 
-function forget(reason: string): void {
+async function forget(reason: string): Promise<void> {
   access = null;
-  localStorage.removeItem(REFRESH_KEY);
+  localStorage.removeItem(SIGNED_IN_KEY);
   channel?.postMessage({ type: 'signed-out', reason } satisfies Message);
   emit(false, reason);
+  await del(REFRESH_KEY, tokenStore);
 }
 
 /** Runs `task` while holding the renewal lock of every tab of this origin (or alone, without Web Locks). */
@@ -88,7 +102,7 @@ async function renewNow(stale: string | null): Promise<string> {
     const current = access;
     if (current && fresh(current) && current.token !== stale) return current.token;
     // Read inside the lock: the stored token is the newest, whoever renewed last.
-    const refreshToken = localStorage.getItem(REFRESH_KEY);
+    const refreshToken = await get<string>(REFRESH_KEY, tokenStore);
     if (!refreshToken) throw new SignedOut();
     let res: Response;
     try {
@@ -98,12 +112,12 @@ async function renewNow(stale: string | null): Promise<string> {
     }
     if (res.status === 401) {
       const error = await ApiError.from(res);
-      forget(error.detail);
+      await forget(error.detail);
       throw new SignedOut(`Your session ended: ${error.detail}`);
     }
     if (!res.ok) throw await ApiError.from(res);
     const pair = (await res.json()) as TokenPair;
-    keepTokens(pair);
+    await keepTokens(pair);
     return pair.access_token;
   });
 }
@@ -129,10 +143,10 @@ export async function accessToken(): Promise<string> {
 /** Ends the session on the service (its refresh token family) and in every tab. */
 export async function signOut(): Promise<void> {
   await exclusive(async () => {
-    const refreshToken = localStorage.getItem(REFRESH_KEY);
+    const refreshToken = await get<string>(REFRESH_KEY, tokenStore);
     if (refreshToken) {
       await fetch('/v1/auth/logout', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: refreshToken }) }).catch(() => undefined);
     }
-    forget('You signed out.');
+    await forget('You signed out.');
   });
 }
