@@ -5,8 +5,13 @@
  *   "select:A|B|C"                 per series, the combination (each A, B, … a "+"-list) with the
  *                                  lowest MAE on the validation window (the train part's last horizon)
  *   "invw:a+b+c"                   members weighted by their inverse validation MAE
+ *   "med:a+b+c"                    the median of the members (point and quantile by quantile)
+ *   "X~Y"                          the point forecast of spec X with the quantiles of spec Y
+ *   "X^Y"                          the point forecast of spec X, the quantiles of spec Y shifted so
+ *                                  that Y's 0.5 quantile is X's point forecast
+ *   "X@F"                          spec X with its quantiles' distances from its 0.5 quantile times F
  *
- *   tsx bench/forecast/combos.ts --cache .bench/exp/m1.json [--peers .bench/peers-raw/m1.json] SPEC…
+ *   tsx bench/forecast/combos.ts --cache .bench/exp/m1.json[,more.json] [--peers .bench/peers-raw/m1.json] SPEC…
  */
 import * as fs from 'node:fs';
 import { combineForecasts } from '../../engines/forecast/auto';
@@ -36,7 +41,21 @@ const take = (k: string): string | null => {
 const cacheFile = take('--cache');
 if (!cacheFile) throw new Error('--cache is required');
 const peersFile = take('--peers');
-const cache = JSON.parse(fs.readFileSync(cacheFile, 'utf8')) as { series: Cached[] };
+// several caches of the same series (comma-separated) are merged member by member
+const cache = { series: [] as Cached[] };
+for (const f of cacheFile.split(',')) {
+  const part = JSON.parse(fs.readFileSync(f, 'utf8')) as { series: Cached[] };
+  if (!cache.series.length) cache.series = part.series;
+  else {
+    const byId = new Map(part.series.map((s) => [s.id, s]));
+    for (const s of cache.series) {
+      const o = byId.get(s.id);
+      if (!o) throw new Error(`${f} lacks ${s.id}`);
+      Object.assign(s.full, o.full);
+      Object.assign(s.val, o.val);
+    }
+  }
+}
 const specs = argv;
 
 function finish(y: number[], fc: { mean: number[]; quantiles: number[][] }) {
@@ -68,6 +87,23 @@ const valMae = (s: Cached, f: ModelForecast) => {
 };
 
 function forecastOf(s: Cached, spec: string): { mean: number[]; quantiles: number[][] } {
+  const at = spec.lastIndexOf('@');
+  if (at >= 0) {
+    // spread scaling: quantiles moved away from the 0.5 quantile by the factor
+    const f = parseFloat(spec.slice(at + 1));
+    const x = forecastOf(s, spec.slice(0, at));
+    const mid = x.quantiles[TAUS.indexOf(0.5)].slice();
+    return finish(s.train, { mean: x.mean, quantiles: x.quantiles.map((q) => q.map((v, k) => mid[k] + f * (v - mid[k]))) });
+  }
+  for (const op of ['~', '^']) {
+    const i = spec.indexOf(op);
+    if (i < 0) continue;
+    const x = forecastOf(s, spec.slice(0, i));
+    const y = forecastOf(s, spec.slice(i + 1));
+    const mid = TAUS.indexOf(0.5);
+    const quantiles = op === '~' ? y.quantiles : y.quantiles.map((q) => q.map((v, k) => v + x.mean[k] - y.quantiles[mid][k]));
+    return finish(s.train, { mean: x.mean, quantiles });
+  }
   if (spec.startsWith('select:')) {
     const options = spec.slice(7).split('|');
     let best = options[0];
@@ -86,6 +122,9 @@ function forecastOf(s: Cached, spec: string): { mean: number[]; quantiles: numbe
     const ms = spec.slice(5).split('+');
     const w = ms.map((m) => (Object.keys(s.val).length ? 1 / Math.max(1e-9, valMae(s, s.val[m])) : 1));
     return finish(s.train, combineForecasts(weighted(ms.map((m) => s.full[m]), w), TAUS, 'mean'));
+  }
+  if (spec.startsWith('med:')) {
+    return finish(s.train, combineForecasts(spec.slice(4).split('+').map((m) => s.full[m]), TAUS, 'median'));
   }
   const ms = spec.split('+');
   return finish(s.train, combineForecasts(ms.map((m) => s.full[m]), TAUS, 'mean'));

@@ -4,7 +4,7 @@
  * part without its last horizon (a validation window), with each member's seconds. Combinations are
  * then scored from the cache by combos.ts without refitting.
  *
- *   tsx bench/forecast/members.ts --data FILE --every K --out .bench/members-NAME.json [--members a,b]
+ *   tsx bench/forecast/members.ts --data FILE --every K --out .bench/members-NAME.json [--members a,b] [--only YEARLY,MONTHLY]
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -29,7 +29,10 @@ const out = path.resolve(arg('--out'));
 const members = arg('--members', ALL.join(',')).split(',') as Member[];
 /** fit on the last `window` points only (0: the whole train part) */
 const window = parseInt(arg('--window', '0'), 10);
-const series = readData(data).filter((_, i) => i % every === 0);
+const only = arg('--only', '').split(',').map((p) => p.trim().toUpperCase()).filter(Boolean);
+const series = readData(data)
+  .filter((s) => !only.length || only.includes(s.period))
+  .filter((_, i) => i % every === 0);
 const rows: unknown[] = [];
 const seconds: Record<string, number> = {};
 for (const s of series) {

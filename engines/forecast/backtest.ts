@@ -3,7 +3,7 @@
  * MASE with the naive baseline's (seasonal naive when the series is seasonal) on the same windows.
  * Gives scores only, never forecast values.
  */
-import { autoForecast, Combine, defaultMembers, Member, Method, SeasonalMode } from './auto';
+import { autoForecast, Combine, combineFor, defaultMembers, Member, Method, SeasonalMode } from './auto';
 import { formatTimestamp } from './calendar';
 import { SeriesError } from './errors';
 import { validateHorizon, resolveSeasonLength } from './forecast';
@@ -95,7 +95,7 @@ export function backtestSeries(series: PreparedSeries, options: BacktestOptions)
     const fc = autoForecast(train, h, [0.5], {
       seasonLength: m,
       method: options.method,
-      combine: options.combine,
+      combine: combineFor(options, series.interval.unit),
       seasonalMode: options.seasonalMode,
       members: options.members ?? defaultMembers(series.interval.unit, m, series.values.length),
     });

@@ -3,7 +3,7 @@
  * timestamps on the series' calendar and the requested quantiles.
  */
 import { formatTimestamp, futureTimestamps, TimestampFormat } from './calendar';
-import { autoForecast, Combine, defaultMembers, Intervals, Member, Method, SeasonalMode } from './auto';
+import { autoForecast, Combine, combineFor, defaultMembers, Intervals, Member, Method, SeasonalMode } from './auto';
 import { SeriesError } from './errors';
 import { PreparedSeries } from './prepare';
 
@@ -22,6 +22,7 @@ export interface ForecastOptions {
   seasonLength?: number;
   /** model choice (default: the combination of ETS, Theta and ARIMA) */
   method?: Method;
+  /** how members are combined (default: see defaultCombine; `mean` when `members` are given) */
   combine?: Combine;
   seasonalMode?: SeasonalMode;
   /** members of the combination (default: see defaultMembers) */
@@ -75,7 +76,7 @@ export function forecastSeries(series: PreparedSeries, options: ForecastOptions)
   const fc = autoForecast(series.values, h, taus, {
     seasonLength: m,
     method: options.method,
-    combine: options.combine,
+    combine: combineFor(options, series.interval.unit),
     seasonalMode: options.seasonalMode,
     members: options.members ?? defaultMembers(series.interval.unit, m, series.values.length),
     intervals: options.intervals ?? DEFAULT_INTERVALS,
