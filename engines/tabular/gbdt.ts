@@ -92,7 +92,7 @@ export function boost(
   const rows = new Uint32Array(n);
   const mask = new Uint8Array(F);
   const featOrder = new Int32Array(F);
-  const routerScratch = routerBuffer(Math.max(1, params.grower.maxLeaves - 1));
+  const routerScratch = routerBuffer(Math.max(1, params.grower.symmetric ? (1 << Math.min(10, params.grower.maxDepth > 0 ? params.grower.maxDepth : 6)) - 1 : params.grower.maxLeaves - 1));
   const rounds: BuiltTree[][] = [];
   const validHistory: number[] = [];
   // validation scores at the iteration early stopping keeps, so they need not be rebuilt at the end
@@ -123,7 +123,7 @@ export function boost(
     for (let k = 0; k < K; k++) {
       const g = K === 1 ? grad : grad.subarray(k * n, (k + 1) * n);
       const h = K === 1 ? hess : hess.subarray(k * n, (k + 1) * n);
-      const tree = grower.grow(g, h, rows, m, mask);
+      const tree = params.grower.symmetric ? grower.growSymmetric(g, h, rows, m, mask) : grower.grow(g, h, rows, m, mask);
       for (let l = 0; l < tree.leafValue.length; l++) tree.leafValue[l] *= params.learningRate;
       trees.push(tree);
       const router = routerOf(tree, info, routerScratch);

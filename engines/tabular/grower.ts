@@ -33,6 +33,14 @@ export interface GrowerParams {
    * fit their few rows. Needs subsample < 1; with no out-of-bag rows it falls back to 'node'.
    */
   catOrderFrom?: 'node' | 'outOfBag';
+  /**
+   * Symmetric (oblivious) trees, as CatBoost grows them: every node of a level splits on the same
+   * feature and threshold, chosen by the gain summed over all nodes of the level; the tree has
+   * maxDepth levels (2^maxDepth leaves) unless no split gains. minDataInLeaf does not apply (a
+   * split is shared by every node of its level; lambdaL2 shrinks small leaves instead).
+   * Categorical features are cut in one order per tree (their G/H ratio at the root).
+   */
+  symmetric?: boolean;
 }
 
 export const DEFAULT_GROWER_PARAMS: GrowerParams = {
@@ -307,14 +315,7 @@ export class TreeGrower {
     const tree: BuiltTree = {
       feature: [], thresholdBin: [], defaultLeft: [], isCategorical: [], catLeft: [], left: [], right: [], gain: [], leafValue: [], leafCount: [],
     };
-    let g0 = 0;
-    let h0 = 0;
-    for (let k = 0; k < m; k++) {
-      const i = rows[k];
-      idx[k] = i;
-      g0 += grad[i];
-      h0 += hess[i];
-    }
+    const [g0, h0] = this.loadRoot(grad, hess, rows, m);
     const root: LeafState = { start: 0, end: m, g: g0, h: h0, c: m, depth: 0, hist: this.takeHist(), split: null, parentNode: -1, isLeft: false };
     this.buildHist(root.hist as Float64Array, 0, m, grad, hess, active, nActive);
     const leaves: LeafState[] = [root];
@@ -393,6 +394,180 @@ export class TreeGrower {
       tree.leafCount.push(l.c);
       this.release(l);
     }
+    return tree;
+  }
+
+  /** Copies the root's rows into the index buffer; returns their gradient and hessian sums. */
+  private loadRoot(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number): [number, number] {
+    const idx = this.idx;
+    let g0 = 0;
+    let h0 = 0;
+    for (let k = 0; k < m; k++) {
+      const i = rows[k];
+      idx[k] = i;
+      g0 += grad[i];
+      h0 += hess[i];
+    }
+    return [g0, h0];
+  }
+
+  /**
+   * Grows one symmetric (oblivious) tree on the rows `rows[0..m)` (see GrowerParams.symmetric).
+   * Nodes are numbered level by level (level d holds nodes 2^d - 1 .. 2^(d+1) - 2); leaf j is the
+   * path whose bits, from the root, are 0 for left and 1 for right.
+   */
+  growSymmetric(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array): BuiltTree {
+    const p = this.params;
+    const idx = this.idx;
+    const { active, nActive } = this.setActive(featureMask);
+    const depthMax = Math.max(0, Math.min(p.maxDepth > 0 ? p.maxDepth : 6, 10));
+    const lambda = p.lambdaL2;
+    const [g0, h0] = this.loadRoot(grad, hess, rows, m);
+    type Seg = { start: number; end: number; g: number; h: number; c: number; hist: Float64Array | null };
+    let segs: Seg[] = [{ start: 0, end: m, g: g0, h: h0, c: m, hist: depthMax > 0 ? this.takeHist() : null }];
+    if (segs[0].hist) this.buildHist(segs[0].hist, 0, m, grad, hess, active, nActive);
+    // categorical features: one order of the bins per tree, by the root's smoothed G/H ratio
+    const catRank = new Map<number, Int32Array>();
+    if (depthMax > 0) {
+      const root = segs[0].hist as Float64Array;
+      for (let a = 0; a < nActive; a++) {
+        const f = active[a];
+        if (!this.info.isCategorical[f]) continue;
+        const nb = this.info.numBins[f];
+        const off = this.offsets[f] * 3;
+        const order = Array.from({ length: nb + 1 }, (_, b) => b);
+        const ratio = order.map((b) => (root[off + b * 3 + 2] > 0 ? root[off + b * 3] / (root[off + b * 3 + 1] + p.catSmooth) : 0));
+        order.sort((x, y) => ratio[x] - ratio[y] || x - y);
+        catRank.set(f, Int32Array.from(order));
+      }
+    }
+    const levels: Array<{ feature: number; bin: number; defaultLeft: boolean; catLeft: Uint8Array | null; gain: number }> = [];
+    const score = (g: number, h: number): number => (h + lambda > 0 ? (g * g) / (h + lambda) : 0);
+    for (let d = 0; d < depthMax; d++) {
+      let bestGain = p.minGainToSplit > 0 ? p.minGainToSplit : 1e-12;
+      let best: { feature: number; bin: number; defaultLeft: boolean; catLeft: Uint8Array | null } | null = null;
+      for (let a = 0; a < nActive; a++) {
+        const f = active[a];
+        const nb = this.info.numBins[f];
+        const off = this.offsets[f] * 3;
+        const rank = catRank.get(f);
+        // candidates: t = 0..nb-1 cut after position t of the bin order; two missing directions for numeric
+        const nCand = nb;
+        const gainR = new Float64Array(nCand);
+        const gainL = new Float64Array(nCand);
+        // each node's gain is a step function of the cut t that changes only at its non-empty bins:
+        // add its changes there (difference arrays) and sum them up over t once per feature
+        for (const s of segs) {
+          const hist = s.hist as Float64Array;
+          const parent = score(s.g, s.h);
+          let gl = 0;
+          let hl = 0;
+          let prevR = 0;
+          // numeric features also try the missing values on the left (categorical ones have no missing bin)
+          const gm = rank ? 0 : hist[off + nb * 3];
+          const hm = rank ? 0 : hist[off + nb * 3 + 1];
+          // missing left with nothing else left: the base value of the missing-left gains
+          let prevL = !rank && hist[off + nb * 3 + 2] > 0 ? score(gm, hm) + score(s.g - gm, s.h - hm) - parent : 0;
+          if (!rank) gainL[0] += prevL;
+          for (let t = 0; t < nCand; t++) {
+            // categorical: the first t+1 categories by rank left; numeric: t < nb-1, value bins <= t
+            // left; t = nb-1, every value left (only the missing ones right)
+            const j = off + (rank ? rank[t] : t) * 3;
+            if (hist[j + 2] === 0) continue;
+            gl += hist[j];
+            hl += hist[j + 1];
+            const gr = score(gl, hl) + score(s.g - gl, s.h - hl) - parent;
+            gainR[t] += gr - prevR;
+            prevR = gr;
+            if (rank) continue;
+            const gL = score(gl + gm, hl + hm) + score(s.g - gl - gm, s.h - hl - hm) - parent;
+            gainL[t] += gL - prevL;
+            prevL = gL;
+          }
+        }
+        for (let t = 1; t < nCand; t++) {
+          gainR[t] += gainR[t - 1];
+          gainL[t] += gainL[t - 1];
+        }
+        for (let t = 0; t < nCand; t++) {
+          if (gainR[t] > bestGain) {
+            bestGain = gainR[t];
+            best = { feature: f, bin: t, defaultLeft: false, catLeft: null };
+            if (rank) {
+              const catLeft = new Uint8Array(nb + 1);
+              for (let u = 0; u <= t; u++) catLeft[rank[u]] = 1;
+              best.catLeft = catLeft;
+              best.defaultLeft = catLeft[nb] === 1;
+            }
+          }
+          if (!rank && t < nb - 1 && gainL[t] > bestGain) {
+            bestGain = gainL[t];
+            best = { feature: f, bin: t, defaultLeft: true, catLeft: null };
+          }
+        }
+      }
+      if (best === null) break;
+      const split = best;
+      levels.push({ ...split, gain: bestGain });
+      const isCat = split.catLeft !== null;
+      const last = d === depthMax - 1;
+      const next: Seg[] = [];
+      for (const s of segs) {
+        const nLeft = isCat
+          ? partitionCategorical(idx, this.tmp, this.bins, this.F, split.feature, s.start, s.end, split.catLeft as Uint8Array)
+          : partitionNumeric(idx, this.tmp, this.bins, this.F, split.feature, s.start, s.end, split.bin, this.info.numBins[split.feature], split.defaultLeft);
+        let lg = 0;
+        let lh = 0;
+        for (let k = s.start; k < s.start + nLeft; k++) {
+          lg += grad[idx[k]];
+          lh += hess[idx[k]];
+        }
+        const left: Seg = { start: s.start, end: s.start + nLeft, g: lg, h: lh, c: nLeft, hist: null };
+        const right: Seg = { start: s.start + nLeft, end: s.end, g: s.g - lg, h: s.h - lh, c: s.c - nLeft, hist: null };
+        if (!last && s.hist) {
+          const smaller = left.c <= right.c ? left : right;
+          const larger = smaller === left ? right : left;
+          const sh = this.takeHist();
+          this.buildHist(sh, smaller.start, smaller.end, grad, hess, active, nActive);
+          subtractHist(s.hist, sh, this.offsets, active, nActive);
+          smaller.hist = sh;
+          larger.hist = s.hist;
+        } else if (s.hist) this.pool.push(s.hist);
+        s.hist = null;
+        next.push(left, right);
+      }
+      segs = next;
+    }
+    for (const s of segs) if (s.hist) this.pool.push(s.hist);
+    const tree: BuiltTree = {
+      feature: [], thresholdBin: [], defaultLeft: [], isCategorical: [], catLeft: [], left: [], right: [], gain: [], leafValue: [], leafCount: [],
+    };
+    const D = levels.length;
+    for (let d = 0; d < D; d++) {
+      const L = levels[d];
+      const width = 1 << d;
+      for (let j = 0; j < width; j++) {
+        tree.feature.push(L.feature);
+        tree.thresholdBin.push(L.catLeft ? -1 : L.bin);
+        tree.defaultLeft.push(L.defaultLeft);
+        tree.isCategorical.push(L.catLeft !== null);
+        tree.catLeft.push(L.catLeft);
+        tree.gain.push(L.gain / width);
+        if (d + 1 < D) {
+          tree.left.push((1 << (d + 1)) - 1 + 2 * j);
+          tree.right.push((1 << (d + 1)) - 1 + 2 * j + 1);
+        } else {
+          tree.left.push(~(2 * j));
+          tree.right.push(~(2 * j + 1));
+        }
+      }
+    }
+    this.rowLeaf.fill(-1);
+    segs.forEach((s, l) => {
+      for (let k = s.start; k < s.end; k++) this.rowLeaf[idx[k]] = l;
+      tree.leafValue.push(s.h + lambda > 0 ? -s.g / (s.h + lambda) : 0);
+      tree.leafCount.push(s.c);
+    });
     return tree;
   }
 

@@ -4,22 +4,24 @@
 import { gainImportance, permutationImportance, toShares, type Factor } from './explain';
 import type { TabularModel } from './model';
 import { analyse, encodeRows, type Analysis, type DataReport, type Row, type TaskOption } from './schema';
-import { fitPortfolio, memberConfig, membersFor, type MemberName } from './portfolio';
+import { fitPortfolio, memberConfig, membersFor, membersV3, type MemberName } from './portfolio';
 import { defaultConfig, fitCore, rawToOutput, type CoreResult, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
 import { logLoss, rmse, rocAuc } from './metrics';
 
 export const ENGINE_ID = 'tabular-gbdt';
 /**
  * Engine versions. 1.0.0: one cross-fit ensemble of leaf-wise trees. 2.0.0: a portfolio of members
- * (portfolio.ts) blended with weights fitted on their out-of-fold scores. Both write artefact format 1
- * and are scored by the same code, so a model of either version keeps serving exactly what it served.
+ * (portfolio.ts) blended with weights fitted on their out-of-fold scores. 3.0.0: a portfolio of two
+ * members, engine 1's leaf-wise ensemble and an ensemble of symmetric (oblivious) trees (portfolio.ts,
+ * membersV3), with the same blend. All write artefact format 1 and are scored by the same code, so a
+ * model of any version keeps serving exactly what it served.
  */
-export const ENGINE_VERSIONS = ['1.0.0', '2.0.0'] as const;
+export const ENGINE_VERSIONS = ['1.0.0', '2.0.0', '3.0.0'] as const;
 export type EngineVersion = (typeof ENGINE_VERSIONS)[number];
 /**
- * The version new models are trained with: still 1.0.0. 2.0.0 missed its goals against CatBoost and
- * costs 36× LightGBM's fit time where 1.0.0 costs 4.5× (bench/RESULTS.md); it stays trainable by
- * name and servable.
+ * The version new models are trained with: still 1.0.0. 2.0.0 and 3.0.0 missed their goals against
+ * CatBoost and cost many times LightGBM's fit time where 1.0.0 costs 4.5× (bench/RESULTS.md); they
+ * stay trainable by name and servable.
  */
 export const ENGINE_VERSION: EngineVersion = '1.0.0';
 
@@ -111,11 +113,12 @@ function configPart(override: EngineConfigOverride): Partial<Omit<EngineConfig, 
 }
 
 /** Engine 2's members and their configurations; an override applies to every member (after its own changes). */
-export function resolveMembers(p: Prepared, override?: EngineConfigOverride): Array<{ name: MemberName; cfg: EngineConfig }> {
-  const names = override?.members ?? membersFor(p.n, p.F, p.task === 'multiclass' ? p.nClasses : 1);
+export function resolveMembers(p: Prepared, override?: EngineConfigOverride, version: EngineVersion = '2.0.0'): Array<{ name: MemberName; cfg: EngineConfig }> {
+  const outputs = p.task === 'multiclass' ? p.nClasses : 1;
+  const names = override?.members ?? (version === '2.0.0' ? membersFor(p.n, p.F, outputs) : membersV3(p.n, p.F, outputs));
   const base = defaultConfig(p.n, p.task, p.nClasses);
   return names.map((name) => {
-    const cfg = memberConfig(name, base, p.n);
+    const cfg = memberConfig(name, base, p.n, outputs);
     if (!override) return { name, cfg };
     return { name, cfg: { ...cfg, ...configPart(override), grower: { ...cfg.grower, ...(override.grower ?? {}) } } };
   });
@@ -130,7 +133,7 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
   const input = { X: p.X, n: p.n, F: p.F, categorical: p.categorical, y: p.y, task: p.task, nClasses: p.nClasses };
   const core = version === '1.0.0'
     ? fitCore(input, resolveConfig(p, settings.config), seed, onRound)
-    : fitPortfolio(input, resolveMembers(p, settings.config), seed, onRound, settings.config?.blendStart).core;
+    : fitPortfolio(input, resolveMembers(p, settings.config, version), seed, onRound, settings.config?.blendStart).core;
   const a = p.analysis;
   const model: TabularModel = {
     engine: { id: ENGINE_ID, version },

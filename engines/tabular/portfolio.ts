@@ -10,7 +10,7 @@ import { makeLoss, type LossName } from './loss';
 import { mergePredictors } from './predictor';
 import { fitCore, type CoreInput, type CoreResult, type EngineConfig, type FoldModel } from './train';
 
-export const MEMBER_NAMES = ['leafwise', 'depthwise', 'shallow', 'deep'] as const;
+export const MEMBER_NAMES = ['leafwise', 'depthwise', 'shallow', 'deep', 'symmetric'] as const;
 export type MemberName = (typeof MEMBER_NAMES)[number];
 
 /**
@@ -32,6 +32,15 @@ export function membersFor(n: number, F: number, outputs = 1): MemberName[] {
 }
 
 /**
+ * Engine 3's members: engine 1's leaf-wise ensemble and a symmetric (oblivious) one, for every task
+ * and size (fewer, cheaper members than engine 2: the symmetric trees are the shape CatBoost grows,
+ * the one the leaf-wise member lacks; see memberConfig).
+ */
+export function membersV3(_n: number, _F: number, _outputs = 1): MemberName[] {
+  return ['leafwise', 'symmetric'];
+}
+
+/**
  * The members, as changes of the engine-1 configuration (`base`, which already holds the
  * size-dependent rules: cross-fit folds, min data per leaf, feature sampling):
  * - leafwise: engine 1 itself (31 leaves grown best-first, learning rate 0.1);
@@ -47,7 +56,7 @@ export function membersFor(n: number, F: number, outputs = 1): MemberName[] {
  * every member keeps engine 1's cap of 1,000 rounds, which bounds the trees a prediction walks (with
  * 2,000 for the members at 0.05, a penguins model had ~24,000 trees and scored 3 ms per row).
  */
-export function memberConfig(name: MemberName, base: EngineConfig, n: number): EngineConfig {
+export function memberConfig(name: MemberName, base: EngineConfig, n: number, outputs = 1): EngineConfig {
   const patience = (lr: number): number => Math.ceil((base.earlyStoppingRounds * base.learningRate) / lr);
   switch (name) {
     case 'leafwise':
@@ -68,6 +77,17 @@ export function memberConfig(name: MemberName, base: EngineConfig, n: number): E
         learningRate: lr,
         earlyStoppingRounds: patience(lr),
         grower: { ...base.grower, maxLeaves: 4, maxDepth: 2, lambdaL2: 5 },
+      };
+    }
+    case 'symmetric': {
+      // learning rate 0.05 below 2,000 rows with one output; 0.1 otherwise (a multiclass round grows
+      // one tree per class, and at 0.1 it already cost several times engine 1 on small multiclass data)
+      const lr = n < 2000 && outputs === 1 ? 0.05 : base.learningRate;
+      return {
+        ...base,
+        learningRate: lr,
+        earlyStoppingRounds: patience(lr),
+        grower: { ...base.grower, maxLeaves: 64, maxDepth: 6, lambdaL2: 3, symmetric: true },
       };
     }
     case 'deep':

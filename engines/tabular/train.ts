@@ -37,7 +37,7 @@ export interface EngineConfig {
 export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & {
   grower?: Partial<GrowerParams>;
   /** engine 2 only: the portfolio's members (default: all of them) */
-  members?: Array<'leafwise' | 'depthwise' | 'shallow' | 'deep'>;
+  members?: Array<'leafwise' | 'depthwise' | 'shallow' | 'deep' | 'symmetric'>;
   /** engine 2 only (experiments): greedy blend from the best member alone or from every member once */
   blendStart?: 'best' | 'all';
 };

@@ -2,7 +2,7 @@ import { canServe, ENGINE_CATALOGUE } from '../../../engines/catalogue';
 import { loadModel, predictRows, serialiseModel, trainTabular, TABULAR_ENGINE } from '../../../engines/tabular/index';
 import { makeLoss } from '../../../engines/tabular/loss';
 import { prepare, resolveMembers } from '../../../engines/tabular/pipeline';
-import { blendWeights, fitPortfolio, membersFor } from '../../../engines/tabular/portfolio';
+import { blendWeights, fitPortfolio, membersFor, membersV3 } from '../../../engines/tabular/portfolio';
 import { Prng } from '../../../engines/tabular/prng';
 import { fitCore, type EngineConfigOverride } from '../../../engines/tabular/train';
 import { signalRows } from './helpers';
@@ -89,6 +89,15 @@ describe('portfolio members', () => {
     expect(membersFor(5000, 16, 26)).toEqual(['leafwise', 'depthwise', 'shallow']);
   });
 
+  it('of engine 3.0.0 are engine 1 and a symmetric ensemble', () => {
+    expect(membersV3(500, 10)).toEqual(['leafwise', 'symmetric']);
+    const sym = resolveMembers(p, FAST, '3.0.0').find((m) => m.name === 'symmetric');
+    expect(sym?.cfg.grower.symmetric).toBe(true);
+    const pred = fitCore(input, sym!.cfg, 1).predictor;
+    // every tree is complete: 2^depth leaves for depth levels
+    expect(Math.max(...treeDepths(pred))).toBeLessThanOrEqual(6);
+  });
+
   it('each keep their own tree limits', () => {
     const all = resolveMembers(p, { ...FAST, members: ['leafwise', 'depthwise', 'shallow', 'deep'] });
     const depth = (name: string): number => Math.max(...treeDepths(fitCore(input, all.find((m) => m.name === name)!.cfg, 1).predictor));
@@ -118,17 +127,17 @@ describe('portfolio members', () => {
   });
 });
 
-describe('engine 2.0.0 models', () => {
+describe.each(['2.0.0', '3.0.0'] as const)('engine %s models', (version) => {
   const rows = signalRows(300, 4, 'binary');
 
-  it('are trained when asked by name, while new models keep engine 1.0.0 (2.0.0 missed its goals)', () => {
+  it('are trained when asked by name, while new models keep engine 1.0.0 (2.0.0 and 3.0.0 missed their goals)', () => {
     expect(TABULAR_ENGINE.version).toBe('1.0.0');
     expect(trainTabular(rows, { target: 'target', seed: 1, config: FAST }).model.engine.version).toBe('1.0.0');
-    expect(trainTabular(rows, { target: 'target', seed: 1, config: FAST, engineVersion: '2.0.0' }).model.engine.version).toBe('2.0.0');
+    expect(trainTabular(rows, { target: 'target', seed: 1, config: FAST, engineVersion: version }).model.engine.version).toBe(version);
   });
 
   it('are deterministic for a seed and vary with the seed', () => {
-    const v2 = { target: 'target', config: FAST, engineVersion: '2.0.0' } as const;
+    const v2 = { target: 'target', config: FAST, engineVersion: version } as const;
     const a = serialiseModel(trainTabular(rows, { ...v2, seed: 3 }).model);
     const b = serialiseModel(trainTabular(rows, { ...v2, seed: 3 }).model);
     const c = serialiseModel(trainTabular(rows, { ...v2, seed: 4 }).model);
@@ -139,10 +148,10 @@ describe('engine 2.0.0 models', () => {
   it('round-trip through the artefact to byte-identical predictions', () => {
     for (const kind of ['binary', 'multiclass', 'regression'] as const) {
       const data = signalRows(250, 9, kind);
-      const model = trainTabular(data, { target: 'target', seed: 2, config: FAST, engineVersion: '2.0.0' }).model;
+      const model = trainTabular(data, { target: 'target', seed: 2, config: FAST, engineVersion: version }).model;
       const text = serialiseModel(model);
       const loaded = loadModel(text);
-      expect(loaded.engine).toEqual({ id: 'tabular-gbdt', version: '2.0.0' });
+      expect(loaded.engine).toEqual({ id: 'tabular-gbdt', version });
       expect(JSON.stringify(predictRows(loaded, data))).toBe(JSON.stringify(predictRows(model, data)));
       expect(serialiseModel(loaded)).toBe(text);
     }
@@ -150,7 +159,7 @@ describe('engine 2.0.0 models', () => {
 
   it('report an out-of-fold validation no worse than engine 1 alone would on the same folds', () => {
     const data = signalRows(400, 12, 'regression');
-    const v2 = trainTabular(data, { target: 'target', seed: 6, config: FAST, engineVersion: '2.0.0' }).validation;
+    const v2 = trainTabular(data, { target: 'target', seed: 6, config: FAST, engineVersion: version }).validation;
     const v1 = trainTabular(data, { target: 'target', seed: 6, config: FAST, engineVersion: '1.0.0' }).validation;
     expect(v2.score).toBeLessThanOrEqual(v1.score + 1e-12);
   });
@@ -160,6 +169,7 @@ describe('engine catalogue', () => {
   it('serves every tabular version ever trained, and no other', () => {
     expect(canServe('tabular-gbdt', '1.0.0')).toBe(true);
     expect(canServe('tabular-gbdt', '2.0.0')).toBe(true);
+    expect(canServe('tabular-gbdt', '3.0.0')).toBe(true);
     expect(canServe('tabular-gbdt', '0.0.1-retired')).toBe(false);
     expect(canServe('no-such-engine', '1.0.0')).toBe(false);
     const tabular = ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt');
