@@ -1,6 +1,7 @@
 import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
 import type { AppConfig } from '../config/env';
@@ -46,6 +47,8 @@ import { createStripeClient, type Stripe } from '../services/stripe';
 export interface AppDeps {
   config: AppConfig;
   orm: MikroORM;
+  /** The statements every paid call runs, committed without waiting for the flush (db/call-pool.ts). */
+  callPool: Pool;
   temporal: TemporalGateway;
   logger: Logger;
   enginePool: EnginePool;
@@ -108,10 +111,16 @@ function setRateHeaders(ctx: Context, budget: RateBudget): void {
   ctx.set('RateLimit-Reset', String(budget.resetSeconds));
 }
 
-/** Counts the call against its key's and workspace's budgets; 429 RATE_LIMITED with Retry-After when spent. */
+/** The key's (or session's) and workspace's budgets for this call; 429 RATE_LIMITED with Retry-After when spent. */
 async function withinRateLimits(ctx: Context, rateLimits: RateLimits, auth: AuthContext): Promise<void> {
   try {
-    setRateHeaders(ctx, await rateLimits.consume({ keyId: auth.type === 'api_key' ? auth.keyId : `session:${auth.sessionId}`, workspaceId: auth.workspaceId, plan: auth.plan }));
+    if (auth.type === 'api_key') {
+      // Counted by the authentication's own statement.
+      if (auth.overBudget) throw new RateLimited(auth.budget, auth.overBudget);
+      setRateHeaders(ctx, auth.budget);
+      return;
+    }
+    setRateHeaders(ctx, await rateLimits.consume({ keyId: `session:${auth.sessionId}`, workspaceId: auth.workspaceId, plan: auth.plan }));
   } catch (err) {
     if (err instanceof RateLimited) {
       setRateHeaders(ctx, err.budget);
@@ -126,13 +135,14 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: Any
   router[def.method](def.path, async (ctx: Context) => {
     const auth = await authenticate(ctx, def.auth, {
       orm: deps.orm,
+      callPool: deps.callPool,
       logger: loggerOf(ctx, deps.logger),
       keyLastUsedResolutionSeconds: deps.config.KEY_LAST_USED_RESOLUTION_SECONDS,
       tokens: deps.accounts.tokens,
     });
     await logged(ctx, deps, def, auth, async () => {
-      // The budget is counted while the body arrives (one round trip less on the path); a refusal
-      // still answers before any validation or handler runs.
+      // An API key's budgets were counted with its authentication; a session's are counted while the
+      // body arrives. Either way a refusal answers before any validation or handler runs.
       const limited = auth ? withinRateLimits(ctx, rateLimits, auth) : Promise.resolve();
       limited.catch(() => undefined);
       const upload = await readBody(ctx, bodyKind, deps.config, auth?.plan ?? null);
@@ -145,7 +155,7 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: Any
         await def.handler(ctx, { body, query, params, auth, upload, requestId: ctx.state.requestId as string });
       };
       if (auth) {
-        const commitDeps = { orm: deps.orm, idempotencyLeaseSeconds: deps.config.IDEMPOTENCY_LEASE_SECONDS };
+        const commitDeps = { orm: deps.orm, callPool: deps.callPool, idempotencyLeaseSeconds: deps.config.IDEMPOTENCY_LEASE_SECONDS };
         await runCommitted(ctx, commitDeps, { workspaceId: auth.workspaceId, idempotent: def.idempotent === true, upload }, run);
       } else await run();
     });
@@ -202,7 +212,7 @@ export function createApp(appDeps: AppDeps): Koa {
     { version },
   );
   const router = new Router();
-  const rateLimits = new RateLimits(deps.orm.em.getKnex());
+  const rateLimits = new RateLimits(deps.callPool);
   for (const def of routes) mount(router, deps, rateLimits, def);
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApi;

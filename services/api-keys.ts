@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { sql } from './sql';
+import { sql, type Queryable } from './sql';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeySchema, WorkspaceSchema, type ApiKey, type ApiKeyKind } from '../db/entities';
-import type { PlanName } from '../config/plans';
+import { RATE_LIMIT_WINDOW_SECONDS, type PlanName } from '../config/plans';
 import { AppError, notFound } from './errors';
+import { budgetKeySql, callBudgetLimits, countedBudget, RATE_LIMIT_TABLE, type RateBudget } from './rate-limits';
 import { newId, randomBase62 } from './ids';
 
 /** Key prefixes of the contract; `ssk-` keys (issued before September 2026) are no longer recognised. */
@@ -73,43 +74,92 @@ interface KeyRow {
   expires_at: Date | string | null;
   ends_at: Date | string | null;
   revoked_at: Date | string | null;
+  // The call budgets counted with it (null when the key may not call); bigint arrives as text.
+  key_points: number | null;
+  key_expire: string | null;
+  workspace_points: number | null;
+  workspace_expire: string | null;
 }
 
 const asDate = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
 
 /**
- * Resolves a presented secret to its key. Unknown, legacy (`ssk-`), revoked, ended and expired keys
- * all answer 401 API_KEY_INVALID; the reason is in the detail, never which workspace it belonged to.
- * One indexed query (it runs on every call), without entity hydration.
+ * The key behind a secret and, when it may call, one more call counted against its own and its
+ * workspace's budgets, in one statement (this runs on every call). The counters are the fixed
+ * windows of rate-limiter-flexible's PostgreSQL store, in its table and row format (rate-limits.ts),
+ * so web sessions, counted by the library itself, share them. Only a key that may call is counted:
+ * a revoked key cannot spend its workspace's budget.
  */
-export async function authenticateKey(em: EntityManager, secret: string, now: Date): Promise<AuthenticatedKey> {
+const AUTHENTICATE_SQL = `
+with k as (
+  select k.id, k.kind, k.workspace_id, w.account_id, a.plan, k.expires_at, k.ends_at, k.revoked_at,
+         k.kind = $2 and (k.revoked_at is null or k.revoked_at > $3) and (k.expires_at is null or k.expires_at > $3)
+           and (k.ends_at is null or k.ends_at > $3) as usable
+    from api_keys k join workspaces w on w.id = k.workspace_id join accounts a on a.id = w.account_id
+   where k.secret_hash = $1
+), counted as (
+  insert into ${RATE_LIMIT_TABLE} as r (key, points, expire)
+  select b.key, 1, $4::bigint + b.window_ms
+    from k cross join lateral (values (${budgetKeySql('key', 'k.plan', 'k.id')}, $5::bigint), (${budgetKeySql('workspace', 'k.plan', 'k.workspace_id')}, $5::bigint)) as b(key, window_ms)
+   where k.usable
+  on conflict (key) do update set
+    points = case when r.expire <= $4 then 1 else r.points + 1 end,
+    expire = case when r.expire <= $4 then excluded.expire else r.expire end
+  returning r.key, r.points, r.expire
+)
+select k.id, k.kind, k.workspace_id, k.account_id, k.plan, k.expires_at, k.ends_at, k.revoked_at,
+       kc.points as key_points, kc.expire as key_expire, wc.points as workspace_points, wc.expire as workspace_expire
+  from k
+  left join counted kc on kc.key = ${budgetKeySql('key', 'k.plan', 'k.id')}
+  left join counted wc on wc.key = ${budgetKeySql('workspace', 'k.plan', 'k.workspace_id')}`;
+
+export interface AuthenticatedCall extends AuthenticatedKey {
+  /** The tighter of the key's and the workspace's budgets after this call, and whether it was over. */
+  budget: RateBudget;
+  overBudget: 'key' | 'workspace' | null;
+}
+
+/**
+ * Resolves a presented secret to its key and counts the call. Unknown, legacy (`ssk-`), revoked,
+ * ended and expired keys all answer 401 API_KEY_INVALID; the reason is in the detail, never which
+ * workspace it belonged to. A call over budget is the caller's to refuse (429 RATE_LIMITED) after
+ * the route's own credential checks.
+ */
+export async function authenticateKey(db: Queryable, secret: string, now: Date): Promise<AuthenticatedCall> {
   const claimedKind = kindOfSecret(secret);
   if (!claimedKind) throw invalidKey('The API key is not recognised.');
-  const rows = await sql<KeyRow>(
-    em,
-    `select k.id, k.kind, k.workspace_id, w.account_id, a.plan, k.expires_at, k.ends_at, k.revoked_at
-       from api_keys k join workspaces w on w.id = k.workspace_id join accounts a on a.id = w.account_id
-      where k.secret_hash = $1`,
-    [hashSecret(secret)],
-  );
+  const nowMs = now.getTime();
+  const rows = await sql<KeyRow>(db, AUTHENTICATE_SQL, [hashSecret(secret), claimedKind, now, nowMs, RATE_LIMIT_WINDOW_SECONDS * 1000]);
   const row = rows[0];
   if (!row || row.kind !== claimedKind) throw invalidKey('The API key is not recognised.');
   const status = keyStatus({ expiresAt: asDate(row.expires_at), endsAt: asDate(row.ends_at), revokedAt: asDate(row.revoked_at) }, now);
   if (status === 'revoked') throw invalidKey('The API key has been revoked.');
   if (status === 'expired') throw invalidKey('The API key has expired.');
-  return { keyId: row.id, kind: row.kind, workspaceId: row.workspace_id, accountId: row.account_id, plan: row.plan };
+  if (row.key_points === null || row.workspace_points === null) throw invalidKey('The API key is not recognised.');
+  const limits = callBudgetLimits(row.plan);
+  const key = countedBudget(row.key_points, Number(row.key_expire), limits.key, nowMs);
+  const workspace = countedBudget(row.workspace_points, Number(row.workspace_expire), limits.workspace, nowMs);
+  return {
+    keyId: row.id,
+    kind: row.kind,
+    workspaceId: row.workspace_id,
+    accountId: row.account_id,
+    plan: row.plan,
+    budget: key.remaining <= workspace.remaining ? key : workspace,
+    overBudget: row.key_points > limits.key ? 'key' : row.workspace_points > limits.workspace ? 'workspace' : null,
+  };
 }
 
 /** When this process last recorded each key's use: most calls then need no statement at all. */
 const lastTouched = new LRUCache<string, number>({ max: 10_000 });
 
 /** Records use, at most once per `resolutionSeconds`, so that authentication is not a write per call. */
-export async function touchKey(em: EntityManager, keyId: string, now: Date, resolutionSeconds: number): Promise<void> {
+export async function touchKey(db: Queryable, keyId: string, now: Date, resolutionSeconds: number): Promise<void> {
   const previous = lastTouched.get(keyId);
   if (previous !== undefined && now.getTime() - previous < resolutionSeconds * 1000) return;
   lastTouched.set(keyId, now.getTime());
   const threshold = new Date(now.getTime() - resolutionSeconds * 1000);
-  await sql(em, `update api_keys set last_used_at = $1 where id = $2 and (last_used_at is null or last_used_at < $3)`, [now, keyId, threshold]);
+  await sql(db, `update api_keys set last_used_at = $1 where id = $2 and (last_used_at is null or last_used_at < $3)`, [now, keyId, threshold]);
 }
 
 export async function listKeys(

@@ -1,10 +1,11 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, CreditLedgerSchema, type Account } from '../db/entities';
+import { LRUCache } from 'lru-cache';
 import { noteCreditsLeft } from './credit-alerts';
 import { AppError } from './errors';
 import { newId } from './ids';
-import { positional, sql } from './sql';
+import { positional, sql, SqlParams, type Queryable } from './sql';
 
 export const currentPeriod = (now: Date): string => now.toISOString().slice(0, 7);
 
@@ -72,42 +73,74 @@ export async function creditsRemaining(em: EntityManager, accountId: string): Pr
   return em.transactional(async (tx) => remainingOf(await lockAccount(tx, accountId, new Date())));
 }
 
-interface ChargeRow {
-  allowance_delta: number;
-  balance_delta: number;
-  allowance_after: number;
-  balance_after: number;
+/**
+ * Where a paid call's statements run: its hot statements on the call pool (db/call-pool.ts), the
+ * rare ones (a month to open, a refusal to explain, a credit alert) through the ORM.
+ */
+export interface CallStores {
+  em: EntityManager;
+  callPool: Queryable;
+}
+
+/** What one paid call is charged, and for what. */
+export interface ChargeSpec {
+  accountId: string;
+  workspaceId: string;
+  amount: number;
+  operation: string;
+  reference: string;
+  holdSeconds: number;
+  /** Charge only while this model still serves this version (its details were read from a cache). */
+  model?: { id: string; version: number };
+  /**
+   * `held`: a reservation, before the computation, settled when the answer is stored or given back.
+   * `settled`: charged in the statement that stores the answer (the `answer` CTE): both or neither.
+   */
+  state: 'held' | 'settled';
 }
 
 /**
- * The whole reservation in one statement: lock the account row if it can pay, draw the allowance
- * first and the purchased balance after, append the ledger row and the reservation row that holds
- * the credits until the call's answer is stored. Concurrent statements queue on the row lock and
- * re-check the balance they find, so they can never overdraw.
+ * The charge as CTEs of one statement: `current` (the model guard, when given), then lock the account
+ * row if it can pay, draw the allowance first and the purchased balance after, append the ledger row
+ * (`led`) and the reservation row. Concurrent statements queue on the row lock and re-check the
+ * balance they find, so they can never overdraw.
  */
-const RESERVE_SQL = positional(`
-with old as (
+function chargeCtes(p: SqlParams, id: string, spec: ChargeSpec): string {
+  const amount = p.add(spec.amount);
+  const guard = spec.model
+    ? `select 1 from models where id = ${p.add(spec.model.id)} and workspace_id = ${p.add(spec.workspaceId)} and status = 'serving' and current_version = ${p.add(spec.model.version)}`
+    : 'select 1';
+  const settledAt = spec.state === 'settled' ? 'now()' : 'null';
+  return `current as (${guard}), old as (
   select id, allowance_remaining as a0, purchased_balance as b0
     from accounts
-   where id = ? and allowance_period = ? and allowance_remaining + purchased_balance >= ?
+   where id = ${p.add(spec.accountId)} and allowance_period = ${p.add(currentPeriod(new Date()))} and allowance_remaining + purchased_balance >= ${amount}
+     and exists (select 1 from current)
    for update
 ), upd as (
   update accounts a
-     set allowance_remaining = old.a0 - least(old.a0, ?),
-         purchased_balance = old.b0 - (? - least(old.a0, ?))
+     set allowance_remaining = old.a0 - least(old.a0, ${amount}),
+         purchased_balance = old.b0 - (${amount} - least(old.a0, ${amount}))
     from old
    where a.id = old.id
   returning a.id, old.a0, old.b0, a.allowance_remaining as a1, a.purchased_balance as b1, a.allowance_period as period
 ), led as (
   insert into credit_ledger (id, account_id, workspace_id, kind, operation, allowance_delta, balance_delta, allowance_after, balance_after, reference, created_at)
-  select ?, upd.id, ?, 'charge', ?, upd.a1 - upd.a0, upd.b1 - upd.b0, upd.a1, upd.b1, ?, now() from upd
+  select ${p.add(id)}, upd.id, ${p.add(spec.workspaceId)}, 'charge', ${p.add(spec.operation)}, upd.a1 - upd.a0, upd.b1 - upd.b0, upd.a1, upd.b1, ${p.add(spec.reference)}, now() from upd
   returning id, allowance_delta, balance_delta, allowance_after, balance_after
-), held as (
-  insert into credit_reservations (id, account_id, workspace_id, operation, reference, from_allowance, from_balance, period, state, deadline, created_at)
-  select led.id, upd.id, ?, ?, ?, -led.allowance_delta, -led.balance_delta, upd.period, 'held', now() + make_interval(secs => ?), now()
+), reservation as (
+  insert into credit_reservations (id, account_id, workspace_id, operation, reference, from_allowance, from_balance, period, state, deadline, created_at, closed_at)
+  select led.id, upd.id, ${p.add(spec.workspaceId)}, ${p.add(spec.operation)}, ${p.add(spec.reference)}, -led.allowance_delta, -led.balance_delta,
+         upd.period, '${spec.state}', now() + make_interval(secs => ${p.add(spec.holdSeconds)}), now(), ${settledAt}
     from led, upd
-)
-select allowance_delta, balance_delta, allowance_after, balance_after from led`);
+)`;
+}
+
+interface ChargeRow {
+  model_current: boolean;
+  allowance_after: number | null;
+  balance_after: number | null;
+}
 
 /** Credits held for one paid call, from before its computation until its answer is stored. */
 export interface Reservation {
@@ -119,76 +152,87 @@ export interface Reservation {
   remaining: number;
 }
 
+/** How a charge went: charged, or not at all because the model changed since it was read. */
+export type ChargeOutcome = { kind: 'charged'; reservation: Reservation } | { kind: 'model_changed' };
+
+/** Credits each account had left after this process last charged it: who can pay before computing. */
+const lastKnownRemaining = new LRUCache<string, number>({ max: 10_000, ttl: 60_000 });
+
+/** Whether this process last saw the account able to pay `amount` (false when it does not know). */
+export const knownToAfford = (accountId: string, amount: number): boolean => (lastKnownRemaining.get(accountId) ?? -1) >= amount;
+
 /**
- * Reserves `amount` credits before any computation. Without enough credits nothing is written and
- * 402 CREDITS_EXHAUSTED carries the balance and the required amount. The reservation must be settled
- * (the answer is stored) or released (the call failed) before `holdSeconds`; past that the sweep
- * releases it, so a process that dies mid-call never keeps the credits.
+ * Charges one paid call in one statement on the call pool (`answer`: further CTEs of the same
+ * statement, written only if the charge is, e.g. the stored rows). Without enough credits nothing is
+ * written and 402 CREDITS_EXHAUSTED carries the balance and the required amount. A held reservation
+ * must be settled (the answer is stored) or released (the call failed) before `holdSeconds`; past
+ * that the sweep releases it, so a process that dies mid-call never keeps the credits.
  */
-export async function reserveCredits(
-  em: EntityManager,
-  input: { accountId: string; workspaceId: string; amount: number; operation: string; reference: string; holdSeconds: number },
-): Promise<Reservation> {
-  if (!Number.isInteger(input.amount) || input.amount <= 0) throw new Error(`invalid credit amount ${input.amount}`);
+export async function chargeCall(stores: CallStores, spec: ChargeSpec, answer?: (p: SqlParams) => string): Promise<ChargeOutcome> {
+  if (!Number.isInteger(spec.amount) || spec.amount <= 0) throw new Error(`invalid credit amount ${spec.amount}`);
+  const { em, callPool } = stores;
   const id = newId('event');
-  const attempt = async (): Promise<ChargeRow | undefined> => {
-    const rows = await sql<ChargeRow>(em, RESERVE_SQL, [
-        input.accountId,
-        currentPeriod(new Date()),
-        input.amount,
-        input.amount,
-        input.amount,
-        input.amount,
-        id,
-        input.workspaceId,
-        input.operation,
-        input.reference,
-        input.workspaceId,
-        input.operation,
-        input.reference,
-        input.holdSeconds,
-      ]);
-    return rows[0];
+  const attempt = async (): Promise<ChargeRow> => {
+    const p = new SqlParams();
+    const ctes = chargeCtes(p, id, spec);
+    const more = answer ? `, ${answer(p)}` : '';
+    const text = `with ${ctes}${more}
+select exists (select 1 from current) as model_current, led.allowance_after, led.balance_after from (values (1)) as one left join led on true`;
+    const [row] = await sql<ChargeRow>(callPool, text, p.values);
+    return row!;
   };
   let charged = await attempt();
-  if (!charged) {
+  if (!charged.model_current) return { kind: 'model_changed' };
+  if (charged.allowance_after === null) {
     // Either a new month has not been opened yet, or the credits do not suffice.
-    const remaining = await creditsRemaining(em.fork(), input.accountId);
-    if (remaining >= input.amount) charged = await attempt();
-    if (!charged) {
-      const account = await em.fork().findOneOrFail(AccountSchema, { id: input.accountId });
+    const remaining = await creditsRemaining(em.fork(), spec.accountId);
+    if (remaining >= spec.amount) charged = await attempt();
+    if (!charged.model_current) return { kind: 'model_changed' };
+    if (charged.allowance_after === null) {
+      const account = await em.fork().findOneOrFail(AccountSchema, { id: spec.accountId });
       const available = remainingOf(account);
+      lastKnownRemaining.set(spec.accountId, available);
       throw new AppError(
         'CREDITS_EXHAUSTED',
         402,
-        `This call needs ${input.amount} credits and ${available} remain (monthly allowance first, then purchased credits).`,
-        { balance: available, required: input.amount, allowance_remaining: account.allowanceRemaining, purchased_balance: account.purchasedBalance },
+        `This call needs ${spec.amount} credits and ${available} remain (monthly allowance first, then purchased credits).`,
+        { balance: available, required: spec.amount, allowance_remaining: account.allowanceRemaining, purchased_balance: account.purchasedBalance },
       );
     }
   }
-  const remaining = charged.allowance_after + charged.balance_after;
-  await noteCreditsLeft(em, input.accountId, remaining);
-  return { id, accountId: input.accountId, amount: input.amount, remaining };
+  const remaining = charged.allowance_after + (charged.balance_after ?? 0);
+  lastKnownRemaining.set(spec.accountId, remaining);
+  await noteCreditsLeft(em, spec.accountId, remaining);
+  return { kind: 'charged', reservation: { id, accountId: spec.accountId, amount: spec.amount, remaining } };
+}
+
+/**
+ * Reserves `amount` credits before any computation (no model guard): see chargeCall.
+ */
+export async function reserveCredits(stores: CallStores, input: Omit<ChargeSpec, 'model' | 'state'>): Promise<Reservation> {
+  const outcome = await chargeCall(stores, { ...input, state: 'held' });
+  if (outcome.kind !== 'charged') throw new Error('a charge without a model guard cannot see its model change');
+  return outcome.reservation;
 }
 
 /** A call whose answer came after its reservation's deadline: the sweep gave the credits back. */
 export const callExpired = (): AppError =>
   new AppError('CALL_EXPIRED', 503, 'The call took longer than its credits could be held and nothing was charged; retry it.');
 
+const SETTLE_SQL = `update credit_reservations set state = 'settled', closed_at = now() where id = ? and state = 'held' returning id`;
+
 /**
  * Settles a reservation once its call's answer is stored: the credits are spent for good. False when
  * it is no longer held (the sweep released it after its deadline): the answer must then not be sent.
  */
 export async function settleReservation(em: EntityManager, reservationId: string): Promise<boolean> {
-  const rows = await em
-    .getConnection()
-    .execute<Array<{ id: string }>>(
-      `update credit_reservations set state = 'settled', closed_at = now() where id = ? and state = 'held' returning id`,
-      [reservationId],
-      'all',
-      em.getTransactionContext(),
-    );
+  const rows = await em.getConnection().execute<Array<{ id: string }>>(SETTLE_SQL, [reservationId], 'all', em.getTransactionContext());
   return rows.length === 1;
+}
+
+/** The same, as a statement of its own on the call pool (an answer that is not stored for replay). */
+export async function settleReservationAlone(callPool: Queryable, reservationId: string): Promise<boolean> {
+  return (await sql(callPool, positional(SETTLE_SQL), [reservationId])).length === 1;
 }
 
 /**

@@ -116,6 +116,21 @@ export function predict(task: { versionId: string; artefact?: string; rows: Row[
   return model ? predictRows(model, task.rows) : { miss: true };
 }
 
+/**
+ * The loaded model itself (plain data and typed arrays: it crosses to the main thread by structured
+ * clone) for the pool's inline scoring of small batches; the same answers as `predict` otherwise.
+ */
+export function exportModel(task: { versionId: string; artefact?: string }): { model: TabularModel; bytes: number } | { miss: true } | { unservable: string } {
+  try {
+    const model = cachedModel(task.versionId, task.artefact);
+    if (!model) return { miss: true };
+    return { model, bytes: modelCache.get(task.versionId)?.bytes ?? 1 };
+  } catch (err) {
+    if (err instanceof TabularModelFormatError) return { unservable: err.message };
+    throw err;
+  }
+}
+
 export function analyse(task: { rows: Row[]; target: string; task?: 'classification' | 'regression' }): Outcome<DataReport> {
   return guarded(() => analyseDataset(task.rows, { target: task.target, task: task.task }));
 }

@@ -1,10 +1,9 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import Papa from 'papaparse';
 import type { Backtest, SeriesForecast } from '../engines/forecast';
 import { beatsBaseline } from '../engines/forecast/backtest';
 import { FORECAST_ENGINE } from '../engines/forecast';
 import { findEngine } from '../engines/catalogue';
-import { releaseReservation, reserveCredits } from './credits';
+import { releaseReservation, reserveCredits, type CallStores } from './credits';
 import type { Row } from './datasets';
 import { EngineDataError, type EnginePool } from './engine-pool';
 import { AppError } from './errors';
@@ -67,7 +66,7 @@ export interface ForecastResult {
  * the credits before any computation, forecasts in the engine pool, and refunds a failed computation.
  */
 export async function runForecast(
-  em: EntityManager,
+  stores: CallStores,
   pool: EnginePool,
   request: ForecastRequest,
   billing: { accountId: string; workspaceId: string; httpRequestId: string; holdSeconds: number },
@@ -90,7 +89,7 @@ export async function runForecast(
   }
   const price = findEngine(FORECAST_ENGINE.id)?.creditPricePerRow ?? FORECAST_ENGINE.creditPricePerPoint;
   const cost = request.horizon * prepared.series.length * price;
-  const reservation = await reserveCredits(em, { ...billing, amount: cost, operation: 'forecast', reference: billing.httpRequestId });
+  const reservation = await reserveCredits(stores, { ...billing, amount: cost, operation: 'forecast', reference: billing.httpRequestId });
   try {
     const timestampColumn = prepared.timestampColumn;
     const forecasts = await pool.forecastPrepared(prepared, { horizon: request.horizon, quantiles: request.quantiles, seasonLength: request.seasonLength });
@@ -99,7 +98,7 @@ export async function runForecast(
     return { csv: forecastCsv(request, timestampColumn, forecasts), charged: cost, remaining: reservation.remaining, reservationId: reservation.id };
   } catch (err) {
     // Gives the credits back now rather than at the sweep; the sweep stays the guarantee.
-    await releaseReservation(em, reservation.id);
+    await releaseReservation(stores.em, reservation.id);
     const detail = err instanceof Error ? err.message : String(err);
     throw new AppError('FORECAST_FAILED', 422, `The forecast could not be computed: ${detail}. Nothing was charged.`);
   }

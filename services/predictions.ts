@@ -3,12 +3,12 @@ import { MAX_PREDICT_ROWS_PER_CALL, PREDICTION_RETENTION_DAYS } from '../config/
 import { ModelVersionSchema, OutcomeSchema, PredictionSchema, type Model, type ModelVersion, type Prediction } from '../db/entities';
 import { findEngine } from '../engines/catalogue';
 import { gunzipText } from './compression';
-import { callExpired, releaseReservation, reserveCredits } from './credits';
+import { callExpired, chargeCall, knownToAfford, releaseReservation, type CallStores } from './credits';
 import type { Row } from './datasets';
-import type { EnginePool } from './engine-pool';
+import { INLINE_MAX_ROWS, type EnginePool } from './engine-pool';
 import { AppError, notFound } from './errors';
 import { newId } from './ids';
-import { positional, sql } from './sql';
+import { sql, SqlParams, type Queryable } from './sql';
 import { LRUCache } from 'lru-cache';
 import { isServable } from './models';
 
@@ -58,42 +58,53 @@ export function checkPredictionRows(model: Pick<Model, 'featureColumns' | 'targe
   }
 }
 
+interface ScoredRow {
+  id: string;
+  features: Row;
+  output: Record<string, unknown>;
+}
+
+/** One call's scored rows, as stored. */
+interface ScoredBatch {
+  modelId: string;
+  workspaceId: string;
+  versionNumber: number;
+  httpRequestId: string;
+  rows: ScoredRow[];
+}
+
 /**
- * Stores the scored rows in one statement: the rows travel as one JSON parameter that PostgreSQL
- * unpacks (jsonb_to_recordset), so a 1,000-row call costs one round trip, not 1,000 bound rows.
+ * The scored rows as a CTE (`stored`): with `onlyAfter`, written only if that CTE of the same
+ * statement (the charge's `led`, a settlement) has a row. The rows travel as one JSON parameter that
+ * PostgreSQL unpacks (jsonb_to_recordset), so a 1,000-row call costs one round trip, not 1,000 bound rows.
  */
-async function storePredictions(
-  em: EntityManager,
-  batch: { modelId: string; workspaceId: string; versionNumber: number; httpRequestId: string; rows: Array<{ id: string; features: Row; output: Record<string, unknown> }> },
-  settle: string | null,
-): Promise<void> {
-  const params = [batch.modelId, batch.workspaceId, batch.versionNumber, batch.httpRequestId, JSON.stringify(batch.rows)];
-  if (settle === null) {
-    await sql(
-      em,
-      positional(`insert into predictions (id, model_id, workspace_id, version_number, http_request_id, features, output, created_at)
-       select x.id, ?, ?, ?, ?, x.features, x.output, now()
-       from jsonb_to_recordset(?::jsonb) as x(id text, features jsonb, output jsonb)`),
-      params,
-    );
-    return;
-  }
+const storedRows =
+  (batch: ScoredBatch, onlyAfter: string | null) =>
+  (p: SqlParams): string =>
+    `stored as (
+  insert into predictions (id, model_id, workspace_id, version_number, http_request_id, features, output, created_at)
+  select x.id, ${p.add(batch.modelId)}, ${p.add(batch.workspaceId)}, ${p.add(batch.versionNumber)}, ${p.add(batch.httpRequestId)}, x.features, x.output, now()
+    from jsonb_to_recordset(${p.add(JSON.stringify(batch.rows))}::jsonb) as x(id text, features jsonb, output jsonb)
+   ${onlyAfter ? `where exists (select 1 from ${onlyAfter})` : ''}
+)`;
+
+/** The rows of a call that was charged before scoring (its reservation held), settled with them. */
+async function storeWithSettlement(callPool: Queryable, reservationId: string, batch: ScoredBatch): Promise<void> {
+  const p = new SqlParams();
+  const reservation = p.add(reservationId);
   // The answer and its credits in one statement: the rows are stored only if the reservation is
   // still held (the sweep has not given it back), and storing them settles it.
-  const settled = await sql<{ id: string }>(
-    em,
-    positional(`with settled as (
-       update credit_reservations set state = 'settled', closed_at = now() where id = ? and state = 'held' returning id
-     ), stored as (
-       insert into predictions (id, model_id, workspace_id, version_number, http_request_id, features, output, created_at)
-       select x.id, ?, ?, ?, ?, x.features, x.output, now()
-       from jsonb_to_recordset(?::jsonb) as x(id text, features jsonb, output jsonb)
-       where exists (select 1 from settled)
-     )
-     select id from settled`),
-    [settle, ...params],
-  );
-  if (settled.length !== 1) throw callExpired();
+  const text = `with settled as (
+  update credit_reservations set state = 'settled', closed_at = now() where id = ${reservation} and state = 'held' returning id
+), ${storedRows(batch, 'settled')(p)}
+select id from settled`;
+  if ((await sql(callPool, text, p.values)).length !== 1) throw callExpired();
+}
+
+/** The rows of a call whose answer is stored for replay (Idempotency-Key): settled with that answer. */
+async function storeUnsettled(callPool: Queryable, batch: ScoredBatch): Promise<void> {
+  const p = new SqlParams();
+  await sql(callPool, `with ${storedRows(batch, null)(p)} select 1`, p.values);
 }
 
 /** Versions never change once stored: their metadata is cached (the engine threads cache the models). */
@@ -132,9 +143,9 @@ export type ScoringModel = Pick<Model, 'id' | 'status' | 'currentVersion' | 'fea
  * The model a call scores with, in one lean statement (no ORM entity: this runs on every call);
  * another workspace's or a deleted model is 404.
  */
-export async function scoringModel(em: EntityManager, workspaceId: string, modelId: string): Promise<ScoringModel> {
+async function readScoringModel(callPool: Queryable, workspaceId: string, modelId: string): Promise<ScoringModel> {
   const [row] = await sql<{ id: string; status: Model['status']; current_version: number | null; feature_columns: string[]; target: string }>(
-    em,
+    callPool,
     `select id, status, current_version, feature_columns, target from models where id = $1 and workspace_id = $2 and status <> 'deleted'`,
     [modelId, workspaceId],
   );
@@ -143,27 +154,24 @@ export async function scoringModel(em: EntityManager, workspaceId: string, model
 }
 
 /**
- * Scores rows: checks the model and the columns, reserves the credits before any computation, scores
- * in the engine pool and stores one prediction per row (its id is the request_id for outcomes). The
- * reservation is settled with the stored rows, or stays held for the caller to settle with its stored
- * answer (Idempotency-Key); a failure here releases it at once, and a process that dies leaves it to
- * the sweep.
+ * Serving models as last read by this process. Never trusted alone: every charge made with one is
+ * guarded by the model still serving that version (chargeCall's `model`), and a refusal found with
+ * one is checked again against a fresh read.
  */
-export async function predict(
-  em: EntityManager,
-  pool: EnginePool,
-  input: {
-    model: ScoringModel;
-    rows: Row[];
-    accountId: string;
-    workspaceId: string;
-    httpRequestId: string;
-    holdSeconds: number;
-    /** Settle with the stored rows (no Idempotency-Key: nothing else must commit with the answer). */
-    settleWithAnswer: boolean;
-  },
-): Promise<PredictResult> {
-  const { model, rows } = input;
+const servingModels = new LRUCache<string, ScoringModel>({ max: 10_000 });
+
+/**
+ * Calls of at most this many rows may be charged in the statement that stores them: that statement
+ * holds the account's row lock while it writes the rows, which must stay short for the account's
+ * other calls; larger calls reserve first and store their rows in a statement of their own.
+ */
+const CHARGED_WITH_ANSWER_MAX_ROWS = INLINE_MAX_ROWS;
+
+/** Calls a model may still be changing under: after this many fresh reads the call gives up (503). */
+const MAX_MODEL_READS = 4;
+
+/** The checks before any charge; the version scored and the credits it costs. */
+async function priced(em: EntityManager, model: ScoringModel, rows: Row[]): Promise<{ version: ModelVersion; cost: number }> {
   if (model.status === 'archived') throw new AppError('MODEL_ARCHIVED', 409, 'The model is archived; restore it to predict.');
   if (model.status !== 'serving' || model.currentVersion === null) {
     throw new AppError('MODEL_NOT_TRAINED', 409, 'The model is not trained yet.');
@@ -185,41 +193,117 @@ export async function predict(
   }
   checkPredictionRows(model, version, rows);
   const price = findEngine(version.engineId)?.creditPricePerRow ?? 1;
-  const cost = price * rows.length;
-  const reservation = await reserveCredits(em, {
-    accountId: input.accountId,
-    workspaceId: input.workspaceId,
-    amount: cost,
-    operation: 'models.predict',
-    reference: input.httpRequestId,
-    holdSeconds: input.holdSeconds,
+  return { version, cost: price * rows.length };
+}
+
+async function score(pool: EnginePool, em: EntityManager, version: ModelVersion, rows: Row[]): Promise<ScoredRow[]> {
+  const scored = await pool.predict(version.id, () => artefactOf(em, version), rows);
+  return scored.map((p, i) => {
+    const output: Record<string, unknown> = { request_id: newId('request'), prediction: p.prediction };
+    for (const [label, probability] of Object.entries(p.probabilities ?? {})) output[`proba_${label}`] = probability;
+    return { id: output.request_id as string, features: rows[i] ?? {}, output };
   });
-  try {
-    const scored = await pool.predict(version.id, () => artefactOf(em, version), rows);
-    const predictions = scored.map((p) => {
-      const out: Record<string, unknown> = { request_id: newId('request'), prediction: p.prediction };
-      for (const [label, probability] of Object.entries(p.probabilities ?? {})) out[`proba_${label}`] = probability;
-      return out;
-    });
-    await storePredictions(em, {
-      modelId: model.id,
-      workspaceId: input.workspaceId,
-      versionNumber: version.number,
-      httpRequestId: input.httpRequestId,
-      rows: predictions.map((p, i) => ({ id: p.request_id as string, features: rows[i] ?? {}, output: p })),
-    }, input.settleWithAnswer ? reservation.id : null);
-    return {
-      modelId: model.id,
-      version: { id: version.id, number: version.number },
-      predictions,
-      charged: cost,
-      remaining: reservation.remaining,
-      reservationId: input.settleWithAnswer ? null : reservation.id,
+}
+
+/**
+ * Scores rows with a workspace's model: checks the model and the columns, charges the credits and
+ * stores one prediction per row (its id is the request_id for outcomes). Nothing is ever answered
+ * without its charge committed, nor charged without its answer:
+ * - a small call (CHARGED_WITH_ANSWER_MAX_ROWS) of an account this process last saw able to pay,
+ *   whose answer is not stored for replay: the rows are scored first and charged in the statement
+ *   that stores them (both or neither; an account that ran dry meanwhile costs one small
+ *   computation, then takes the path below);
+ * - otherwise the credits are reserved before any computation (402 first) and settled with the
+ *   stored rows, or stay held for the caller to settle with its stored answer (Idempotency-Key); a
+ *   failure here releases them at once, and a process that dies leaves them to the sweep.
+ */
+export async function predict(
+  stores: CallStores,
+  pool: EnginePool,
+  input: {
+    workspaceId: string;
+    modelId: string;
+    rows: Row[];
+    accountId: string;
+    httpRequestId: string;
+    holdSeconds: number;
+    /** Settle with the stored rows (no Idempotency-Key: nothing else must commit with the answer). */
+    settleWithAnswer: boolean;
+  },
+): Promise<PredictResult> {
+  const { em, callPool } = stores;
+  const { rows, workspaceId } = input;
+  const cacheKey = `${workspaceId}:${input.modelId}`;
+  let model = servingModels.get(cacheKey);
+  let reads = 0;
+  const readFresh = async (): Promise<ScoringModel> => {
+    if (reads >= MAX_MODEL_READS) throw new AppError('SERVICE_UNAVAILABLE', 503, 'The model changed during the call; retry it.');
+    reads += 1;
+    const fresh = await readScoringModel(callPool, workspaceId, input.modelId);
+    if (fresh.status === 'serving') servingModels.set(cacheKey, fresh);
+    else servingModels.delete(cacheKey);
+    return fresh;
+  };
+  model ??= await readFresh();
+  for (;;) {
+    let checked;
+    try {
+      checked = await priced(em, model, rows);
+    } catch (err) {
+      // A refusal seen through the cache is confirmed on a fresh read before it is answered.
+      if (reads === 0) {
+        model = await readFresh();
+        continue;
+      }
+      throw err;
+    }
+    const { version, cost } = checked;
+    const modelId = model.id;
+    const spec = {
+      accountId: input.accountId,
+      workspaceId,
+      amount: cost,
+      operation: 'models.predict',
+      reference: input.httpRequestId,
+      holdSeconds: input.holdSeconds,
+      model: { id: modelId, version: version.number },
     };
-  } catch (err) {
-    // Gives the credits back now rather than at the sweep; the sweep stays the guarantee.
-    await releaseReservation(em, reservation.id);
-    throw err;
+    const batch = (scored: ScoredRow[]): ScoredBatch => ({ modelId, workspaceId, versionNumber: version.number, httpRequestId: input.httpRequestId, rows: scored });
+    const result = (scored: ScoredRow[], remaining: number, reservationId: string | null): PredictResult => ({
+      modelId,
+      version: { id: version.id, number: version.number },
+      predictions: scored.map((r) => r.output),
+      charged: cost,
+      remaining,
+      reservationId,
+    });
+
+    if (input.settleWithAnswer && rows.length <= CHARGED_WITH_ANSWER_MAX_ROWS && knownToAfford(input.accountId, cost)) {
+      const scored = await score(pool, em, version, rows);
+      const charged = await chargeCall(stores, { ...spec, state: 'settled' }, storedRows(batch(scored), 'led'));
+      if (charged.kind === 'model_changed') {
+        model = await readFresh();
+        continue;
+      }
+      return result(scored, charged.reservation.remaining, null);
+    }
+
+    const held = await chargeCall(stores, { ...spec, state: 'held' });
+    if (held.kind === 'model_changed') {
+      model = await readFresh();
+      continue;
+    }
+    const { reservation } = held;
+    try {
+      const scored = await score(pool, em, version, rows);
+      if (input.settleWithAnswer) await storeWithSettlement(callPool, reservation.id, batch(scored));
+      else await storeUnsettled(callPool, batch(scored));
+      return result(scored, reservation.remaining, input.settleWithAnswer ? null : reservation.id);
+    } catch (err) {
+      // Gives the credits back now rather than at the sweep; the sweep stays the guarantee.
+      await releaseReservation(em, reservation.id);
+      throw err;
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Knex } from '@mikro-orm/postgresql';
+import type { Pool } from 'pg';
 import { RATE_LIMITS, RATE_LIMIT_WINDOW_SECONDS, type PlanName } from '../config/plans';
 import { AppError } from './errors';
 
@@ -22,13 +23,34 @@ export class RateLimited extends AppError {
   }
 }
 
+/** Where a limiter's counters are written: the ORM's query builder, or a pg pool (the call pool). */
+export type LimiterStore = { knex: Knex } | { pool: Pool };
+
 /** A limiter counting in the shared PostgreSQL table (created by a migration, not at run time). */
-export function postgresLimiter(knex: Knex, keyPrefix: string, points: number, durationSeconds: number): RateLimiterPostgres {
-  return new RateLimiterPostgres({ storeClient: knex, storeType: 'knex', tableName: RATE_LIMIT_TABLE, tableCreated: true, keyPrefix, points, duration: durationSeconds });
+export function postgresLimiter(store: LimiterStore, keyPrefix: string, points: number, durationSeconds: number): RateLimiterPostgres {
+  const client = 'knex' in store ? { storeClient: store.knex, storeType: 'knex' } : { storeClient: store.pool, storeType: 'pool' };
+  return new RateLimiterPostgres({ ...client, tableName: RATE_LIMIT_TABLE, tableCreated: true, keyPrefix, points, duration: durationSeconds });
 }
 
 function budgetOf(res: RateLimiterRes, limit: number): RateBudget {
   return { limit, remaining: Math.max(0, res.remainingPoints), resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
+}
+
+/** Calls a plan allows per window, per key and per workspace. */
+export function callBudgetLimits(plan: PlanName): { key: number; workspace: number } {
+  return { key: RATE_LIMITS[plan].perKey * RATE_LIMIT_WINDOW_SECONDS, workspace: RATE_LIMITS[plan].perWorkspace * RATE_LIMIT_WINDOW_SECONDS };
+}
+
+/**
+ * The row key of a call budget as a SQL expression: the library's `${keyPrefix}:${key}` with the
+ * prefix `${scope}:${plan}` that RateLimits gives its limiters (a plan change starts new counters).
+ */
+export const budgetKeySql = (scope: 'key' | 'workspace', planExpression: string, idExpression: string): string =>
+  `'${scope}:' || ${planExpression} || ':' || ${idExpression}`;
+
+/** A budget from a counter row counted in SQL (api-keys.ts), as the library reports its own. */
+export function countedBudget(points: number, expireMs: number, limit: number, nowMs: number): RateBudget {
+  return { limit, remaining: Math.max(0, limit - points), resetSeconds: Math.max(1, Math.ceil(Math.max(expireMs - nowMs, 0) / 1000)) };
 }
 
 /**
@@ -38,26 +60,31 @@ function budgetOf(res: RateLimiterRes, limit: number): RateBudget {
 export class RateLimits {
   private readonly limiters = new Map<string, RateLimiterPostgres>();
 
-  constructor(private readonly knex: Knex) {}
+  /** `callPool`: the counters are written on every call, so they commit like its other statements (db/call-pool.ts). */
+  constructor(private readonly callPool: Pool) {}
 
   private limiter(scope: 'key' | 'workspace', plan: PlanName): { limiter: RateLimiterPostgres; points: number } {
-    const points = (scope === 'key' ? RATE_LIMITS[plan].perKey : RATE_LIMITS[plan].perWorkspace) * RATE_LIMIT_WINDOW_SECONDS;
+    const points = callBudgetLimits(plan)[scope];
     const name = `${scope}:${plan}`;
     let limiter = this.limiters.get(name);
     if (!limiter) {
-      limiter = postgresLimiter(this.knex, name, points, RATE_LIMIT_WINDOW_SECONDS);
+      limiter = postgresLimiter({ pool: this.callPool }, name, points, RATE_LIMIT_WINDOW_SECONDS);
       this.limiters.set(name, limiter);
     }
     return { limiter, points };
   }
 
   /**
-   * Counts one call against the key's and the workspace's budgets; throws RateLimited when either is
-   * spent. Answers the tighter of the two budgets left, for the RateLimit headers.
+   * Counts one call of a web session against its own (`key` scope, by `session:<id>`) and its
+   * workspace's budgets (API keys are counted by their authentication's statement, api-keys.ts);
+   * throws RateLimited when either is spent. Answers the tighter of the two budgets left, for the
+   * RateLimit headers.
    */
-  async consume(caller: { keyId: string | null; workspaceId: string; plan: PlanName }): Promise<RateBudget> {
-    const scopes: Array<['key' | 'workspace', string]> = [['workspace', caller.workspaceId]];
-    if (caller.keyId) scopes.unshift(['key', caller.keyId]);
+  async consume(caller: { keyId: string; workspaceId: string; plan: PlanName }): Promise<RateBudget> {
+    const scopes: Array<['key' | 'workspace', string]> = [
+      ['key', caller.keyId],
+      ['workspace', caller.workspaceId],
+    ];
     // Both budgets are counted at once (two statements in flight, one round trip of latency).
     const budgets = scopes.map(([scope, id]) => ({ scope, id, ...this.limiter(scope, caller.plan) }));
     const outcomes = await Promise.allSettled(budgets.map((b) => b.limiter.consume(b.id)));

@@ -1,26 +1,38 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { createHash } from 'node:crypto';
 
-interface PgConnection {
-  query(text: string, params: unknown[]): Promise<{ rows: unknown[] }>;
+/** What runs one statement: a pg pool (the call pool, db/call-pool.ts) or one of its clients. */
+export interface Queryable {
+  query(statement: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
-interface PooledClient {
-  acquireConnection(): Promise<PgConnection>;
-  releaseConnection(connection: PgConnection): Promise<void>;
+const statementNames = new Map<string, string>();
+
+/** A prepared statement's name for its text: each connection parses and plans it once, not per call. */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `s${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    // The texts are the service's own (a few dozen shapes); the bound keeps a mistake from growing it.
+    if (statementNames.size < 1_000) statementNames.set(text, name);
+  }
+  return name;
 }
 
 /**
- * One statement straight on a connection of the ORM's own pool (`$1`-style parameters), for the
- * few statements every paid call runs: the ORM's and the query builder's layers cost more CPU than
- * the statement itself there. Not for statements inside an ORM transaction.
+ * One statement with `$1`-style parameters, without the ORM, prepared once per connection: for the
+ * few statements every paid call runs, where the ORM's layers and planning a statement of several
+ * CTEs each time cost more than running it.
  */
-export async function sql<T>(em: EntityManager, text: string, params: unknown[]): Promise<T[]> {
-  const client = em.getKnex().client as unknown as PooledClient;
-  const connection = await client.acquireConnection();
-  try {
-    return (await connection.query(text, params)).rows as T[];
-  } finally {
-    await client.releaseConnection(connection);
+export async function sql<T>(db: Queryable, text: string, params: unknown[]): Promise<T[]> {
+  return (await db.query({ name: statementName(text), text, values: params })).rows as T[];
+}
+
+/** The `$n` placeholders of a statement being built, with their values in order. */
+export class SqlParams {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
   }
 }
 

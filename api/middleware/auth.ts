@@ -5,6 +5,8 @@ import type { PlanName } from '../../config/plans';
 import type { ApiKeyKind } from '../../db/entities';
 import { authenticateKey, looksLikeApiKey, touchKey } from '../../services/api-keys';
 import { AppError } from '../../services/errors';
+import type { RateBudget } from '../../services/rate-limits';
+import type { Queryable } from '../../services/sql';
 import type { AccessTokens } from '../../services/auth/access-tokens';
 import { activeSession } from '../../services/auth/sessions';
 
@@ -18,7 +20,17 @@ export type AuthRequirement = 'public' | 'key_or_session' | 'admin' | 'session';
 
 /** Who calls: an API key of one workspace, or a web session of an account (active workspace chosen per call). */
 export type AuthContext =
-  | { type: 'api_key'; keyId: string; keyKind: ApiKeyKind; workspaceId: string; accountId: string; plan: PlanName }
+  | {
+      type: 'api_key';
+      keyId: string;
+      keyKind: ApiKeyKind;
+      workspaceId: string;
+      accountId: string;
+      plan: PlanName;
+      /** This call, already counted with the authentication (services/api-keys.ts). */
+      budget: RateBudget;
+      overBudget: 'key' | 'workspace' | null;
+    }
   | { type: 'session'; sessionId: string; workspaceId: string; accountId: string; plan: PlanName };
 
 function presentedCredential(ctx: Context): string | null {
@@ -33,6 +45,8 @@ function presentedCredential(ctx: Context): string | null {
 
 export interface AuthDeps {
   orm: MikroORM;
+  /** The call pool (db/call-pool.ts): key authentication runs on every call. */
+  callPool: Queryable;
   logger: Logger;
   keyLastUsedResolutionSeconds: number;
   tokens: AccessTokens;
@@ -65,9 +79,8 @@ export async function authenticate(ctx: Context, requirement: AuthRequirement, d
     return authenticateSession(ctx, credential, deps);
   }
   const now = new Date();
-  const em = deps.orm.em.fork();
-  const found = await authenticateKey(em, credential, now);
-  touchKey(em, found.keyId, now, deps.keyLastUsedResolutionSeconds).catch((err: unknown) =>
+  const found = await authenticateKey(deps.callPool, credential, now);
+  touchKey(deps.callPool, found.keyId, now, deps.keyLastUsedResolutionSeconds).catch((err: unknown) =>
     deps.logger.warn({ err, keyId: found.keyId }, 'could not record key use'),
   );
   const auth: AuthContext = {
@@ -77,6 +90,8 @@ export async function authenticate(ctx: Context, requirement: AuthRequirement, d
     workspaceId: found.workspaceId,
     accountId: found.accountId,
     plan: found.plan,
+    budget: found.budget,
+    overBudget: found.overBudget,
   };
   if (requirement === 'session') {
     throw new AppError('AUTH_REQUIRED', 401, 'This account route needs a web session; API keys are not accepted here.');

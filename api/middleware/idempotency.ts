@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { callExpired, releaseReservation, settleReservation } from '../../services/credits';
+import { callExpired, releaseReservation, settleReservation, settleReservationAlone } from '../../services/credits';
+import type { Queryable } from '../../services/sql';
 import { AppError } from '../../services/errors';
 import {
   claimIdempotencyKey,
@@ -50,6 +51,7 @@ export const answersForReplay = (ctx: Context, idempotent: boolean): boolean => 
 
 export interface CommitDeps {
   orm: MikroORM;
+  callPool: Queryable;
   idempotencyLeaseSeconds: number;
 }
 
@@ -94,15 +96,13 @@ export async function runCommitted(
     }
     if (ctx.status >= 500) throw new AppError('INTERNAL_ERROR', ctx.status, 'The call failed on our side; retry it.');
     const reservationId = held();
-    const settle = async (tx: typeof em): Promise<void> => {
-      if (reservationId && !(await settleReservation(tx, reservationId))) {
-        throw callExpired();
-      }
-    };
-    // Without a key the settlement is one statement: no transaction round trips on the hot path.
-    if (!key) return settle(em);
+    if (!key) {
+      // Nothing to store for replay: the settlement is one statement on the call pool.
+      if (reservationId && !(await settleReservationAlone(deps.callPool, reservationId))) throw callExpired();
+      return;
+    }
     await em.transactional(async (tx) => {
-      await settle(tx);
+      if (reservationId && !(await settleReservation(tx, reservationId))) throw callExpired();
       await completeIdempotencyKey(tx, workspaceId, key, storedAnswer(ctx));
     });
   } catch (err) {

@@ -64,7 +64,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
         const quantiles = body.quantiles ?? [];
         if (new Set(quantiles).size !== quantiles.length) throw new AppError('INVALID_INPUT', 400, 'Each quantile may be asked for once.');
         const result = await runForecast(
-          deps.orm.em.fork(),
+          { em: deps.orm.em.fork(), callPool: deps.callPool },
           deps.enginePool,
           { rows: await rowsOf(deps.enginePool, body, upload, 'INVALID_INPUT'), target: body.target, horizon, timestamp: body.timestamp, itemId: body.item_id, quantiles, pointEstimate: body.point_estimate, seasonLength: body.season_length },
           { accountId: a.accountId, workspaceId: a.workspaceId, httpRequestId: requestId, holdSeconds: deps.config.CREDIT_HOLD_SECONDS },

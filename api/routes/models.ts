@@ -13,7 +13,7 @@ import {
 } from '../../services/models';
 import { reportOutcomes } from '../../services/outcomes';
 import { modelPerformance } from '../../services/performance';
-import { predict, predictionHistory, scoringModel } from '../../services/predictions';
+import { predict, predictionHistory } from '../../services/predictions';
 import type { AppDeps } from '../app';
 import { answersForReplay, holdCredits, REMAINING_HEADER } from '../middleware/idempotency';
 import { loggerOf } from '../middleware/request-logger';
@@ -237,10 +237,8 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
         const a = requireUsageKey(auth);
         if (body.rows !== undefined && body.data !== undefined) throw validationError('Send body.rows or body.data, not both.');
         const rows = await datasetRows(deps.enginePool, body.rows ?? body.data, upload, 'rows');
-        const fork = em();
-        const model = await scoringModel(fork, a.workspaceId, params.id);
-        const result = await predict(fork, deps.enginePool, {
-          model,
+        const result = await predict({ em: em(), callPool: deps.callPool }, deps.enginePool, {
+          modelId: params.id,
           rows,
           accountId: a.accountId,
           workspaceId: a.workspaceId,

@@ -9,7 +9,9 @@
  * is HTTP p50 latency / in-process time. The floor, measured in the same run, is a bare Koa route doing
  * one PostgreSQL query (bench/api/floor-server.ts, a process of its own), driven like `predict 1 row`.
  *
- * Options: --duration SECONDS (per scenario, default 10), --json FILE.
+ * Options: --duration SECONDS (per scenario, default 10), --json FILE, --only TEXT (the scenarios whose
+ * name contains TEXT, e.g. `--only '1 row'`; the floor always runs), --profile DIR (the service writes
+ * V8 CPU profiles there when it stops, for Chrome DevTools or speedscope).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -79,7 +81,8 @@ async function waitForHealth(url: string, timeoutMs: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, json: { type: 'string' } } });
+  const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, json: { type: 'string' }, only: { type: 'string' }, profile: { type: 'string' } } });
+  const selected = (name: string): boolean => values.only === undefined || name.includes(values.only);
   const duration = Number(values.duration);
   const cleanup: Array<() => Promise<void>> = [];
   try {
@@ -89,9 +92,21 @@ async function main(): Promise<void> {
     const temporal = await startTemporalDevServer({ toolsDir: path.join(repoRoot, '.tools') });
     cleanup.push(() => temporal.stop());
     const port = await freePort();
-    const service = spawn(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'scripts', 'dev.ts')], {
+    // Node refuses --cpu-prof in NODE_OPTIONS: a profiled service is node itself with tsx as a loader.
+    const devScript = path.join(repoRoot, 'scripts', 'dev.ts');
+    const [command, args] = values.profile
+      ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`, '--import', 'tsx', devScript]]
+      : [path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [devScript]];
+    const service = spawn(command, args, {
       cwd: repoRoot,
-      env: { ...process.env, DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporal.address, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        TEMPORAL_ADDRESS: temporal.address,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+      },
       stdio: 'ignore',
       detached: true,
     });
@@ -140,9 +155,12 @@ async function main(): Promise<void> {
     const floorRun = await autocannon({ url: `http://127.0.0.1:${floorPort}/floor`, connections: 8, duration });
     const floorResult = { p50_ms: floorRun.latency.p50, mean_ms: floorRun.latency.average, p99_ms: floorRun.latency.p99, requests_per_s: floorRun.requests.average, non_2xx: floorRun.non2xx };
 
+    // The goals' concurrency, and one connection: with 4 calls at once on 2 cores, calls wait for each
+    // other's engine work, so only the single-connection latency shows what the path itself adds.
     const scenarios: Scenario[] = [
       { name: 'predict 1 row', rowsPerRequest: 1, connections: 8 },
       { name: 'predict 1,000 rows', rowsPerRequest: 1000, connections: 4 },
+      { name: 'predict 1,000 rows, one connection', rowsPerRequest: 1000, connections: 1 },
     ];
     const results: ScenarioResult[] = [];
     const record = (scenario: Scenario, run: autocannon.Result, inProcessMs: number, unitsPerRequest: number) => {
@@ -162,7 +180,7 @@ async function main(): Promise<void> {
         overhead_ratio_p50: run.latency.p50 / inProcessMs,
       });
     };
-    for (const scenario of scenarios) {
+    for (const scenario of scenarios.filter((s) => selected(s.name))) {
       const batch = features.slice(0, scenario.rowsPerRequest);
       const run = await autocannon({
         url: `${url}/v1/models/${model.id}/predict`,
@@ -184,9 +202,12 @@ async function main(): Promise<void> {
       });
     const forecastScenarios = [
       { scenario: { name: 'forecast 1 series × 56 points, h=7', rowsPerRequest: 1, connections: 4 }, series: 1, points: 56, horizon: 7 },
+      { scenario: { name: 'forecast 1 series × 56 points, h=7, one connection', rowsPerRequest: 1, connections: 1 }, series: 1, points: 56, horizon: 7 },
       { scenario: { name: 'forecast 100 series × 200 points, h=14', rowsPerRequest: 100, connections: 2 }, series: 100, points: 200, horizon: 14 },
+      { scenario: { name: 'forecast 100 series × 200 points, h=14, one connection', rowsPerRequest: 100, connections: 1 }, series: 100, points: 200, horizon: 14 },
     ];
-    for (const f of forecastScenarios) {
+    const forecastInProcess = new Map<string, number>();
+    for (const f of forecastScenarios.filter((s) => selected(s.scenario.name))) {
       const data = seriesRows(f.series, f.points);
       const body = f.series === 1 ? { target: 'value', horizon: f.horizon, quantiles: [0.1, 0.5, 0.9], data: data.map(({ item: _i, ...r }) => r) } : { target: 'value', horizon: f.horizon, item_id: 'item', quantiles: [0.1, 0.5, 0.9], data };
       // The 100-series call takes seconds: a fixed number of calls, with a timeout to match.
@@ -197,11 +218,15 @@ async function main(): Promise<void> {
         body: JSON.stringify(body),
         connections: f.scenario.connections,
         timeout: 300,
-        ...(f.series > 1 ? { amount: 6 } : { duration }),
+        ...(f.series > 1 ? { amount: f.scenario.connections === 1 ? 3 : 6 } : { duration }),
       });
-      const inProcessMs = timeInProcess(() => {
-        for (const s of prepareSeries(body.data, { target: 'value', timestamp: 'date', itemId: body.item_id })) forecastSeries(s, { horizon: f.horizon, quantiles: [0.1, 0.5, 0.9] });
-      }, f.series > 1 ? 1 : 1500, f.series > 1 ? 1 : 5);
+      const key = `${f.series}x${f.points}`;
+      const inProcessMs =
+        forecastInProcess.get(key) ??
+        timeInProcess(() => {
+          for (const s of prepareSeries(body.data, { target: 'value', timestamp: 'date', itemId: body.item_id })) forecastSeries(s, { horizon: f.horizon, quantiles: [0.1, 0.5, 0.9] });
+        }, f.series > 1 ? 1 : 1500, f.series > 1 ? 1 : 5);
+      forecastInProcess.set(key, inProcessMs);
       record(f.scenario, run, inProcessMs, f.series);
     }
 

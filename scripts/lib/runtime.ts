@@ -9,6 +9,7 @@ import { EnginePool } from '../../services/engine-pool';
 import { serveMetrics } from '../../services/metrics-server';
 import { RequestLogWriter } from '../../services/request-log';
 import type { AppConfig } from '../../config/env';
+import { openCallPool } from '../../db/call-pool';
 import { migrate, openOrm, type Orm } from '../../db/orm';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { ensureSchedules } from '../../services/temporal/schedules';
@@ -122,7 +123,9 @@ export async function startService(options: {
       const requestLog = new RequestLogWriter(orm, logger);
       stack.push(() => requestLog.close());
       const drain = new DrainState();
-      const app = createApp({ config, orm, temporal, logger, enginePool, requestLog, drain, devMailbox: options.devMailbox });
+      const callPool = openCallPool(options.databaseUrl, config.DATABASE_POOL_MAX, logger);
+      stack.push(() => callPool.end());
+      const app = createApp({ config, orm, callPool, temporal, logger, enginePool, requestLog, drain, devMailbox: options.devMailbox });
       const server = createHttpServer(app);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

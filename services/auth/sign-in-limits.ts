@@ -19,7 +19,7 @@ export class SignInLimits {
     const name = `signin:${step}:${scope}`;
     let limiter = this.limiters.get(name);
     if (!limiter) {
-      limiter = postgresLimiter(this.knex, name, points * this.scale, SIGN_IN_LIMITS[step].windowSeconds);
+      limiter = postgresLimiter({ knex: this.knex }, name, points * this.scale, SIGN_IN_LIMITS[step].windowSeconds);
       this.limiters.set(name, limiter);
     }
     return limiter;

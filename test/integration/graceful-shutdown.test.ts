@@ -100,7 +100,7 @@ describe('graceful shutdown of the API process', () => {
   it('answers /health with 503 SHUTTING_DOWN and closes connections once draining has begun', async () => {
     const drain = new DrainState();
     const silent = pino({ level: 'silent' });
-    const app = createApp({ config: h.config, orm: h.orm, temporal: new (await import('../../services/temporal/gateway')).TemporalGateway(h.client, h.taskQueue), logger: silent, enginePool: h.enginePool, requestLog: new RequestLogWriter(h.orm, silent), drain });
+    const app = createApp({ config: h.config, orm: h.orm, callPool: h.callPool, temporal: new (await import('../../services/temporal/gateway')).TemporalGateway(h.client, h.taskQueue), logger: silent, enginePool: h.enginePool, requestLog: new RequestLogWriter(h.orm, silent), drain });
     const server = createHttpServer(app);
     const checker = await contractChecker(server);
     const get = async () => {

@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
+import { openCallPool } from '../../db/call-pool';
 import { openOrm } from '../../db/orm';
 import { EnginePool } from '../../services/engine-pool';
 import { RequestLogWriter } from '../../services/request-log';
@@ -83,8 +84,9 @@ describe('HTTP conventions when a dependency is down', () => {
 
   it('reports 503 naming Temporal when Temporal does not answer', async () => {
     const orm = await openOrm(requireEnv(TEST_ENV.databaseUrl), 2);
+    const callPool = openCallPool(requireEnv(TEST_ENV.databaseUrl), 2);
     const deadTemporal = new TemporalGateway(new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }), 'none');
-    const app = createApp({ config: config(), orm, temporal: deadTemporal, logger: silent, enginePool: new EnginePool(1, 0), requestLog: new RequestLogWriter(orm, silent) });
+    const app = createApp({ config: config(), orm, callPool, temporal: deadTemporal, logger: silent, enginePool: new EnginePool(1, 0), requestLog: new RequestLogWriter(orm, silent) });
     const server = createHttpServer(app);
     try {
       const res = await (await checkedAgent(server)).get('/health');
@@ -94,6 +96,7 @@ describe('HTTP conventions when a dependency is down', () => {
       expect(res.body.dependencies.temporal.status).toBe('down');
     } finally {
       await orm.close();
+      await callPool.end();
     }
   });
 
@@ -102,9 +105,11 @@ describe('HTTP conventions when a dependency is down', () => {
     const connection = await Connection.connect({ address: requireEnv(TEST_ENV.temporalAddress) });
     const lines: string[] = [];
     const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
+    const callPool = openCallPool(requireEnv(TEST_ENV.databaseUrl), 2);
     const app = createApp({
       config: config(),
       orm,
+      callPool,
       temporal: new TemporalGateway(new Client({ connection }), 'none'),
       logger,
       enginePool: new EnginePool(1, 0),
@@ -112,6 +117,7 @@ describe('HTTP conventions when a dependency is down', () => {
     });
     const server = createHttpServer(app);
     await orm.close(true);
+    await callPool.end();
     try {
       const health = await (await checkedAgent(server)).get('/health');
       expectError(health, 503, 'DEPENDENCY_UNAVAILABLE');

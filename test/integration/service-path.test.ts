@@ -4,7 +4,7 @@ import { createModelForTraining, loadContext } from '../../services/models';
 import { releaseLapsedReservations, releaseReservation, reserveCredits } from '../../services/credits';
 import { requestFingerprint } from '../../services/idempotency';
 import { churnRows, withoutTarget } from '../support/datasets';
-import { expectError, startHarness, trainedChurnModel, type Harness } from '../support/harness';
+import { expectError, signInByMail, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 
 describe('service path: durable credits, idempotency leases, hostile input', () => {
   let h: Harness;
@@ -23,6 +23,70 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
   const reservationsOf = async (accountId: string) =>
     h.orm.em.fork().getConnection().execute<Array<{ state: string; operation: string }>>(`select state, operation from credit_reservations where account_id = ?`, [accountId]);
 
+  describe('charged with the answer', () => {
+    const predictionsOf = async (modelId: string) =>
+      h.orm.em
+        .fork()
+        .getConnection()
+        .execute<Array<{ id: string }>>(`select id from predictions where model_id = ?`, [modelId]);
+
+    it('charges a call of an account this process saw able to pay in the very statement that stores its rows', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      const before = await credits(account.id);
+      // The first call of an unknown account reserves before scoring; the second is charged with its rows.
+      for (const n of [3, 5]) expect((await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(n) })).status).toBe(200);
+      expect(await credits(account.id)).toBe(before - 8);
+      const charges = (await ledger(account.id)).filter((l) => l.kind === 'charge');
+      expect(charges.map((c) => -(c.allowanceDelta + c.balanceDelta))).toEqual([3, 5]);
+      expect((await ledger(account.id)).filter((l) => l.kind === 'refund')).toEqual([]);
+      const reservations = await h.orm.em
+        .fork()
+        .getConnection()
+        .execute<Array<{ state: string; closed_with_it: boolean }>>(`select state, closed_at = created_at as closed_with_it from credit_reservations where account_id = ? order by created_at`, [account.id]);
+      // One statement, one transaction: PostgreSQL's now() is the same for the charge, its settlement
+      // and the rows; the first call was reserved, then settled by a later statement.
+      expect(reservations).toEqual([
+        { state: 'settled', closed_with_it: false },
+        { state: 'settled', closed_with_it: true },
+      ]);
+      const [together] = await h.orm.em
+        .fork()
+        .getConnection()
+        .execute<Array<{ n: number }>>(
+          `select count(*)::int as n from predictions p join credit_ledger l on l.reference = p.http_request_id and l.kind = 'charge' where l.id = ? and p.created_at = l.created_at`,
+          [charges[1]!.id],
+        );
+      expect(together!.n).toBe(5);
+    });
+
+    it('answers 402 without charging or storing anything when the account ran dry after this process last charged it', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      expect((await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(2) })).status).toBe(200);
+      const ledgerBefore = await ledger(account.id);
+      const storedBefore = await predictionsOf(modelId);
+      // Another process spends everything.
+      await h.orm.em.fork().nativeUpdate(AccountSchema, { id: account.id }, { allowanceRemaining: 0, purchasedBalance: 0 });
+      const res = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(2) });
+      expectError(res, 402, 'CREDITS_EXHAUSTED');
+      expect(await ledger(account.id)).toHaveLength(ledgerBefore.length);
+      expect(await predictionsOf(modelId)).toHaveLength(storedBefore.length);
+      expect(await credits(account.id)).toBe(0);
+    });
+
+    it('never scores with a model this process read before it was archived or deleted: 409 and 404, nothing charged', async () => {
+      const { apiKey, adminKey, modelId, account } = await trainedModel();
+      expect((await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(2) })).status).toBe(200);
+      const before = await credits(account.id);
+      expect((await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', adminKey)).status).toBe(204);
+      expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(2) }), 409, 'MODEL_ARCHIVED');
+      expect((await h.http.post(`/v1/models/${modelId}/restore`).set('X-API-Key', adminKey)).status).toBe(200);
+      expect((await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(2) })).status).toBe(200);
+      expect((await h.http.delete(`/v1/models/${modelId}`).set('X-API-Key', adminKey)).status).toBe(204);
+      expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(2) }), 404, 'NOT_FOUND');
+      expect(await credits(account.id)).toBe(before - 2);
+    });
+  });
+
   describe('credit reservations', () => {
     it('settles the reservation of an answered predict: one charge, no refund, state settled', async () => {
       const { apiKey, modelId, account } = await trainedModel();
@@ -35,7 +99,7 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
     it('the sweep gives back a reservation whose call never answered, exactly once even when released concurrently', async () => {
       const account = await h.provision('build');
       const before = await credits(account.account.id);
-      const held = await reserveCredits(h.orm.em.fork(), {
+      const held = await reserveCredits({ em: h.orm.em.fork(), callPool: h.callPool }, {
         accountId: account.account.id,
         workspaceId: account.workspace.id,
         amount: 25,
@@ -314,6 +378,48 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       const [stored] = await h.orm.em.fork().getConnection().execute<Array<{ points: number }>>(`select points from rate_limits where key like 'key:free:%' order by points desc limit 1`);
       expect(stored?.points).toBeGreaterThanOrEqual(101);
+    });
+
+    const workspaceBudget = async (workspaceId: string) => {
+      const [row] = await h.orm.em
+        .fork()
+        .getConnection()
+        .execute<Array<{ points: number }>>(`select points from rate_limits where key = ?`, [`workspace:free:${workspaceId}`]);
+      return row?.points ?? 0;
+    };
+
+    it('counts nothing for a key that may not call: a revoked key cannot spend its workspace budget', async () => {
+      const { apiKey, adminKey, workspace } = await h.provision('free');
+      const listed = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
+      const usage = (listed.body.data as Array<{ id: string; kind: string }>).find((k) => k.kind === 'api')!;
+      expect((await h.http.delete(`/v1/api-keys/${usage.id}`).set('X-API-Key', adminKey)).status).toBe(204);
+      const spent = await workspaceBudget(workspace.id);
+      for (let i = 0; i < 30; i += 1) expectError(await h.http.get('/v1/models').set('X-API-Key', apiKey), 401, 'API_KEY_INVALID');
+      expect(await workspaceBudget(workspace.id)).toBe(spent);
+      const answered = await h.http.get('/v1/models').set('X-API-Key', adminKey);
+      expect(answered.status).toBe(200);
+      expect(await workspaceBudget(workspace.id)).toBe(spent + 1);
+    });
+
+    it('counts a web session and the API keys of one workspace against the same workspace budget', async () => {
+      const session = await signInByMail(h);
+      const [workspace] = (await h.http.get('/v1/workspaces').set('Authorization', session.bearer)).body.data as Array<{ id: string }>;
+      const before = await workspaceBudget(workspace!.id);
+      const key = await h.http.post('/v1/api-keys').set('Authorization', session.bearer).send({ name: 'shared budget' });
+      expect(key.status).toBe(201);
+      const afterSession = await workspaceBudget(workspace!.id);
+      expect(afterSession).toBe(before + 1);
+      const byKey = await h.http.get('/v1/models').set('X-API-Key', key.body.secret as string);
+      expect(byKey.status).toBe(200);
+      expect(await workspaceBudget(workspace!.id)).toBe(afterSession + 1);
+      expect(Number(byKey.headers['ratelimit-remaining'])).toBeLessThanOrEqual(200 - (afterSession + 1));
+    });
+
+    it('commits the statements of paid calls asynchronously on the call pool, and everything else synchronously', async () => {
+      const [onCallPool] = (await h.callPool.query('show synchronous_commit')).rows as Array<{ synchronous_commit: string }>;
+      expect(onCallPool?.synchronous_commit).toBe('off');
+      const [onOrm] = await h.orm.em.fork().getConnection().execute<Array<{ synchronous_commit: string }>>('show synchronous_commit');
+      expect(onOrm?.synchronous_commit).toBe('on');
     });
   });
 });

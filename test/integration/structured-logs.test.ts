@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createApp } from '../../api/app';
 import { createHttpServer } from '../../api/server';
 import { loadConfig } from '../../config/env';
+import { openCallPool } from '../../db/call-pool';
 import { openOrm } from '../../db/orm';
 import { EnginePool } from '../../services/engine-pool';
 import { RequestLogWriter } from '../../services/request-log';
@@ -28,15 +29,18 @@ describe('structured logs', () => {
     const lines: string[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
     const silent = pino({ level: 'silent' });
+    const callPool = openCallPool(requireEnv(TEST_ENV.databaseUrl), 2);
     const app = createApp({
       config: loadConfig({}, { NODE_ENV: 'test', DATABASE_URL: requireEnv(TEST_ENV.databaseUrl) }),
       orm,
+      callPool,
       temporal: new TemporalGateway(new Client({ connection }), 'none'),
       logger,
       enginePool: new EnginePool(1, 0),
       requestLog: new RequestLogWriter(orm, silent),
     });
     await orm.close(true);
+    await callPool.end();
     try {
       const res = await request(createHttpServer(app)).get('/v1/api-keys').set('X-API-Key', 'sk-svc-admin-0000000000000000000000000000abcd');
       expectError(res, 500, 'INTERNAL_ERROR');

@@ -11,6 +11,8 @@ import { createApp } from '../../api/app';
 import { loadConfig, type AppConfig } from '../../config/env';
 import type { PlanName } from '../../config/plans';
 import { churnRows } from './datasets';
+import type { Pool } from 'pg';
+import { openCallPool } from '../../db/call-pool';
 import { openOrm, type Orm } from '../../db/orm';
 import { provisionAccount, type ProvisionedAccount } from '../../services/accounts';
 import { newId } from '../../services/ids';
@@ -30,6 +32,8 @@ export const STAFF_DOMAIN = 'staff.example.test';
 export interface Harness {
   config: AppConfig;
   orm: Orm;
+  /** The API's call pool (db/call-pool.ts). */
+  callPool: Pool;
   client: Client;
   taskQueue: string;
   /** Every answer received through it is checked against the OpenAPI document (test/support/contract.ts). */
@@ -105,7 +109,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const logLines: string[] = [];
   const logger = capturingLogger(logLines);
   const orm = await openOrm(config.DATABASE_URL ?? '', 5);
-  const stack: Array<() => Promise<void>> = [() => mailbox.stop(), () => orm.close()];
+  const callPool = openCallPool(config.DATABASE_URL ?? '', 5);
+  const stack: Array<() => Promise<void>> = [() => mailbox.stop(), () => orm.close(), () => callPool.end()];
 
   let client: Client;
   let nativeConnection: NativeConnection;
@@ -144,6 +149,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const app = createApp({
     config,
     orm,
+    callPool,
     temporal: new TemporalGateway(client, taskQueue, options.fitHeartbeatTimeoutMs ?? 30_000),
     logger,
     enginePool,
@@ -158,6 +164,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   return {
     config,
     orm,
+    callPool,
     client,
     taskQueue,
     http: contractCheckingAgent(request(server), checker),
