@@ -118,30 +118,53 @@ export function nelderMead(
     if (p[i] === x0[i]) p[i] -= 2 * s;
     simplex.push(clamp(p));
   }
-  let fs = simplex.map(safe);
+  const fs = simplex.map(safe);
   let it = 0;
-  const order = () => {
+  // The vertices stay sorted by value, ties in their previous order (a stable sort). When only the
+  // last vertex changed, moving it left past every larger value gives that same order without
+  // sorting; the objective is cheap enough (ETS, ARIMA's CSS) that sorting and copying arrays on every
+  // iteration was a third of a fit.
+  const sortAll = () => {
     const idx = fs.map((_, i) => i).sort((a, b) => fs[a] - fs[b]);
     const s2 = idx.map((i) => simplex[i]);
     const f2 = idx.map((i) => fs[i]);
-    for (let i = 0; i <= n; i++) simplex[i] = s2[i];
-    fs = f2;
+    for (let i = 0; i <= n; i++) {
+      simplex[i] = s2[i];
+      fs[i] = f2[i];
+    }
   };
-  order();
+  const settleLast = () => {
+    const x = simplex[n], fx = fs[n];
+    let i = n;
+    for (; i > 0 && fs[i - 1] > fx; i--) {
+      simplex[i] = simplex[i - 1];
+      fs[i] = fs[i - 1];
+    }
+    simplex[i] = x;
+    fs[i] = fx;
+  };
+  const c = new Array<number>(n);
+  sortAll();
   for (; it < maxIter; it++) {
     if (Math.abs(fs[n] - fs[0]) <= tol * (Math.abs(fs[0]) + tol)) {
       let spread = 0;
       for (let i = 1; i <= n; i++) for (let j = 0; j < n; j++) spread = Math.max(spread, Math.abs(simplex[i][j] - simplex[0][j]));
-      if (spread < 1e-7 * (1 + Math.max(...simplex[0].map(Math.abs)))) break;
+      let largest = -Infinity;
+      for (let j = 0; j < n; j++) largest = Math.max(largest, Math.abs(simplex[0][j]));
+      if (spread < 1e-7 * (1 + largest)) break;
       if (Math.abs(fs[n] - fs[0]) <= 1e-12 * (Math.abs(fs[0]) + 1e-12)) break;
     }
-    const c = new Array<number>(n).fill(0);
+    c.fill(0);
     for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) c[j] += simplex[i][j] / n;
     const worst = simplex[n];
-    const xr = clamp(c.map((cj, j) => cj + alpha * (cj - worst[j])));
+    const xr = new Array<number>(n);
+    for (let j = 0; j < n; j++) xr[j] = c[j] + alpha * (c[j] - worst[j]);
+    clamp(xr);
     const fr = safe(xr);
     if (fr < fs[0]) {
-      const xe = clamp(c.map((cj, j) => cj + beta * (xr[j] - cj)));
+      const xe = new Array<number>(n);
+      for (let j = 0; j < n; j++) xe[j] = c[j] + beta * (xr[j] - c[j]);
+      clamp(xe);
       const fe = safe(xe);
       if (fe < fr) {
         simplex[n] = xe;
@@ -150,24 +173,33 @@ export function nelderMead(
         simplex[n] = xr;
         fs[n] = fr;
       }
+      settleLast();
     } else if (fr < fs[n - 1]) {
       simplex[n] = xr;
       fs[n] = fr;
+      settleLast();
     } else {
       const outside = fr < fs[n];
-      const xc = clamp(outside ? c.map((cj, j) => cj + gamma * (xr[j] - cj)) : c.map((cj, j) => cj - gamma * (cj - worst[j])));
+      const xc = new Array<number>(n);
+      if (outside) for (let j = 0; j < n; j++) xc[j] = c[j] + gamma * (xr[j] - c[j]);
+      else for (let j = 0; j < n; j++) xc[j] = c[j] - gamma * (c[j] - worst[j]);
+      clamp(xc);
       const fc = safe(xc);
       if (fc < (outside ? fr : fs[n])) {
         simplex[n] = xc;
         fs[n] = fc;
+        settleLast();
       } else {
+        const best = simplex[0];
         for (let i = 1; i <= n; i++) {
-          simplex[i] = clamp(simplex[i].map((v, j) => simplex[0][j] + delta * (v - simplex[0][j])));
+          const shrunk = new Array<number>(n);
+          for (let j = 0; j < n; j++) shrunk[j] = best[j] + delta * (simplex[i][j] - best[j]);
+          simplex[i] = clamp(shrunk);
           fs[i] = safe(simplex[i]);
         }
+        sortAll();
       }
     }
-    order();
   }
   return { x: simplex[0], fx: fs[0], iterations: it };
 }

@@ -73,17 +73,32 @@ function cssResiduals(x: number[], mu: number, ar: number[], ma: number[]): { e:
   // least squares over every observation, pre-sample values at the mean and pre-sample errors at zero,
   // so that models of different orders are compared on the same observations
   const n = x.length;
-  const p = ar.length, q = ma.length;
+  // A seasonal model's expanded polynomials are mostly zeros (p + P·m lags, at most p + P + p·P of
+  // them non-zero): only the non-zero lags are visited, in the same order, so every sum is the same.
+  const [arLag, arCoef] = nonZeroLags(ar);
+  const [maLag, maCoef] = nonZeroLags(ma);
   const e = new Array<number>(n).fill(0);
   let sse = 0;
   for (let t = 0; t < n; t++) {
     let v = x[t] - mu;
-    for (let i = 0; i < p && i < t; i++) v -= ar[i] * (x[t - 1 - i] - mu);
-    for (let j = 0; j < q && j < t; j++) v -= ma[j] * e[t - 1 - j];
+    for (let k = 0; k < arLag.length && arLag[k] < t; k++) v -= arCoef[k] * (x[t - 1 - arLag[k]] - mu);
+    for (let k = 0; k < maLag.length && maLag[k] < t; k++) v -= maCoef[k] * e[t - 1 - maLag[k]];
     e[t] = v;
     sse += v * v;
   }
   return { e, sse, nUsed: n };
+}
+
+function nonZeroLags(coef: number[]): [number[], number[]] {
+  const lags: number[] = [];
+  const values: number[] = [];
+  for (let i = 0; i < coef.length; i++) {
+    if (coef[i] !== 0) {
+      lags.push(i);
+      values.push(coef[i]);
+    }
+  }
+  return [lags, values];
 }
 
 /** Largest state dimension for which the exact likelihood is used (beyond it, CSS only). */

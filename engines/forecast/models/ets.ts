@@ -31,6 +31,7 @@ export interface EtsRun {
   /** −2 log-likelihood up to the constant n(1 + log 2π) */
   lik: number;
   sse: number;
+  /** one-step errors (empty when the filter was run with keepResiduals false) */
   residuals: number[];
   level: number;
   trend: number;
@@ -40,31 +41,38 @@ export interface EtsRun {
   ok: boolean;
 }
 
-/** Runs the ETS recursions over y with the given parameters (pure). */
-export function etsFilter(y: ArrayLike<number>, spec: EtsSpec, m: number, p: EtsParams): EtsRun {
+/**
+ * Runs the ETS recursions over y with the given parameters (pure). `keepResiduals: false` (the
+ * optimiser's calls, which read only the likelihood) leaves `residuals` empty.
+ */
+export function etsFilter(y: ArrayLike<number>, spec: EtsSpec, m: number, p: EtsParams, keepResiduals = true): EtsRun {
   const n = y.length;
   let l = p.l0;
   let b = spec.trend === 'N' ? 0 : p.b0;
   const phi = spec.trend === 'Ad' ? p.phi : 1;
   const s = spec.season === 'N' ? [] : p.s0.slice();
-  const residuals = new Array<number>(n);
+  const residuals = keepResiduals ? new Array<number>(n) : [];
   let sse = 0, sumLog = 0, sseRel = 0;
   let ok = true;
+  // the model's shape as booleans read once: this loop is most of a fit's time
+  const additiveSeason = spec.season === 'A', multiplicativeSeason = spec.season === 'M';
+  const multiplicativeError = spec.error === 'M';
+  const { alpha, beta, gamma } = p;
   for (let t = 0; t < n; t++) {
     const lt1 = l + phi * b;
     let yhat = lt1;
     let si = 0;
-    if (spec.season === 'A') {
+    if (additiveSeason) {
       si = s[t % m];
       yhat = lt1 + si;
-    } else if (spec.season === 'M') {
+    } else if (multiplicativeSeason) {
       si = s[t % m];
       yhat = lt1 * si;
     }
     const r = y[t] - yhat;
-    residuals[t] = r;
+    if (keepResiduals) residuals[t] = r;
     sse += r * r;
-    if (spec.error === 'M') {
+    if (multiplicativeError) {
       if (!(Math.abs(yhat) > 1e-10)) {
         ok = false;
         break;
@@ -73,20 +81,20 @@ export function etsFilter(y: ArrayLike<number>, spec: EtsSpec, m: number, p: Ets
       sseRel += e * e;
       sumLog += Math.log(Math.abs(yhat));
     }
-    if (spec.season === 'M') {
+    if (multiplicativeSeason) {
       if (!(si > 1e-10) || !(lt1 > 1e-10)) {
         ok = false;
         break;
       }
-      l = lt1 + (p.alpha * r) / si;
-      b = phi * b + (p.beta * r) / si;
-      s[t % m] = si + (p.gamma * r) / lt1;
+      l = lt1 + (alpha * r) / si;
+      b = phi * b + (beta * r) / si;
+      s[t % m] = si + (gamma * r) / lt1;
     } else {
-      l = lt1 + p.alpha * r;
-      b = phi * b + p.beta * r;
-      if (spec.season === 'A') s[t % m] = si + p.gamma * r;
+      l = lt1 + alpha * r;
+      b = phi * b + beta * r;
+      if (additiveSeason) s[t % m] = si + gamma * r;
     }
-    if (spec.error === 'M' && !(l > 0)) {
+    if (multiplicativeError && !(l > 0)) {
       ok = false;
       break;
     }
@@ -207,7 +215,7 @@ export function fitEtsSpec(y: number[], spec: EtsSpec, m: number, seasonInit: Se
   const objective = (x: number[]) => {
     const p = unpack(x);
     if (p.beta > p.alpha || p.gamma > 1 - p.alpha) return 1e300;
-    const run = etsFilter(y, spec, m, p);
+    const run = etsFilter(y, spec, m, p, false);
     return run.ok ? run.lik : 1e300;
   };
   const steps = x0.map((v, i) => (i < nSmooth ? 0.1 : Math.max(0.05 * Math.abs(v), 0.01)));

@@ -14,13 +14,16 @@ interface ThetaState {
   A: number;
   B: number;
   mu: number;
+  /** (1 − α)^decayIndex, computed by the previous step (each step needs (1 − α)^i and (1 − α)^(i+1)). */
+  decay: number;
+  decayIndex: number;
 }
 
 const dynamic = (v: ThetaVariant) => v === 'DSTM' || v === 'DOTM';
 
 function initState(y: ArrayLike<number>, v: ThetaVariant, l0: number, alpha: number, theta: number): ThetaState {
   const level = alpha * y[0] + (1 - alpha) * l0;
-  if (dynamic(v)) return { level, meanY: y[0], A: y[0], B: 0, mu: y[0] };
+  if (dynamic(v)) return { level, meanY: y[0], A: y[0], B: 0, mu: y[0], decay: NaN, decayIndex: -1 };
   const n = y.length;
   let sTy = 0, sY = 0;
   for (let i = 0; i < n; i++) {
@@ -29,12 +32,17 @@ function initState(y: ArrayLike<number>, v: ThetaVariant, l0: number, alpha: num
   }
   const B = n > 1 ? (6 * ((2 * sTy) / n - ((1 + n) * sY) / n)) / (n * n - 1) : 0;
   const A = sY / n - ((n + 1) * B) / 2;
-  return { level, meanY: y[0], A, B, mu: l0 + (1 - 1 / theta) * (A + B) };
+  return { level, meanY: y[0], A, B, mu: l0 + (1 - 1 / theta) * (A + B), decay: NaN, decayIndex: -1 };
 }
 
 /** One step of the Theta recursion at time index i (1-based count of past points), in place. */
 function step(st: ThetaState, i: number, v: ThetaVariant, alpha: number, theta: number, y: number | null): number {
-  const mu = st.level + (1 - 1 / theta) * (st.A * Math.pow(1 - alpha, i) + (st.B * (1 - Math.pow(1 - alpha, i + 1))) / alpha);
+  // One state is stepped with one α, so the previous step's (1 − α)^(i+1) is this step's (1 − α)^i.
+  const decay = st.decayIndex === i ? st.decay : Math.pow(1 - alpha, i);
+  const decayNext = Math.pow(1 - alpha, i + 1);
+  st.decay = decayNext;
+  st.decayIndex = i + 1;
+  const mu = st.level + (1 - 1 / theta) * (st.A * decay + (st.B * (1 - decayNext)) / alpha);
   const obs = y === null ? mu : y;
   const prevMean = st.meanY;
   st.level = alpha * obs + (1 - alpha) * st.level;
