@@ -58,15 +58,16 @@ export function etsFilter(y: ArrayLike<number>, spec: EtsSpec, m: number, p: Ets
   const additiveSeason = spec.season === 'A', multiplicativeSeason = spec.season === 'M';
   const multiplicativeError = spec.error === 'M';
   const { alpha, beta, gamma } = p;
-  for (let t = 0; t < n; t++) {
+  // k: the season index t mod m, counted rather than divided
+  for (let t = 0, k = 0; t < n; t++, k = k + 1 === m ? 0 : k + 1) {
     const lt1 = l + phi * b;
     let yhat = lt1;
     let si = 0;
     if (additiveSeason) {
-      si = s[t % m];
+      si = s[k];
       yhat = lt1 + si;
     } else if (multiplicativeSeason) {
-      si = s[t % m];
+      si = s[k];
       yhat = lt1 * si;
     }
     const r = y[t] - yhat;
@@ -88,11 +89,11 @@ export function etsFilter(y: ArrayLike<number>, spec: EtsSpec, m: number, p: Ets
       }
       l = lt1 + (alpha * r) / si;
       b = phi * b + (beta * r) / si;
-      s[t % m] = si + (gamma * r) / lt1;
+      s[k] = si + (gamma * r) / lt1;
     } else {
       l = lt1 + alpha * r;
       b = phi * b + beta * r;
-      if (additiveSeason) s[t % m] = si + gamma * r;
+      if (additiveSeason) s[k] = si + gamma * r;
     }
     if (multiplicativeError && !(l > 0)) {
       ok = false;
