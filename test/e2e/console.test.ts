@@ -309,7 +309,7 @@ describe('the web console in a real browser', () => {
           .getByTestId('credits-remaining')
           .waitFor()
           .catch(async (err: Error) => {
-            throw new Error(`${err.message}\nthe tab is at ${tab.url()} showing: ${(await tab.locator('main').textContent().catch(() => '?')) ?? ''}`);
+            throw new Error(`${err.message}\nthe tab is at ${tab.url()} showing: ${(await tab.locator('main').textContent({ timeout: 2_000 }).catch(() => '?')) ?? ''}`);
           });
         expect(tab.url()).toBe(`${base}/console/usage`);
       }
