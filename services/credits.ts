@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { noteCreditsLeft } from './credit-alerts';
 import { AppError } from './errors';
 import { newId } from './ids';
-import { positional, sql, SqlParams, type Queryable } from './sql';
+import { sql, SqlParams, type Queryable } from './sql';
 
 export const currentPeriod = (now: Date): string => now.toISOString().slice(0, 7);
 
@@ -219,7 +219,10 @@ export async function reserveCredits(stores: CallStores, input: Omit<ChargeSpec,
 export const callExpired = (): AppError =>
   new AppError('CALL_EXPIRED', 503, 'The call took longer than its credits could be held and nothing was charged; retry it.');
 
-const SETTLE_SQL = `update credit_reservations set state = 'settled', closed_at = now() where id = ? and state = 'held' returning id`;
+/** The settlement of a held reservation as SQL (`id`: its placeholder); returns its id only if it was still held. */
+export const settleSql = (id: string): string => `update credit_reservations set state = 'settled', closed_at = now() where id = ${id} and state = 'held' returning id`;
+
+const SETTLE_SQL = settleSql('?');
 
 /**
  * Settles a reservation once its call's answer is stored: the credits are spent for good. False when
@@ -232,7 +235,7 @@ export async function settleReservation(em: EntityManager, reservationId: string
 
 /** The same, as a statement of its own on the call pool (an answer that is not stored for replay). */
 export async function settleReservationAlone(callPool: Queryable, reservationId: string): Promise<boolean> {
-  return (await sql(callPool, positional(SETTLE_SQL), [reservationId])).length === 1;
+  return (await sql(callPool, settleSql('$1'), [reservationId])).length === 1;
 }
 
 /**

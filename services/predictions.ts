@@ -3,7 +3,7 @@ import { MAX_PREDICT_ROWS_PER_CALL, PREDICTION_RETENTION_DAYS } from '../config/
 import { ModelVersionSchema, OutcomeSchema, PredictionSchema, type Model, type ModelVersion, type Prediction } from '../db/entities';
 import { findEngine } from '../engines/catalogue';
 import { gunzipText } from './compression';
-import { callExpired, chargeCall, knownToAfford, releaseReservation, type CallStores } from './credits';
+import { callExpired, chargeCall, knownToAfford, releaseReservation, settleSql, type CallStores } from './credits';
 import type { Row } from './datasets';
 import { INLINE_MAX_ROWS, type EnginePool } from './engine-pool';
 import { AppError, notFound } from './errors';
@@ -94,9 +94,7 @@ async function storeWithSettlement(callPool: Queryable, reservationId: string, b
   const reservation = p.add(reservationId);
   // The answer and its credits in one statement: the rows are stored only if the reservation is
   // still held (the sweep has not given it back), and storing them settles it.
-  const text = `with settled as (
-  update credit_reservations set state = 'settled', closed_at = now() where id = ${reservation} and state = 'held' returning id
-), ${storedRows(batch, 'settled')(p)}
+  const text = `with settled as (${settleSql(reservation)}), ${storedRows(batch, 'settled')(p)}
 select id from settled`;
   if ((await sql(callPool, text, p.values)).length !== 1) throw callExpired();
 }

@@ -23,6 +23,7 @@ import { AccountSchema, ModelVersionSchema } from '../../db/entities';
 import { openOrm } from '../../db/orm';
 import { loadModel, predictRows } from '../../engines/tabular';
 import { forecastSeries, prepareSeries } from '../../engines/forecast';
+import { syntheticDailyRows } from '../forecast/data';
 import { provisionAccount } from '../../services/accounts';
 import { gunzipText } from '../../services/compression';
 import { parseCsv, type Row } from '../../services/datasets';
@@ -194,12 +195,6 @@ async function main(): Promise<void> {
     }
 
     // Forecasts: synthetic daily series with a weekly pattern (the rows are what the route receives).
-    const seriesRows = (series: number, points: number) =>
-      Array.from({ length: series * points }, (_, k) => {
-        const s = Math.floor(k / points);
-        const i = k % points;
-        return { date: new Date(Date.UTC(2025, 0, 1) + i * 86_400_000).toISOString().slice(0, 10), item: `s${s}`, value: 100 + s + i * 0.3 + [0, 3, 5, 2, 8, 12, 6][i % 7]! + ((i * 7919 + s * 31) % 17) / 4 };
-      });
     const forecastScenarios = [
       { scenario: { name: 'forecast 1 series × 56 points, h=7', rowsPerRequest: 1, connections: 4 }, series: 1, points: 56, horizon: 7 },
       { scenario: { name: 'forecast 1 series × 56 points, h=7, one connection', rowsPerRequest: 1, connections: 1 }, series: 1, points: 56, horizon: 7 },
@@ -208,7 +203,7 @@ async function main(): Promise<void> {
     ];
     const forecastInProcess = new Map<string, number>();
     for (const f of forecastScenarios.filter((s) => selected(s.scenario.name))) {
-      const data = seriesRows(f.series, f.points);
+      const data = syntheticDailyRows(f.series, f.points);
       const body = f.series === 1 ? { target: 'value', horizon: f.horizon, quantiles: [0.1, 0.5, 0.9], data: data.map(({ item: _i, ...r }) => r) } : { target: 'value', horizon: f.horizon, item_id: 'item', quantiles: [0.1, 0.5, 0.9], data };
       // The 100-series call takes seconds: a fixed number of calls, with a timeout to match.
       const run = await autocannon({

@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { forecastSeries, MIN_POINTS, prepareSeries, type Row } from '../../engines/forecast';
-import { readData, TAUS, timestampsFor } from './data';
+import { readData, syntheticDailyRows, TAUS, timestampsFor } from './data';
 
 const { values } = parseArgs({
   options: {
@@ -58,11 +58,9 @@ for (const file of values.data.split(',').filter(Boolean)) {
 }
 
 const daily = Number(values.daily);
+const dailyRows = syntheticDailyRows(daily, 200);
 for (let s = 0; s < daily; s++) {
-  const rows: Row[] = Array.from({ length: 200 }, (_, i) => ({
-    date: new Date(Date.UTC(2025, 0, 1) + i * 86_400_000).toISOString().slice(0, 10),
-    value: 100 + s + i * 0.3 + [0, 3, 5, 2, 8, 12, 6][i % 7] + ((i * 7919 + s * 31) % 17) / 4,
-  }));
+  const rows: Row[] = dailyRows.slice(s * 200, (s + 1) * 200).map(({ date, value }) => ({ date, value }));
   const [answer, seconds] = timed(() => {
     const [prepared] = prepareSeries(rows, { target: 'value', timestamp: 'date' });
     return forecastSeries(prepared, { horizon: 14, quantiles: [0.1, 0.5, 0.9] });

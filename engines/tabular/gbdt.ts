@@ -3,7 +3,7 @@
  * (early stopping, progress) receive a frozen state after every round, as in LightGBM's callback.py.
  */
 import type { BinnedFeatureInfo } from './binning';
-import { type GrowerParams, type BuiltTree, TreeGrower, leafOfRouted, routerBuffer, routerOf } from './grower';
+import { type GrowerParams, type BuiltTree, TreeGrower, leafOfRouted, routerBuffer, routerOf, symmetricDepth } from './grower';
 import type { Loss } from './loss';
 import { Prng } from './prng';
 import { PredictorBuilder, type FlatPredictor } from './predictor';
@@ -92,7 +92,7 @@ export function boost(
   const rows = new Uint32Array(n);
   const mask = new Uint8Array(F);
   const featOrder = new Int32Array(F);
-  const routerScratch = routerBuffer(Math.max(1, params.grower.symmetric ? (1 << Math.min(10, params.grower.maxDepth > 0 ? params.grower.maxDepth : 6)) - 1 : params.grower.maxLeaves - 1));
+  const routerScratch = routerBuffer(Math.max(1, params.grower.symmetric ? (1 << symmetricDepth(params.grower)) - 1 : params.grower.maxLeaves - 1));
   const rounds: BuiltTree[][] = [];
   const validHistory: number[] = [];
   // validation scores at the iteration early stopping keeps, so they need not be rebuilt at the end

@@ -43,6 +43,11 @@ export interface GrowerParams {
   symmetric?: boolean;
 }
 
+/** Levels of a symmetric tree: maxDepth (6 when unlimited), at most 10 (1,024 leaves). */
+export function symmetricDepth(params: Pick<GrowerParams, 'maxDepth'>): number {
+  return Math.max(0, Math.min(params.maxDepth > 0 ? params.maxDepth : 6, 10));
+}
+
 export const DEFAULT_GROWER_PARAMS: GrowerParams = {
   maxLeaves: 31,
   maxDepth: 0,
@@ -420,7 +425,7 @@ export class TreeGrower {
     const p = this.params;
     const idx = this.idx;
     const { active, nActive } = this.setActive(featureMask);
-    const depthMax = Math.max(0, Math.min(p.maxDepth > 0 ? p.maxDepth : 6, 10));
+    const depthMax = symmetricDepth(p);
     const lambda = p.lambdaL2;
     const [g0, h0] = this.loadRoot(grad, hess, rows, m);
     type Seg = { start: number; end: number; g: number; h: number; c: number; hist: Float64Array | null };

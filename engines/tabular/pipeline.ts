@@ -4,7 +4,7 @@
 import { gainImportance, permutationImportance, toShares, type Factor } from './explain';
 import type { TabularModel } from './model';
 import { analyse, encodeRows, type Analysis, type DataReport, type Row, type TaskOption } from './schema';
-import { fitPortfolio, memberConfig, membersFor, membersV3, type MemberName } from './portfolio';
+import { fitPortfolio, memberConfig, membersFor, MEMBERS_V3, type MemberName } from './portfolio';
 import { defaultConfig, fitCore, rawToOutput, type CoreResult, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
 import { logLoss, rmse, rocAuc } from './metrics';
 
@@ -13,7 +13,7 @@ export const ENGINE_ID = 'tabular-gbdt';
  * Engine versions. 1.0.0: one cross-fit ensemble of leaf-wise trees. 2.0.0: a portfolio of members
  * (portfolio.ts) blended with weights fitted on their out-of-fold scores. 3.0.0: a portfolio of two
  * members, engine 1's leaf-wise ensemble and an ensemble of symmetric (oblivious) trees (portfolio.ts,
- * membersV3), with the same blend. All write artefact format 1 and are scored by the same code, so a
+ * MEMBERS_V3), with the same blend. All write artefact format 1 and are scored by the same code, so a
  * model of any version keeps serving exactly what it served.
  */
 export const ENGINE_VERSIONS = ['1.0.0', '2.0.0', '3.0.0'] as const;
@@ -115,7 +115,7 @@ function configPart(override: EngineConfigOverride): Partial<Omit<EngineConfig, 
 /** Engine 2's members and their configurations; an override applies to every member (after its own changes). */
 export function resolveMembers(p: Prepared, override?: EngineConfigOverride, version: EngineVersion = '2.0.0'): Array<{ name: MemberName; cfg: EngineConfig }> {
   const outputs = p.task === 'multiclass' ? p.nClasses : 1;
-  const names = override?.members ?? (version === '2.0.0' ? membersFor(p.n, p.F, outputs) : membersV3(p.n, p.F, outputs));
+  const names = override?.members ?? (version === '2.0.0' ? membersFor(p.n, p.F, outputs) : MEMBERS_V3);
   const base = defaultConfig(p.n, p.task, p.nClasses);
   return names.map((name) => {
     const cfg = memberConfig(name, base, p.n, outputs);

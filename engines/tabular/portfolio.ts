@@ -36,9 +36,7 @@ export function membersFor(n: number, F: number, outputs = 1): MemberName[] {
  * and size (fewer, cheaper members than engine 2: the symmetric trees are the shape CatBoost grows,
  * the one the leaf-wise member lacks; see memberConfig).
  */
-export function membersV3(_n: number, _F: number, _outputs = 1): MemberName[] {
-  return ['leafwise', 'symmetric'];
-}
+export const MEMBERS_V3: readonly MemberName[] = ['leafwise', 'symmetric'];
 
 /**
  * The members, as changes of the engine-1 configuration (`base`, which already holds the

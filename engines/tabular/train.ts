@@ -9,6 +9,7 @@ import { DEFAULT_GROWER_PARAMS, type GrowerParams } from './grower';
 import { makeLoss, softmaxRow, sigmoid, type LossName } from './loss';
 import { mergePredictors, predictRaw, type FlatPredictor } from './predictor';
 import { Prng } from './prng';
+import type { MemberName } from './portfolio';
 
 export type InternalTask = 'binary' | 'multiclass' | 'regression';
 
@@ -37,7 +38,7 @@ export interface EngineConfig {
 export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & {
   grower?: Partial<GrowerParams>;
   /** engine 2 only: the portfolio's members (default: all of them) */
-  members?: Array<'leafwise' | 'depthwise' | 'shallow' | 'deep' | 'symmetric'>;
+  members?: MemberName[];
   /** engine 2 only (experiments): greedy blend from the best member alone or from every member once */
   blendStart?: 'best' | 'all';
 };

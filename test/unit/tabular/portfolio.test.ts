@@ -2,7 +2,7 @@ import { canServe, ENGINE_CATALOGUE } from '../../../engines/catalogue';
 import { loadModel, predictRows, serialiseModel, trainTabular, TABULAR_ENGINE } from '../../../engines/tabular/index';
 import { makeLoss } from '../../../engines/tabular/loss';
 import { prepare, resolveMembers } from '../../../engines/tabular/pipeline';
-import { blendWeights, fitPortfolio, membersFor, membersV3 } from '../../../engines/tabular/portfolio';
+import { blendWeights, fitPortfolio, membersFor, MEMBERS_V3 } from '../../../engines/tabular/portfolio';
 import { Prng } from '../../../engines/tabular/prng';
 import { fitCore, type EngineConfigOverride } from '../../../engines/tabular/train';
 import { signalRows } from './helpers';
@@ -90,7 +90,7 @@ describe('portfolio members', () => {
   });
 
   it('of engine 3.0.0 are engine 1 and a symmetric ensemble', () => {
-    expect(membersV3(500, 10)).toEqual(['leafwise', 'symmetric']);
+    expect(MEMBERS_V3).toEqual(['leafwise', 'symmetric']);
     const sym = resolveMembers(p, FAST, '3.0.0').find((m) => m.name === 'symmetric');
     expect(sym?.cfg.grower.symmetric).toBe(true);
     const pred = fitCore(input, sym!.cfg, 1).predictor;
