@@ -7,7 +7,7 @@ const path = require('node:path');
 class SummaryReporter {
   onRunComplete(_contexts, results) {
     const skipped = results.numPendingTests + results.numTodoTests;
-    const line = `Tests: ${results.numPassedTests} passed, ${results.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`;
+    const line = `${results.numPassedTests} passed, ${results.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`;
     process.stdout.write(`\n${line}\n`);
     const file = path.resolve(__dirname, '..', '..', '.data', 'test-summary.txt');
     fs.mkdirSync(path.dirname(file), { recursive: true });
