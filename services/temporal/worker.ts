@@ -28,6 +28,8 @@ export interface WorkerDeps {
   webhooks: WebhookSettings;
   /** Stripe, for purchases whose settlement never came (default: none, such purchases expire). */
   stripe?: Stripe | null;
+  /** Workflows kept in memory between tasks (default: the SDK's); 0 polls every task from the shared queue. */
+  maxCachedWorkflows?: number;
 }
 
 let runtimeInstalled = false;
@@ -56,6 +58,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     ...workflowSource,
     ...(deps.shutdownGraceMs !== undefined ? { shutdownGraceTime: deps.shutdownGraceMs } : {}),
+    ...(deps.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
     activities: createActivities({
       orm: deps.orm,
       logger: deps.logger,

@@ -1,8 +1,10 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { ApiKeySchema } from '../../db/entities';
 import { findTestServer } from '../../scripts/lib/temporal-dev-server';
 import { installRuntimeOnce } from '../../services/temporal/worker';
 import { toolsDir } from '../support/env';
 import { expectError, startHarness, type Harness } from '../support/harness';
+import { startInProcessWorker } from '../support/processes';
 
 /**
  * The rotation grace is a durable Temporal timer. On the time-skipping test server a week passes in
@@ -47,5 +49,62 @@ describe('rotation grace on a durable timer (time-skipping Temporal)', () => {
     expect(after.status).toBe(200);
     const old = after.body.data.find((k: { id: string }) => k.id === oldAdmin.id);
     expect(old).toEqual(expect.objectContaining({ status: 'revoked', revoke_reason: 'rotated' }));
+  });
+});
+
+/**
+ * The grace's timer lives in Temporal, not in a worker: a worker lost while it waits (shut down here,
+ * the in-process stand-in for a killed one) and days with no worker at all change nothing; the next
+ * worker to start ends the grace, once.
+ */
+describe('rotation grace across a lost worker (time-skipping Temporal)', () => {
+  let env: TestWorkflowEnvironment;
+  let h: Harness;
+
+  beforeAll(async () => {
+    installRuntimeOnce();
+    env = await TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: { type: 'existing-path', path: findTestServer(toolsDir) } },
+    });
+    h = await startHarness({ withoutWorker: true, temporal: { client: env.client, nativeConnection: env.nativeConnection } });
+  });
+  afterAll(async () => {
+    await h?.stop();
+    await env?.teardown();
+  });
+
+  it('the old key is revoked by the next worker after the first was lost mid-grace, and the twin keeps working', async () => {
+    const account = await h.provision();
+    const listed = await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey);
+    const oldAdmin = listed.body.data.find((k: { kind: string }) => k.kind === 'admin');
+
+    // Without a workflow cache: a real server hands a lost worker's sticky tasks to the shared queue
+    // after 5 s, the time-skipping test server never does (its time stands still meanwhile).
+    const first = await startInProcessWorker(h, env.nativeConnection, { maxCachedWorkflows: 0 });
+    const rotated = await h.http.post(`/v1/api-keys/${oldAdmin.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days: 7 });
+    expect(rotated.status).toBe(201);
+    const handle = env.client.workflow.getHandle(`key-grace/${oldAdmin.id}`);
+    await env.sleep('2d');
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    await first.stop();
+
+    // Four days with no worker at all (the test server advances time only up to a workflow task
+    // nobody can take, so the timer itself fires once the next worker polls).
+    await env.sleep('4d');
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    const before = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: oldAdmin.id });
+    expect(before.revokedAt).toBeNull();
+
+    const second = await startInProcessWorker(h, env.nativeConnection);
+    try {
+      expect(await handle.result()).toEqual({ revoked: true });
+    } finally {
+      await second.stop();
+    }
+    const after = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: oldAdmin.id });
+    expect(after.revokedAt).not.toBeNull();
+    expect(after.revokeReason).toBe('rotated');
+    expectError(await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey), 401, 'API_KEY_INVALID');
+    expect((await h.http.get('/v1/api-keys').set('X-API-Key', rotated.body.secret)).status).toBe(200);
   });
 });

@@ -43,9 +43,17 @@ export function killProcessGroup(child: ChildProcess | null): void {
   }
 }
 
-/** A healthy Temporal worker in the test process, on the harness's task queue; `stop` shuts it down. */
-export async function startInProcessWorker(h: Harness): Promise<{ stop(): Promise<void> }> {
-  const connection = await NativeConnection.connect({ address: requireEnv(TEST_ENV.temporalAddress) });
+/**
+ * A healthy Temporal worker in the test process, on the harness's task queue; `stop` shuts it down.
+ * `temporal`: another server's connection (e.g. the time-skipping test server's), left open by `stop`;
+ * `maxCachedWorkflows`: the worker's workflow cache (0: no sticky queue of its own).
+ */
+export async function startInProcessWorker(
+  h: Harness,
+  temporal?: NativeConnection,
+  options: { maxCachedWorkflows?: number } = {},
+): Promise<{ stop(): Promise<void> }> {
+  const connection = temporal ?? (await NativeConnection.connect({ address: requireEnv(TEST_ENV.temporalAddress) }));
   const worker = await createWorker({
     orm: h.orm,
     logger: pino({ level: 'silent' }),
@@ -56,13 +64,14 @@ export async function startInProcessWorker(h: Harness): Promise<{ stop(): Promis
     workflowBundlePath: requireEnv(TEST_ENV.workflowBundle),
     webhooks: webhookSettings(h.config),
     stripe: createStripeClient(h.config),
+    ...options,
   });
   const running = worker.run();
   return {
     async stop() {
       worker.shutdown();
       await running;
-      await connection.close();
+      if (!temporal) await connection.close();
     },
   };
 }
