@@ -1,41 +1,68 @@
 import { AppError } from './errors';
 
+/** Deeper than any route's body needs; deeper bodies are refused before any code walks them. */
+export const MAX_JSON_DEPTH = 64;
+
 /**
  * Parses a JSON request body with the checks a plain JSON.parse lacks, so that what reaches the
  * routes is storable and unambiguous:
  * - NUL characters in keys or strings are refused (PostgreSQL cannot store them in text or jsonb);
  * - numbers that overflow to ±Infinity (`1e999`) are refused (they would become targets and features);
- * - `__proto__` keys are refused (they would alter an object's prototype in code that copies rows).
+ * - `__proto__` keys are refused (they would alter an object's prototype in code that copies rows);
+ * - nesting deeper than MAX_JSON_DEPTH is refused (recursive code downstream would overflow its stack).
  * Each refusal is a 400 VALIDATION_ERROR naming where it was found; malformed text is INVALID_JSON.
+ *
+ * One plain parse, then one walk of the parsed value (JSON.parse keeps a `__proto__` key as an own
+ * property, so the walk sees it). A reviver or a pattern test over the text each cost as much as the
+ * parse itself on large bodies, which are read on the event loop.
  */
 export function parseJsonBody(text: string): unknown {
-  // Fast path: one plain parse when the text cannot hold any of the three. A NUL can only be written
-  // as an escape and "__proto__" either plainly or with escapes (all of the form \u00xx here); an
-  // overflowing number needs an exponent of 3+ digits or 309+ digits.
-  const suspicious = text.includes('\\u00') || text.includes('"__proto__"') || /[eE][+]?\d{3}|\d{309}/.test(text);
-  if (!suspicious) {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      throw new AppError('INVALID_JSON', 400, 'The request body is not valid JSON.');
-    }
-  }
-  let problem: string | null = null;
   let value: unknown;
   try {
-    value = JSON.parse(text, function reviver(this: unknown, key: string, v: unknown) {
-      if (problem) return v;
-      if (key === '__proto__') problem = 'the key "__proto__" is not allowed';
-      else if (key.includes('\u0000')) problem = `the key ${JSON.stringify(key)} holds a NUL character`;
-      else if (typeof v === 'string' && v.includes('\u0000')) problem = `the value of ${JSON.stringify(key)} holds a NUL character`;
-      else if (typeof v === 'number' && !Number.isFinite(v)) problem = `the number of ${JSON.stringify(key)} is out of range (not finite)`;
-      return v;
-    });
+    value = JSON.parse(text) as unknown;
   } catch {
     throw new AppError('INVALID_JSON', 400, 'The request body is not valid JSON.');
   }
+  const problem = firstRefused(value);
   if (problem) throw new AppError('VALIDATION_ERROR', 400, `Invalid body: ${problem}.`);
   return value;
+}
+
+/**
+ * The first refused place of a parsed value, described; null when there is none. Recursion stops at
+ * MAX_JSON_DEPTH, so the stack stays shallow whatever the body (JSON.parse itself nests without limit).
+ */
+function firstRefused(value: unknown, key = '', depth = 0): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? `the value of ${JSON.stringify(key)} holds a NUL character` : null;
+  if (typeof value === 'number') return Number.isFinite(value) ? null : `the number of ${JSON.stringify(key)} is out of range (not finite)`;
+  if (value === null || typeof value !== 'object') return null;
+  if (depth >= MAX_JSON_DEPTH) return `it is nested deeper than ${MAX_JSON_DEPTH} levels`;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i += 1) {
+      const item: unknown = value[i];
+      // Scalars inline: most of a large body is cells, and a call per cell is most of the walk.
+      if (typeof item === 'object' || typeof item === 'string' || typeof item === 'number') {
+        const found = firstRefused(item, String(i), depth + 1);
+        if (found) return found;
+      }
+    }
+    return null;
+  }
+  const record = value as Record<string, unknown>;
+  for (const name in record) {
+    if (name === '__proto__') return 'the key "__proto__" is not allowed';
+    if (name.includes('\u0000')) return `the key ${JSON.stringify(name)} holds a NUL character`;
+    const item = record[name];
+    if (typeof item === 'string') {
+      if (item.includes('\u0000')) return `the value of ${JSON.stringify(name)} holds a NUL character`;
+    } else if (typeof item === 'number') {
+      if (!Number.isFinite(item)) return `the number of ${JSON.stringify(name)} is out of range (not finite)`;
+    } else if (item !== null && typeof item === 'object') {
+      const found = firstRefused(item, name, depth + 1);
+      if (found) return found;
+    }
+  }
+  return null;
 }
 
 /** The same checks on values that come from elsewhere (multipart fields, CSV cells, query strings). */

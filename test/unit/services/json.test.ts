@@ -1,4 +1,4 @@
-import { parseJsonBody } from '../../../services/json';
+import { MAX_JSON_DEPTH, parseJsonBody } from '../../../services/json';
 
 const refusal = (text: string) => {
   try {
@@ -29,6 +29,31 @@ describe('parseJsonBody', () => {
 
   it('keeps large finite numbers and strings that only look like the refused ones', () => {
     expect(parseJsonBody('{"a":1e300,"b":"1e999","c":"__proto__","d":"\\\\u0000"}')).toEqual({ a: 1e300, b: '1e999', c: '__proto__', d: '\\u0000' });
+  });
+
+  it('names the refused place wherever it is in a large body', () => {
+    const rows = Array.from({ length: 5_000 }, (_, i) => ({ id: i, colour: 'red', size: i / 3 }));
+    const at = (row: number, cell: string) => JSON.stringify({ rows }).replace(`{"id":${row},"colour":"red"`, `{"id":${row},${cell},"colour":"red"`);
+    const detail = (text: string) => {
+      try {
+        parseJsonBody(text);
+        return null;
+      } catch (err) {
+        return (err as { detail?: string }).detail ?? null;
+      }
+    };
+    expect(detail(at(4_321, '"x\\u0000":1'))).toBe('Invalid body: the key "x\\u0000" holds a NUL character.');
+    expect(detail(at(17, '"note":"a\\u0000b"'))).toBe('Invalid body: the value of "note" holds a NUL character.');
+    expect(detail(at(4_999, '"size2":-1e400'))).toBe('Invalid body: the number of "size2" is out of range (not finite).');
+    expect(detail(at(0, '"__proto__":{"admin":true}'))).toBe('Invalid body: the key "__proto__" is not allowed.');
+    expect(detail(JSON.stringify({ rows }))).toBeNull();
+  });
+
+  it(`refuses nesting deeper than ${MAX_JSON_DEPTH} levels, even a million deep, and keeps a body exactly that deep`, () => {
+    const nested = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+    expect(parseJsonBody(`{"a":${nested(MAX_JSON_DEPTH - 1)}}`)).toEqual({ a: JSON.parse(nested(MAX_JSON_DEPTH - 1)) });
+    expect(refusal(`{"a":${nested(MAX_JSON_DEPTH)}}`)).toBe('VALIDATION_ERROR');
+    expect(refusal(nested(1_000_000))).toBe('VALIDATION_ERROR');
   });
 
   it('answers INVALID_JSON for malformed text', () => {
