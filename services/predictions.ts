@@ -3,7 +3,8 @@ import { MAX_PREDICT_ROWS_PER_CALL, PREDICTION_RETENTION_DAYS } from '../config/
 import { ModelVersionSchema, OutcomeSchema, PredictionSchema, type Model, type ModelVersion, type Prediction } from '../db/entities';
 import { findEngine } from '../engines/catalogue';
 import { gunzipText } from './compression';
-import { callExpired, chargeCall, knownToAfford, releaseReservation, settleSql, type CallStores } from './credits';
+import { answeredCallChargerFor } from './charge-batch';
+import { callExpired, chargeCall, knownToAfford, noteCharged, releaseReservation, settleSql, type CallStores } from './credits';
 import type { Row } from './datasets';
 import { INLINE_MAX_ROWS, type EnginePool } from './engine-pool';
 import { AppError, notFound } from './errors';
@@ -278,6 +279,17 @@ export async function predict(
 
     if (input.settleWithAnswer && rows.length <= CHARGED_WITH_ANSWER_MAX_ROWS && knownToAfford(input.accountId, cost)) {
       const scored = await score(pool, em, version, rows);
+      const shared = await answeredCallChargerFor(callPool).charge({ ...spec, rows: scored });
+      if (shared.kind === 'model_changed') {
+        model = await readFresh();
+        continue;
+      }
+      if (shared.kind === 'charged') {
+        await noteCharged(em, input.accountId, shared.remaining);
+        return result(scored, shared.remaining, null);
+      }
+      // The account could not cover its calls of that statement together: this call alone decides
+      // between its charge and 402, as any single charge (a month to open included).
       const charged = await chargeCall(stores, { ...spec, state: 'settled' }, storedRows(batch(scored), 'led'));
       if (charged.kind === 'model_changed') {
         model = await readFresh();
