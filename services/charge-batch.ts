@@ -1,7 +1,6 @@
-import { Histogram } from 'prom-client';
 import { currentPeriod } from './credits';
 import { newId } from './ids';
-import { registry } from './metrics';
+import { chargeBatchCalls } from './metrics';
 import { sql, type Queryable } from './sql';
 
 /** One small paid call, scored already, to charge together with its stored rows. */
@@ -92,13 +91,6 @@ interface OutcomeRow {
   b_after: number | null;
 }
 
-const batchSize = new Histogram({
-  name: 'credit_charge_batch_calls',
-  help: 'Answered paid calls charged by one statement (calls that arrive while a charge statement runs share the next one)',
-  buckets: [1, 2, 4, 8, 16, 32, 64],
-  registers: [registry],
-});
-
 /** One statement for `calls`; their outcomes in the same order. */
 async function chargeAnsweredCalls(db: Queryable, calls: AnsweredCall[], now: Date): Promise<Array<AnsweredCallOutcome>> {
   const ids = calls.map(() => newId('event'));
@@ -116,7 +108,7 @@ async function chargeAnsweredCalls(db: Queryable, calls: AnsweredCall[], now: Da
     currentPeriod(now),
     JSON.stringify(stored),
   ]);
-  batchSize.observe(calls.length);
+  chargeBatchCalls.observe(calls.length);
   return rows.map((row, i): AnsweredCallOutcome => {
     if (!row.model_current) return { kind: 'model_changed' };
     if (row.a_after === null || row.b_after === null) return { kind: 'not_charged' };

@@ -31,6 +31,13 @@ export const creditsCharged = new Counter({
   registers: [registry],
 });
 
+export const chargeBatchCalls = new Histogram({
+  name: 'credit_charge_batch_calls',
+  help: 'Answered paid calls charged by one statement (calls that arrive while a charge statement runs share the next one).',
+  buckets: [1, 2, 4, 8, 16, 32, 64],
+  registers: [registry],
+});
+
 export const workflowStarts = new Counter({
   name: 'workflow_starts_total',
   help: 'Workflows started by this process, by workflow type (signal-with-start counts as one start request).',

@@ -1,5 +1,5 @@
 import { AccountSchema, CreditLedgerSchema, PredictionSchema } from '../../db/entities';
-import { registry } from '../../services/metrics';
+import { chargeBatchCalls } from '../../services/metrics';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { startHarness, trainedChurnModel, type Harness } from '../support/harness';
 
@@ -20,8 +20,10 @@ describe('small predictions charged together', () => {
 
   /** Calls and statements of the shared charge so far (the histogram's sum and count). */
   async function chargeStatements(): Promise<{ calls: number; statements: number }> {
-    const metric = await registry.getSingleMetric('credit_charge_batch_calls')!.get();
-    const value = (suffix: string) => metric.values.find((v) => v.metricName === `credit_charge_batch_calls_${suffix}`)?.value ?? 0;
+    const metric = await chargeBatchCalls.get();
+    // A histogram's values carry the name of their series (_bucket, _sum, _count).
+    const values = metric.values as Array<{ metricName?: string; value: number }>;
+    const value = (suffix: string) => values.find((v) => v.metricName === `credit_charge_batch_calls_${suffix}`)?.value ?? 0;
     return { calls: value('sum'), statements: value('count') };
   }
 
