@@ -210,8 +210,9 @@ async function score(pool: EnginePool, em: EntityManager, version: ModelVersion,
  * without its charge committed, nor charged without its answer:
  * - a small call (CHARGED_WITH_ANSWER_MAX_ROWS) of an account this process last saw able to pay,
  *   whose answer is not stored for replay: the rows are scored first and charged in the statement
- *   that stores them (both or neither; an account that ran dry meanwhile costs one small
- *   computation, then takes the path below);
+ *   that stores them, one statement for the calls that arrive together (charge-batch.ts; both or
+ *   neither for each call; an account that ran dry meanwhile costs one small computation, then
+ *   takes the path below);
  * - otherwise the credits are reserved before any computation (402 first) and settled with the
  *   stored rows, or stay held for the caller to settle with its stored answer (Idempotency-Key); a
  *   failure here releases them at once, and a process that dies leaves them to the sweep.
