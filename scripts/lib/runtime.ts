@@ -148,15 +148,23 @@ export async function startService(options: {
   }
 }
 
-/** Stops cleanly on Ctrl-C or SIGTERM; a second signal forces the exit. */
+/**
+ * A signal this soon after the first is a copy of it, not a second request: a terminal's Ctrl-C
+ * signals the whole process group, and `npm start`'s wrappers (npm, tsx) forward it to the service
+ * as well, so one Ctrl-C arrives two or three times within milliseconds.
+ */
+export const SIGNAL_COPY_WINDOW_MS = 1_000;
+
+/** Stops cleanly on Ctrl-C or SIGTERM; a second signal (after SIGNAL_COPY_WINDOW_MS) forces the exit. */
 export function stopOnSignals(logger: Logger, stop: () => Promise<void>): void {
-  let stopping = false;
+  let stoppingSince: number | null = null;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
+    if (stoppingSince !== null) {
+      if (Date.now() - stoppingSince < SIGNAL_COPY_WINDOW_MS) return;
       logger.warn({ signal }, 'forced exit');
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     logger.info({ signal }, 'stopping');
     stop().then(
       () => process.exit(0),

@@ -34,12 +34,20 @@ export interface WorkerDeps {
 
 let runtimeInstalled = false;
 
-/** Keeps the SDK's and the Rust core's own logs quiet unless something is wrong. */
+/**
+ * Keeps the SDK's and the Rust core's own logs quiet unless something is wrong, and leaves signals to
+ * the process (scripts/lib/runtime.ts stops the worker in its place in the shutdown order; the SDK's
+ * default would shut the workers down on SIGINT/SIGTERM by itself, ahead of that order).
+ */
 export function installRuntimeOnce(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
+    Runtime.install({
+      logger: new DefaultLogger('WARN'),
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
+      shutdownSignals: [],
+    });
   } catch {
     // Already installed by another part of the process (e.g. @temporalio/testing): keep that one.
   }

@@ -97,6 +97,48 @@ describe('graceful shutdown of the API process', () => {
     expect(log).not.toContain('grace ran out');
   });
 
+  it('takes one Ctrl-C delivered twice (the group signal and a wrapper\'s copy) as one stop: finishes the request in flight, exits 0, no forced exit', async () => {
+    const { apiKey } = await h.provision('build');
+    const port = await freePort();
+    const output: string[] = [];
+    const twice = spawnServiceProcess('api', h.taskQueue, { HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', ENGINE_THREADS: '1' }, ['ignore', 'pipe', 'inherit']);
+    try {
+      twice.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
+      const exited = exitOf(twice);
+      await waitFor(() => output.join('').includes('API listening'), 60_000, 'the API to listen');
+
+      // A request held in flight keeps the process stopping while the copy arrives.
+      const body = Buffer.from(JSON.stringify({ target: 'churned', data: churnRows(200) }));
+      let finish: () => void = () => undefined;
+      const answered = new Promise<number>((resolve, reject) => {
+        const req = http.request(
+          { host: '127.0.0.1', port, method: 'POST', path: '/v1/datasets/validate', headers: { 'content-type': 'application/json', 'content-length': body.length, 'x-api-key': apiKey } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', reject);
+        req.write(body.subarray(0, body.length / 2));
+        finish = () => req.end(body.subarray(body.length / 2));
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      process.kill(twice.pid!, 'SIGINT');
+      await waitFor(() => output.join('').includes('"msg":"stopping"'), 10_000, 'the stop to begin');
+      process.kill(twice.pid!, 'SIGINT');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      finish();
+
+      expect(await answered).toBe(200);
+      expect(await exited).toBe(0);
+      const log = output.join('');
+      expect(log).toContain('HTTP requests drained');
+      expect(log).not.toContain('forced exit');
+    } finally {
+      killProcessGroup(twice);
+    }
+  });
+
   it('answers /health with 503 SHUTTING_DOWN and closes connections once draining has begun', async () => {
     const drain = new DrainState();
     const silent = pino({ level: 'silent' });
@@ -129,13 +171,20 @@ describe('graceful shutdown of the worker process', () => {
 
   it('on SIGTERM lets the running fit activity complete, then exits 0 (the fit is not retried)', async () => {
     const metricsPort = await freePort();
-    child = spawnServiceProcess('worker', h.taskQueue, {
-      LOG_LEVEL: 'warn',
-      ENGINE_THREADS: '1',
-      SHUTDOWN_GRACE_SECONDS: '60',
-      HOST: '127.0.0.1',
-      WORKER_METRICS_PORT: String(metricsPort),
-    });
+    const warnings: string[] = [];
+    child = spawnServiceProcess(
+      'worker',
+      h.taskQueue,
+      {
+        LOG_LEVEL: 'warn',
+        ENGINE_THREADS: '1',
+        SHUTDOWN_GRACE_SECONDS: '60',
+        HOST: '127.0.0.1',
+        WORKER_METRICS_PORT: String(metricsPort),
+      },
+      ['ignore', 'pipe', 'inherit'],
+    );
+    child.stdout?.on('data', (chunk: Buffer) => warnings.push(chunk.toString('utf8')));
     const exited = exitOf(child);
 
     const { apiKey } = await h.provision('build');
@@ -161,6 +210,8 @@ describe('graceful shutdown of the worker process', () => {
     expect(await scraped.text()).toMatch(/^engine_pool_threads [1-9]/m);
     process.kill(child.pid!, 'SIGTERM');
     expect(await exited).toBe(0);
+    // Every step of the stop went as planned: nothing at warn or above.
+    expect(warnings.join('')).toBe('');
     // The fit stored its version before the process exited: the activity finished, it was not cut.
     expect(await h.orm.em.fork().count(ModelVersionSchema, { model: modelId })).toBe(1);
 

@@ -9,9 +9,9 @@ import { TEST_ENV, repoRoot, requireEnv } from './env';
 import type { Harness } from './harness';
 
 /**
- * A service process of its own (`scripts/api.ts` or `scripts/worker.ts`) on the run's PostgreSQL and
- * Temporal and the test file's task queue, in its own process group so that a kill reaches tsx's node
- * child too.
+ * A service process of its own (`scripts/api.ts` or `scripts/worker.ts`, run as `npm run start:api`
+ * and `start:worker` run them: node with tsx as its loader) on the run's PostgreSQL and Temporal and
+ * the test file's task queue, in its own process group so that a kill reaches anything it starts.
  */
 export function spawnServiceProcess(
   role: 'api' | 'worker',
@@ -19,7 +19,7 @@ export function spawnServiceProcess(
   env: Record<string, string>,
   stdio: StdioOptions = 'ignore',
 ): ChildProcess {
-  return spawn(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'scripts', `${role}.ts`)], {
+  return spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'scripts', `${role}.ts`)], {
     cwd: repoRoot,
     env: {
       ...process.env,
