@@ -322,9 +322,10 @@ export function autoForecast(y: number[], h: number, taus: number[], opts: AutoO
           run = Math.max(run, v);
           return run;
         });
-        const k = forecasts.length;
-        const mean = Array.from({ length: h }, (_, i) => forecasts.reduce((a, f) => a + f.mean[i], 0) / k);
-        members = [{ mean: opts.combine === 'median' ? combineForecasts(forecasts, [0.5], 'median').mean : mean, sd }];
+        // centred on the point forecast (the point members' combination, when given)
+        const point = pointSubset(forecasts, opts) ?? forecasts;
+        const mean = combineForecasts(point, [], opts.combine === 'median' ? 'median' : 'mean').mean;
+        members = [{ mean, sd }];
       }
     }
   }

@@ -142,6 +142,17 @@ describe('monthly point forecast without damped-trend ETS (1.4.0)', () => {
     }
   });
 
+  test('calibrated and empirical intervals keep the point members\' point forecast', () => {
+    const y = seasonalTrend(60, 23);
+    const plain = autoForecast(y, 6, [0.5], { seasonLength: 12, members: MONTHLY, pointMembers: POINT });
+    const calibrated = autoForecast(y, 6, [0.5], { seasonLength: 12, members: MONTHLY, pointMembers: POINT, intervals: 'calibrated', origins: 2 });
+    expect(calibrated.mean).toEqual(plain.mean);
+    const empirical = autoForecast(y, 6, [0.5], { seasonLength: 12, members: MONTHLY, pointMembers: POINT, intervals: 'empirical', origins: 2 });
+    empirical.mean.forEach((v, k) => expect(v).toBeCloseTo(plain.mean[k], 8));
+    // empirical intervals are centred on the point forecast
+    empirical.quantiles[0].forEach((v, k) => expect(v).toBeCloseTo(plain.mean[k], 8));
+  });
+
   test('the backtest scores the same point forecast', () => {
     const y = seasonalTrend(84, 17);
     const bt = backtestSeries(monthly(y), { horizon: 6 });
