@@ -1,6 +1,6 @@
 import { forecastSeries, prepareSeries, backtestSeries } from '../../../engines/forecast';
 import type { Row } from '../../../engines/forecast';
-import { autoForecast, combineForecasts, defaultCombine, defaultMembers, defaultPointMembers, memberForecasts, pointMembersFor } from '../../../engines/forecast/auto';
+import { autoForecast, combineForecasts, defaultCombine, defaultMembers, defaultPointMembers, defaultQuantileMembers, memberForecasts, pointMembersFor, quantileMembersFor } from '../../../engines/forecast/auto';
 import type { Member } from '../../../engines/forecast';
 import { monthlyRows, normals } from './helpers';
 
@@ -165,5 +165,52 @@ describe('monthly point forecast without damped-trend ETS (1.4.0)', () => {
     const mae = test.reduce((a, v, k) => a + Math.abs(v - direct.mean[k]), 0) / 6;
     expect(bt.baseline).toBe('seasonal_naive');
     expect(bt.by_window[0].mase).toBeCloseTo(mae / scale, 8);
+  });
+});
+
+describe('quarterly point forecast with THieF ARIMA, quantiles without it (1.4.0)', () => {
+  const QUARTERLY: Member[] = ['ets', 'ets_damped', 'ets_temporal', 'theta', 'drift', 'arima_temporal'];
+  const SPREAD: Member[] = ['ets', 'ets_damped', 'ets_temporal', 'theta', 'drift'];
+  const PATTERN = [0.9, 1.15, 1.05, 0.9];
+
+  function quarterly(values: number[]) {
+    const rows = values.map((v, i) => ({ date: `${2000 + Math.floor(i / 4)}-${String(3 * (i % 4) + 1).padStart(2, '0')}-01`, value: v }));
+    return prepareSeries(rows, { target: 'value', timestamp: 'date' })[0];
+  }
+
+  function seasonalTrend(n: number, seed: number): number[] {
+    const z = normals(seed);
+    return Array.from({ length: n }, (_, t) => (200 + 2 * t) * PATTERN[t % 4] + 6 * z());
+  }
+
+  test('members and quantile members by calendar', () => {
+    expect(defaultMembers('quarter', 4, 60)).toEqual(QUARTERLY);
+    expect(defaultQuantileMembers('quarter')).toEqual(SPREAD);
+    expect(defaultPointMembers('quarter', 4, 60)).toBeUndefined();
+    for (const unit of ['year', 'month', 'day', 'hour', null] as const) expect(defaultQuantileMembers(unit)).toBeUndefined();
+    expect(quantileMembersFor({ members: ['ets', 'theta'] }, 'quarter')).toBeUndefined();
+    expect(quantileMembersFor({ quantileMembers: ['theta'] }, 'quarter')).toEqual(['theta']);
+    expect(quantileMembersFor({}, 'quarter')).toEqual(SPREAD);
+  });
+
+  test('point forecast = mean of all six members; quantiles = mean of the five without THieF ARIMA', () => {
+    const y = seasonalTrend(48, 4);
+    const taus = [0.1, 0.5, 0.9];
+    const fc = forecastSeries(quarterly(y), { horizon: 8, quantiles: taus });
+    expect(fc.models).toHaveLength(6);
+    expect(fc.models[5]).toMatch(/^THieF ARIMA/);
+    const { forecasts } = memberForecasts(y, 8, { seasonLength: 4, members: QUARTERLY });
+    const six = combineForecasts(forecasts, taus, 'mean');
+    const five = combineForecasts(forecasts.slice(0, 5), taus, 'mean');
+    fc.mean.forEach((v, k) => expect(v).toBeCloseTo(six.mean[k], 8));
+    taus.forEach((t, i) => fc.quantiles[String(t)].forEach((v, k) => expect(v).toBeCloseTo(five.quantiles[i][k], 8)));
+    fc.median.forEach((v, k) => expect(v).toBeCloseTo(five.mean[k], 8));
+    const direct = autoForecast(y, 8, taus, { seasonLength: 4, members: QUARTERLY, quantileMembers: SPREAD });
+    expect(fc.mean).toEqual(direct.mean);
+    // quantiles monotone; exact on a purely seasonal series
+    for (let k = 0; k < 8; k++) expect(fc.quantiles['0.1'][k]).toBeLessThanOrEqual(fc.quantiles['0.9'][k]);
+    const pure = Array.from({ length: 40 }, (_, t) => 100 * PATTERN[t % 4]);
+    const exact = forecastSeries(quarterly(pure), { horizon: 8, quantiles: [0.5] });
+    exact.mean.forEach((v, k) => expect(Math.abs(v - 100 * PATTERN[(40 + k) % 4])).toBeLessThan(0.05));
   });
 });
