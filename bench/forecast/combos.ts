@@ -6,16 +6,26 @@
  *                                  lowest MAE on the validation window (the train part's last horizon)
  *   "invw:a+b+c"                   members weighted by their inverse validation MAE
  *   "med:a+b+c"                    the median of the members (point and quantile by quantile)
+ *   "trim:a+b+c+d"                 the mean without the lowest and the highest member (point and
+ *                                  quantile by quantile, step by step)
  *   "X~Y"                          the point forecast of spec X with the quantiles of spec Y
  *   "X^Y"                          the point forecast of spec X, the quantiles of spec Y shifted so
  *                                  that Y's 0.5 quantile is X's point forecast
  *   "X@F"                          spec X with its quantiles' distances from its 0.5 quantile times F
  *
+ *   "seas:X|Y"                     spec X for series whose seasonality test passes (the engine's test,
+ *                                  at the scoring season), spec Y for the others
+ * "select:" options may be any of these specs (their validation forecasts are combined the same way).
+ * Every spec after the first is also compared with the first series by series: the mean difference of
+ * MASE with its standard error, the series it wins / loses, and the mean difference on odd and even
+ * series separately (a change that holds on both halves is less likely noise).
+ *
  *   tsx bench/forecast/combos.ts --cache .bench/exp/m1.json[,more.json] [--peers .bench/peers-raw/m1.json] SPEC…
  */
 import * as fs from 'node:fs';
 import { combineForecasts } from '../../engines/forecast/auto';
-import type { ModelForecast } from '../../engines/forecast/models/types';
+import { ModelForecast, normalQuantiles } from '../../engines/forecast/models/types';
+import { seasonalityTest } from '../../engines/forecast/math';
 import { mase, naiveScale, smape, WqlAccumulator } from '../../engines/forecast/metrics';
 import { TAUS } from './data';
 
@@ -86,48 +96,72 @@ const valMae = (s: Cached, f: ModelForecast) => {
   return e / s.h;
 };
 
-function forecastOf(s: Cached, spec: string): { mean: number[]; quantiles: number[][] } {
+function trimmed(xs: number[]): number {
+  const v = xs.slice().sort((a, b) => a - b);
+  const inner = v.length > 2 ? v.slice(1, -1) : v;
+  return inner.reduce((a, b) => a + b, 0) / inner.length;
+}
+
+/** the mean of the members without the lowest and highest, for the point and every quantile level */
+function trimCombine(fs_: ModelForecast[]): { mean: number[]; quantiles: number[][] } {
+  const h = fs_[0].mean.length;
+  const mq = fs_.map((f) => normalQuantiles(f, TAUS));
+  return {
+    mean: Array.from({ length: h }, (_, k) => trimmed(fs_.map((f) => f.mean[k]))),
+    quantiles: TAUS.map((_, i) => Array.from({ length: h }, (_, k) => trimmed(mq.map((q) => q[i][k])))),
+  };
+}
+
+type Src = 'full' | 'val';
+
+function forecastOf(s: Cached, spec: string, src: Src = 'full'): { mean: number[]; quantiles: number[][] } {
+  const mem = s[src];
   const at = spec.lastIndexOf('@');
   if (at >= 0) {
     // spread scaling: quantiles moved away from the 0.5 quantile by the factor
     const f = parseFloat(spec.slice(at + 1));
-    const x = forecastOf(s, spec.slice(0, at));
+    const x = forecastOf(s, spec.slice(0, at), src);
     const mid = x.quantiles[TAUS.indexOf(0.5)].slice();
     return finish(s.train, { mean: x.mean, quantiles: x.quantiles.map((q) => q.map((v, k) => mid[k] + f * (v - mid[k]))) });
   }
   for (const op of ['~', '^']) {
     const i = spec.indexOf(op);
     if (i < 0) continue;
-    const x = forecastOf(s, spec.slice(0, i));
-    const y = forecastOf(s, spec.slice(i + 1));
+    const x = forecastOf(s, spec.slice(0, i), src);
+    const y = forecastOf(s, spec.slice(i + 1), src);
     const mid = TAUS.indexOf(0.5);
     const quantiles = op === '~' ? y.quantiles : y.quantiles.map((q) => q.map((v, k) => v + x.mean[k] - y.quantiles[mid][k]));
     return finish(s.train, { mean: x.mean, quantiles });
   }
+  if (spec.startsWith('seas:')) {
+    const [x, y] = spec.slice(5).split('|');
+    return forecastOf(s, s.m > 1 && seasonalityTest(s.train, s.m) ? x : y, src);
+  }
   if (spec.startsWith('select:')) {
     const options = spec.slice(7).split('|');
     let best = options[0];
-    if (Object.keys(s.val).length) {
+    if (src === 'full' && Object.keys(s.val).length) {
       let bestErr = Infinity;
       for (const o of options) {
-        const ms = o.split('+');
-        const mean = s.val[ms[0]].mean.map((_, k) => ms.reduce((a, m) => a + s.val[m].mean[k], 0) / ms.length);
-        const e = valMae(s, { mean, sd: [] });
+        const e = valMae(s, { mean: forecastOf(s, o, 'val').mean, sd: [] });
         if (e < bestErr - 1e-12) [bestErr, best] = [e, o];
       }
     }
-    return forecastOf(s, best);
+    return forecastOf(s, best, src);
   }
   if (spec.startsWith('invw:')) {
     const ms = spec.slice(5).split('+');
-    const w = ms.map((m) => (Object.keys(s.val).length ? 1 / Math.max(1e-9, valMae(s, s.val[m])) : 1));
-    return finish(s.train, combineForecasts(weighted(ms.map((m) => s.full[m]), w), TAUS, 'mean'));
+    const w = ms.map((m) => (src === 'full' && Object.keys(s.val).length ? 1 / Math.max(1e-9, valMae(s, s.val[m])) : 1));
+    return finish(s.train, combineForecasts(weighted(ms.map((m) => mem[m]), w), TAUS, 'mean'));
   }
   if (spec.startsWith('med:')) {
-    return finish(s.train, combineForecasts(spec.slice(4).split('+').map((m) => s.full[m]), TAUS, 'median'));
+    return finish(s.train, combineForecasts(spec.slice(4).split('+').map((m) => mem[m]), TAUS, 'median'));
+  }
+  if (spec.startsWith('trim:')) {
+    return finish(s.train, trimCombine(spec.slice(5).split('+').map((m) => mem[m])));
   }
   const ms = spec.split('+');
-  return finish(s.train, combineForecasts(ms.map((m) => s.full[m]), TAUS, 'mean'));
+  return finish(s.train, combineForecasts(ms.map((m) => mem[m]), TAUS, 'mean'));
 }
 
 interface PeerPeriod { period: string; series: string[]; systems: Record<string, { mean: number[][]; quantiles: number[][][] }> }
@@ -137,17 +171,34 @@ const PEERS = ['autoets', 'autotheta', 'autoarima', 'mean'];
 const periods = [...new Set(cache.series.map((s) => s.period))];
 for (const p of periods) {
   const list = cache.series.filter((s) => s.period === p);
-  const rows: [string, number, number, number][] = [];
-  const score = (name: string, get: (s: Cached) => { mean: number[]; quantiles: number[][] }) => {
+  const rows: [string, number, number, number, string][] = [];
+  let first: number[] | null = null;
+  const score = (name: string, get: (s: Cached) => { mean: number[]; quantiles: number[][] }, compare = false) => {
     let ma = 0, sm = 0;
     const w = new WqlAccumulator(TAUS);
+    const per: number[] = [];
     for (const s of list) {
       const fc = get(s);
-      ma += mase(s.test, fc.mean, naiveScale(s.train, s.m));
+      const e = mase(s.test, fc.mean, naiveScale(s.train, s.m));
+      per.push(e);
+      ma += e;
       sm += smape(s.test, fc.mean);
       w.add(s.test, fc.quantiles);
     }
-    rows.push([name, ma / list.length, sm / list.length, w.value()]);
+    let note = '';
+    if (compare && first) {
+      const base = first;
+      const d = per.map((v, i) => v - base[i]);
+      const n = d.length;
+      const md = d.reduce((a, b) => a + b, 0) / n;
+      const se = Math.sqrt(d.reduce((a, b) => a + (b - md) ** 2, 0) / (n - 1) / n);
+      const half = (r: number) => {
+        const x = d.filter((_, i) => i % 2 === r);
+        return x.reduce((a, b) => a + b, 0) / Math.max(1, x.length);
+      };
+      note = `  [vs first: ${md >= 0 ? '+' : ''}${md.toFixed(4)} ± ${se.toFixed(4)}; better ${d.filter((v) => v < -1e-12).length}, worse ${d.filter((v) => v > 1e-12).length}; halves ${half(0).toFixed(4)} / ${half(1).toFixed(4)}]`;
+    } else if (compare) first = per;
+    rows.push([name, ma / list.length, sm / list.length, w.value(), note]);
   };
   if (peers) {
     const pp = peers.periods.find((x) => x.period === p);
@@ -164,7 +215,7 @@ for (const p of periods) {
       }
     }
   }
-  for (const spec of specs) score(spec, (s) => forecastOf(s, spec));
+  for (const spec of specs) score(spec, (s) => forecastOf(s, spec), true);
   console.log(`\n${p} (${list.length} series)`);
-  for (const [n, a, b, c] of rows) console.log(`${a.toFixed(3)}  ${b.toFixed(2)}  ${c.toFixed(4)}  ${n}`);
+  for (const [n, a, b, c, note] of rows) console.log(`${a.toFixed(4)}  ${b.toFixed(2)}  ${c.toFixed(4)}  ${n}${note}`);
 }

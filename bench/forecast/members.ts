@@ -5,6 +5,9 @@
  * then scored from the cache by combos.ts without refitting.
  *
  *   tsx bench/forecast/members.ts --data FILE --every K --out .bench/members-NAME.json [--members a,b] [--only YEARLY,MONTHLY]
+ *                                 [--window N] [--no-val]
+ *
+ * --window N fits on the last N points of the train part only; --no-val skips the validation fits.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -29,6 +32,7 @@ const out = path.resolve(arg('--out'));
 const members = arg('--members', ALL.join(',')).split(',') as Member[];
 /** fit on the last `window` points only (0: the whole train part) */
 const window = parseInt(arg('--window', '0'), 10);
+const noVal = process.argv.includes('--no-val');
 const only = arg('--only', '').split(',').map((p) => p.trim().toUpperCase()).filter(Boolean);
 const series = readData(data)
   .filter((s) => !only.length || only.includes(s.period))
@@ -45,7 +49,7 @@ for (const s of series) {
     const f = memberForecasts(y, h, { seasonLength: m, members: [mem] });
     seconds[mem] = (seconds[mem] ?? 0) + Number(process.hrtime.bigint() - t0) / 1e9;
     (entry.full as Record<string, unknown>)[mem] = { mean: f.forecasts[0].mean, sd: f.forecasts[0].sd };
-    if (y.length - h >= 10) {
+    if (!noVal && y.length - h >= 10) {
       const v = memberForecasts(y.slice(0, y.length - h), h, { seasonLength: m, members: [mem] });
       (entry.val as Record<string, unknown>)[mem] = { mean: v.forecasts[0].mean, sd: v.forecasts[0].sd };
     }

@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { forecastSeries, MIN_POINTS, prepareSeries, Row } from '../../engines/forecast';
-import { autoForecast, combineFor, defaultMembers } from '../../engines/forecast/auto';
+import { autoForecast, combineFor, defaultMembers, pointMembersFor, quantileMembersFor } from '../../engines/forecast/auto';
 import type { Combine, Intervals, Member, Method, SeasonalMode } from '../../engines/forecast';
 import { mase, naiveScale, smape, WqlAccumulator } from '../../engines/forecast/metrics';
 import { PERIODS, readData, SEASON, SeriesData, TAUS, timestampsFor } from './data';
@@ -119,7 +119,7 @@ function runOurs(series: SeriesData[], args: Args, scorer: Scorer, overall: Scor
       shortSeries++;
       const unit = s.period === 'YEARLY' ? 'year' : s.period === 'QUARTERLY' ? 'quarter' : null;
       const m = s.period === 'OTHER' ? 1 : SEASON[s.period];
-      const fc = autoForecast(s.train, s.horizon, TAUS, { seasonLength: m, members: args.members ?? defaultMembers(unit, m, s.train.length), method: args.method, combine: combineFor(args, unit), seasonalMode: args.seasonalMode });
+      const fc = autoForecast(s.train, s.horizon, TAUS, { seasonLength: m, members: args.members ?? defaultMembers(unit, m, s.train.length), pointMembers: pointMembersFor(args, unit, m, s.train.length), quantileMembers: quantileMembersFor(args, unit), method: args.method, combine: combineFor(args, unit), seasonalMode: args.seasonalMode });
       scorer.add(s, fc.mean, fc.quantiles);
       overall.add(s, fc.mean, fc.quantiles);
       continue;

@@ -3,7 +3,7 @@
  * MASE with the naive baseline's (seasonal naive when the series is seasonal) on the same windows.
  * Gives scores only, never forecast values.
  */
-import { autoForecast, Combine, combineFor, defaultMembers, Member, Method, SeasonalMode } from './auto';
+import { autoForecast, Combine, combineFor, defaultMembers, Member, Method, pointMembersFor, SeasonalMode } from './auto';
 import { formatTimestamp } from './calendar';
 import { SeriesError } from './errors';
 import { validateHorizon, resolveSeasonLength } from './forecast';
@@ -21,6 +21,8 @@ export interface BacktestOptions {
   combine?: Combine;
   seasonalMode?: SeasonalMode;
   members?: Member[];
+  /** members whose combination is the point forecast (default: see defaultPointMembers) */
+  pointMembers?: Member[];
 }
 
 export interface BacktestWindow {
@@ -98,6 +100,7 @@ export function backtestSeries(series: PreparedSeries, options: BacktestOptions)
       combine: combineFor(options, series.interval.unit),
       seasonalMode: options.seasonalMode,
       members: options.members ?? defaultMembers(series.interval.unit, m, series.values.length),
+      pointMembers: pointMembersFor(options, series.interval.unit, m, series.values.length),
     });
     const useSeasonal = fullSeasonal && train.length > m;
     seasonalBaseline ||= useSeasonal;

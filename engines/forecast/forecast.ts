@@ -3,7 +3,7 @@
  * timestamps on the series' calendar and the requested quantiles.
  */
 import { formatTimestamp, futureTimestamps, TimestampFormat } from './calendar';
-import { autoForecast, Combine, combineFor, defaultMembers, Intervals, Member, Method, SeasonalMode } from './auto';
+import { autoForecast, Combine, combineFor, defaultMembers, Intervals, Member, Method, pointMembersFor, quantileMembersFor, SeasonalMode } from './auto';
 import { SeriesError } from './errors';
 import { PreparedSeries } from './prepare';
 
@@ -27,6 +27,10 @@ export interface ForecastOptions {
   seasonalMode?: SeasonalMode;
   /** members of the combination (default: see defaultMembers) */
   members?: Member[];
+  /** members whose combination is the point forecast (default: see defaultPointMembers; all when `members` are given) */
+  pointMembers?: Member[];
+  /** members whose quantiles make the quantiles (default: see defaultQuantileMembers; all when `members` are given) */
+  quantileMembers?: Member[];
   /** how quantiles are calibrated (default: see DEFAULT_INTERVALS) */
   intervals?: Intervals;
 }
@@ -79,6 +83,8 @@ export function forecastSeries(series: PreparedSeries, options: ForecastOptions)
     combine: combineFor(options, series.interval.unit),
     seasonalMode: options.seasonalMode,
     members: options.members ?? defaultMembers(series.interval.unit, m, series.values.length),
+    pointMembers: pointMembersFor(options, series.interval.unit, m, series.values.length),
+    quantileMembers: quantileMembersFor(options, series.interval.unit),
     intervals: options.intervals ?? DEFAULT_INTERVALS,
   });
   // monotone across levels at every step

@@ -1,7 +1,8 @@
 import { forecastSeries, prepareSeries, backtestSeries } from '../../../engines/forecast';
 import type { Row } from '../../../engines/forecast';
-import { autoForecast, combineForecasts, defaultCombine, defaultMembers } from '../../../engines/forecast/auto';
-import { normals } from './helpers';
+import { autoForecast, combineForecasts, defaultCombine, defaultMembers, defaultPointMembers, defaultQuantileMembers, memberForecasts, pointMembersFor, quantileMembersFor } from '../../../engines/forecast/auto';
+import type { Member } from '../../../engines/forecast';
+import { monthlyRows, normals } from './helpers';
 
 /** Rows with yearly timestamps YYYY-01-01 from 1970. */
 function yearlyRows(values: number[]): Row[] {
@@ -74,5 +75,142 @@ describe('default combination by calendar', () => {
     scale /= train.length - 1;
     const mae = test.reduce((a, v, k) => a + Math.abs(v - direct.mean[k]), 0) / 4;
     expect(bt.by_window[0].mase).toBeCloseTo(mae / scale, 8);
+  });
+});
+
+describe('monthly point forecast without damped-trend ETS (1.4.0)', () => {
+  const MONTHLY: Member[] = ['ets_damped', 'ets_temporal', 'theta', 'arima_temporal'];
+  const POINT: Member[] = ['ets_temporal', 'theta', 'arima_temporal'];
+  const PATTERN = [5, 3, 8, 12, 20, 30, 35, 32, 22, 14, 9, 6];
+
+  function seasonalTrend(n: number, seed: number): number[] {
+    const z = normals(seed);
+    return Array.from({ length: n }, (_, t) => (100 + 0.8 * t) * (1 + PATTERN[t % 12] / 40) + 4 * z());
+  }
+
+  function monthly(values: number[]) {
+    return prepareSeries(monthlyRows(values), { target: 'value', timestamp: 'date' })[0];
+  }
+
+  test('the point members by calendar: the three for short seasonal data, all members otherwise', () => {
+    expect(defaultMembers('month', 12, 120)).toEqual(MONTHLY);
+    expect(defaultPointMembers('month', 12, 120)).toEqual(POINT);
+    expect(defaultPointMembers('day', 7, 200)).toEqual(POINT);
+    for (const [unit, m, n] of [['year', 1, 40], ['quarter', 4, 80], ['hour', 24, 700], ['month', 1, 120], [null, 1, 50], ['week', 52, 300]] as const) {
+      expect(defaultPointMembers(unit, m, n)).toBeUndefined();
+    }
+    // members or point members given by the caller win
+    expect(pointMembersFor({ members: ['ets', 'theta'] }, 'month', 12, 120)).toBeUndefined();
+    expect(pointMembersFor({ pointMembers: ['theta'] }, 'month', 12, 120)).toEqual(['theta']);
+    expect(pointMembersFor({}, 'month', 12, 120)).toEqual(POINT);
+  });
+
+  test('point forecast = mean of THieF ETS, Theta and THieF ARIMA; quantiles = mean of all four members', () => {
+    const y = seasonalTrend(96, 3);
+    const taus = [0.1, 0.5, 0.9];
+    const fc = forecastSeries(monthly(y), { horizon: 18, quantiles: taus });
+    expect(fc.models).toHaveLength(4);
+    const { forecasts } = memberForecasts(y, 18, { seasonLength: 12, members: MONTHLY });
+    const three = combineForecasts(forecasts.slice(1), taus, 'mean');
+    const four = combineForecasts(forecasts, taus, 'mean');
+    fc.mean.forEach((v, k) => expect(v).toBeCloseTo(three.mean[k], 8));
+    taus.forEach((t, i) => fc.quantiles[String(t)].forEach((v, k) => expect(v).toBeCloseTo(four.quantiles[i][k], 8)));
+    // the 0.5 quantile is the four members' centre, not the point forecast
+    fc.median.forEach((v, k) => expect(v).toBeCloseTo(four.mean[k], 8));
+    expect(fc.median.some((v, k) => Math.abs(v - fc.mean[k]) > 1e-6)).toBe(true);
+    // the same through autoForecast with explicit point members
+    const direct = autoForecast(y, 18, taus, { seasonLength: 12, members: MONTHLY, pointMembers: POINT });
+    expect(fc.mean).toEqual(direct.mean);
+    // members given explicitly: every member in the point forecast, as before 1.4.0
+    const all = forecastSeries(monthly(y), { horizon: 18, members: MONTHLY });
+    all.mean.forEach((v, k) => expect(v).toBeCloseTo(four.mean[k], 8));
+  });
+
+  test('exact on a purely seasonal series and a constant one; quantiles monotone', () => {
+    const pure = Array.from({ length: 60 }, (_, t) => 50 + PATTERN[t % 12]);
+    const fc = forecastSeries(monthly(pure), { horizon: 24, quantiles: [0.1, 0.5, 0.9] });
+    fc.mean.forEach((v, k) => expect(Math.abs(v - (50 + PATTERN[(60 + k) % 12]))).toBeLessThan(0.05));
+    fc.median.forEach((v, k) => expect(Math.abs(v - (50 + PATTERN[(60 + k) % 12]))).toBeLessThan(0.05));
+    const c = forecastSeries(monthly(new Array(36).fill(9)), { horizon: 6, quantiles: [0.1, 0.9] });
+    c.mean.forEach((v) => expect(v).toBeCloseTo(9, 8));
+    const noisy = forecastSeries(monthly(seasonalTrend(72, 8)), { horizon: 18, quantiles: [0.05, 0.25, 0.5, 0.75, 0.95] });
+    for (let k = 0; k < 18; k++) {
+      expect(noisy.quantiles['0.05'][k]).toBeLessThanOrEqual(noisy.quantiles['0.25'][k]);
+      expect(noisy.quantiles['0.25'][k]).toBeLessThanOrEqual(noisy.quantiles['0.5'][k]);
+      expect(noisy.quantiles['0.5'][k]).toBeLessThanOrEqual(noisy.quantiles['0.75'][k]);
+      expect(noisy.quantiles['0.75'][k]).toBeLessThanOrEqual(noisy.quantiles['0.95'][k]);
+    }
+  });
+
+  test('calibrated and empirical intervals keep the point members\' point forecast', () => {
+    const y = seasonalTrend(60, 23);
+    const plain = autoForecast(y, 6, [0.5], { seasonLength: 12, members: MONTHLY, pointMembers: POINT });
+    const calibrated = autoForecast(y, 6, [0.5], { seasonLength: 12, members: MONTHLY, pointMembers: POINT, intervals: 'calibrated', origins: 2 });
+    expect(calibrated.mean).toEqual(plain.mean);
+    const empirical = autoForecast(y, 6, [0.5], { seasonLength: 12, members: MONTHLY, pointMembers: POINT, intervals: 'empirical', origins: 2 });
+    empirical.mean.forEach((v, k) => expect(v).toBeCloseTo(plain.mean[k], 8));
+    // empirical intervals are centred on the point forecast
+    empirical.quantiles[0].forEach((v, k) => expect(v).toBeCloseTo(plain.mean[k], 8));
+  });
+
+  test('the backtest scores the same point forecast', () => {
+    const y = seasonalTrend(84, 17);
+    const bt = backtestSeries(monthly(y), { horizon: 6 });
+    const train = y.slice(0, 84 - bt.windows * 6);
+    const direct = autoForecast(train, 6, [0.5], { seasonLength: 12, members: MONTHLY, pointMembers: POINT });
+    const test = y.slice(train.length, train.length + 6);
+    let scale = 0;
+    for (let t = 12; t < train.length; t++) scale += Math.abs(train[t] - train[t - 12]);
+    scale /= train.length - 12;
+    const mae = test.reduce((a, v, k) => a + Math.abs(v - direct.mean[k]), 0) / 6;
+    expect(bt.baseline).toBe('seasonal_naive');
+    expect(bt.by_window[0].mase).toBeCloseTo(mae / scale, 8);
+  });
+});
+
+describe('quarterly point forecast with THieF ARIMA, quantiles without it (1.4.0)', () => {
+  const QUARTERLY: Member[] = ['ets', 'ets_damped', 'ets_temporal', 'theta', 'drift', 'arima_temporal'];
+  const SPREAD: Member[] = ['ets', 'ets_damped', 'ets_temporal', 'theta', 'drift'];
+  const PATTERN = [0.9, 1.15, 1.05, 0.9];
+
+  function quarterly(values: number[]) {
+    const rows = values.map((v, i) => ({ date: `${2000 + Math.floor(i / 4)}-${String(3 * (i % 4) + 1).padStart(2, '0')}-01`, value: v }));
+    return prepareSeries(rows, { target: 'value', timestamp: 'date' })[0];
+  }
+
+  function seasonalTrend(n: number, seed: number): number[] {
+    const z = normals(seed);
+    return Array.from({ length: n }, (_, t) => (200 + 2 * t) * PATTERN[t % 4] + 6 * z());
+  }
+
+  test('members and quantile members by calendar', () => {
+    expect(defaultMembers('quarter', 4, 60)).toEqual(QUARTERLY);
+    expect(defaultQuantileMembers('quarter')).toEqual(SPREAD);
+    expect(defaultPointMembers('quarter', 4, 60)).toBeUndefined();
+    for (const unit of ['year', 'month', 'day', 'hour', null] as const) expect(defaultQuantileMembers(unit)).toBeUndefined();
+    expect(quantileMembersFor({ members: ['ets', 'theta'] }, 'quarter')).toBeUndefined();
+    expect(quantileMembersFor({ quantileMembers: ['theta'] }, 'quarter')).toEqual(['theta']);
+    expect(quantileMembersFor({}, 'quarter')).toEqual(SPREAD);
+  });
+
+  test('point forecast = mean of all six members; quantiles = mean of the five without THieF ARIMA', () => {
+    const y = seasonalTrend(48, 4);
+    const taus = [0.1, 0.5, 0.9];
+    const fc = forecastSeries(quarterly(y), { horizon: 8, quantiles: taus });
+    expect(fc.models).toHaveLength(6);
+    expect(fc.models[5]).toMatch(/^THieF ARIMA/);
+    const { forecasts } = memberForecasts(y, 8, { seasonLength: 4, members: QUARTERLY });
+    const six = combineForecasts(forecasts, taus, 'mean');
+    const five = combineForecasts(forecasts.slice(0, 5), taus, 'mean');
+    fc.mean.forEach((v, k) => expect(v).toBeCloseTo(six.mean[k], 8));
+    taus.forEach((t, i) => fc.quantiles[String(t)].forEach((v, k) => expect(v).toBeCloseTo(five.quantiles[i][k], 8)));
+    fc.median.forEach((v, k) => expect(v).toBeCloseTo(five.mean[k], 8));
+    const direct = autoForecast(y, 8, taus, { seasonLength: 4, members: QUARTERLY, quantileMembers: SPREAD });
+    expect(fc.mean).toEqual(direct.mean);
+    // quantiles monotone; exact on a purely seasonal series
+    for (let k = 0; k < 8; k++) expect(fc.quantiles['0.1'][k]).toBeLessThanOrEqual(fc.quantiles['0.9'][k]);
+    const pure = Array.from({ length: 40 }, (_, t) => 100 * PATTERN[t % 4]);
+    const exact = forecastSeries(quarterly(pure), { horizon: 8, quantiles: [0.5] });
+    exact.mean.forEach((v, k) => expect(Math.abs(v - 100 * PATTERN[(40 + k) % 4])).toBeLessThan(0.05));
   });
 });
