@@ -1,21 +1,17 @@
-import { currentPeriod } from './credits';
+import { currentPeriod, type ChargeSpec } from './credits';
 import { newId } from './ids';
 import { chargeBatchCalls } from './metrics';
 import { sql, type Queryable } from './sql';
 
-/** One small paid call, scored already, to charge together with its stored rows. */
-export interface AnsweredCall {
-  accountId: string;
-  workspaceId: string;
-  amount: number;
-  operation: string;
-  /** The HTTP request id: the ledger row's reference and every stored row's `http_request_id`. */
-  reference: string;
-  holdSeconds: number;
-  /** Charged only while this model still serves this version in this workspace. */
-  model: { id: string; version: number };
+/**
+ * One small paid call, scored already, to charge together with its stored rows: a settled charge
+ * (credits.ts) that always carries its model guard; `reference` is also every stored row's
+ * `http_request_id`.
+ */
+export type AnsweredCall = Omit<ChargeSpec, 'state' | 'model'> & {
+  model: NonNullable<ChargeSpec['model']>;
   rows: Array<{ id: string; features: Record<string, unknown>; output: Record<string, unknown> }>;
-}
+};
 
 /**
  * How one call of a batch went:

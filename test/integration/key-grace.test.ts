@@ -3,8 +3,23 @@ import { ApiKeySchema } from '../../db/entities';
 import { findTestServer } from '../../scripts/lib/temporal-dev-server';
 import { installRuntimeOnce } from '../../services/temporal/worker';
 import { toolsDir } from '../support/env';
-import { expectError, startHarness, type Harness } from '../support/harness';
+import { expectError, startHarness, type Harness, type HarnessOptions } from '../support/harness';
 import { startInProcessWorker } from '../support/processes';
+
+/** The service's harness on a time-skipping Temporal test server of its own. */
+async function startOnTimeSkippingServer(options: Omit<HarnessOptions, 'temporal'>): Promise<{ env: TestWorkflowEnvironment; h: Harness }> {
+  installRuntimeOnce();
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: findTestServer(toolsDir) } },
+  });
+  const h = await startHarness({ ...options, temporal: { client: env.client, nativeConnection: env.nativeConnection } });
+  return { env, h };
+}
+
+async function stopAll(env: TestWorkflowEnvironment | undefined, h: Harness | undefined): Promise<void> {
+  await h?.stop();
+  await env?.teardown();
+}
 
 /**
  * The rotation grace is a durable Temporal timer. On the time-skipping test server a week passes in
@@ -15,16 +30,9 @@ describe('rotation grace on a durable timer (time-skipping Temporal)', () => {
   let h: Harness;
 
   beforeAll(async () => {
-    installRuntimeOnce();
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: findTestServer(toolsDir) } },
-    });
-    h = await startHarness({ temporal: { client: env.client, nativeConnection: env.nativeConnection } });
+    ({ env, h } = await startOnTimeSkippingServer({}));
   });
-  afterAll(async () => {
-    await h?.stop();
-    await env?.teardown();
-  });
+  afterAll(() => stopAll(env, h));
 
   it('keeps the old key working on day 6 and answers 401 after day 7', async () => {
     const account = await h.provision();
@@ -62,16 +70,9 @@ describe('rotation grace across a lost worker (time-skipping Temporal)', () => {
   let h: Harness;
 
   beforeAll(async () => {
-    installRuntimeOnce();
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: findTestServer(toolsDir) } },
-    });
-    h = await startHarness({ withoutWorker: true, temporal: { client: env.client, nativeConnection: env.nativeConnection } });
+    ({ env, h } = await startOnTimeSkippingServer({ withoutWorker: true }));
   });
-  afterAll(async () => {
-    await h?.stop();
-    await env?.teardown();
-  });
+  afterAll(() => stopAll(env, h));
 
   it('the old key is revoked by the next worker after the first was lost mid-grace, and the twin keeps working', async () => {
     const account = await h.provision();
