@@ -1,9 +1,10 @@
 /**
  * Paired comparison with engine 1.0.0 under the same load: on the benchmark's folds (as run.ts: same
  * folds and seed, same scores), every fold trains the candidate and then 1.0.0 in the same process,
- * so the fit-time ratio candidate / 1.0.0 holds on a shared machine whose load changes by the minute
- * (the benchmark's own ratios against peers compare runs taken at different moments). The candidate's
- * ratio to LightGBM is then about this ratio × 1.0.0's (4.45× summed on an idle machine).
+ * and fit times are the process's CPU seconds (user + system), not wall-clock seconds: on a shared
+ * machine whose load changes by the minute, wall-clock times of niced processes mostly measure the
+ * wait (the benchmark's own ratios against peers compare runs taken at different moments). The
+ * candidate's ratio to LightGBM is then about this ratio × 1.0.0's (4.45× summed on an idle machine).
  *
  *   tsx bench/tabular/paired.ts [--engine-version 4.0.0] [--only a,b] [--folds 5] [--config JSON] [--json FILE]
  */
@@ -58,9 +59,10 @@ for (const entry of manifest.filter((m) => !only || only.has(m.name))) {
       return rmse(yt, p.map((q) => q.prediction as number));
     };
     const train = (v: EngineVersion, c?: EngineConfigOverride): { model: TabularModel; s: number } => {
-      const t0 = process.hrtime.bigint();
+      const t0 = process.cpuUsage();
       const m = trainTabular(tr, { target: 'target', task: task === 'regression' ? 'regression' : 'classification', seed: 0, config: c, engineVersion: v });
-      return { model: m.model, s: Number(process.hrtime.bigint() - t0) / 1e9 };
+      const t = process.cpuUsage(t0);
+      return { model: m.model, s: (t.user + t.system) / 1e6 };
     };
     const a = train(version, config);
     fitOurs += a.s;

@@ -77,18 +77,37 @@ describe('engine 4: leaf-wise trees with rounds of symmetric trees in one model'
     expect(same(v4.model.predictor, v1.model.predictor)).toBe(true);
     const hybrid = trainTabular(rows, { target: 'target', task: 'regression', seed: 2, engineVersion: '4.0.0', config: FAST });
     expect(same(hybrid.model.predictor, v1.model.predictor)).toBe(false);
-    // every second round's tree is symmetric: each node of a level holds the same split
-    const p = hybrid.model.predictor;
-    const depthOf = (node: number): number => (node < 0 ? 0 : 1 + Math.max(depthOf(p.nodeLeft[node]), depthOf(p.nodeRight[node])));
+  });
+
+  it('grows a symmetric tree every third round: complete, one split per level', () => {
+    const rows = signalRows(400, 12, 'regression');
+    // a single model (no fold averaging), so tree t is round t + 1
+    const one = trainTabular(rows, { target: 'target', task: 'regression', seed: 4, engineVersion: '4.0.0', config: { folds: 1, models: 1, maxRounds: 30, earlyStoppingRounds: 1000 } });
+    const p = one.model.predictor;
+    const levels = (root: number): number[][] => {
+      const out: number[][] = [];
+      let level = [root];
+      while (level.length > 0 && level.every((n) => n >= 0)) {
+        out.push(level);
+        level = level.flatMap((n) => [p.nodeLeft[n], p.nodeRight[n]]);
+      }
+      // a complete tree: the walk stops only where every node of the level is a leaf
+      expect(level.every((n) => n < 0)).toBe(true);
+      return out;
+    };
     const roots = Array.from(p.treeRoot);
-    const symmetricRound = roots.filter((r, t) => t % 2 === 1 && p.nodeLeft[r] >= 0);
-    expect(symmetricRound.length).toBeGreaterThan(0);
-    for (const r of symmetricRound) {
-      const d = depthOf(r);
-      expect(d).toBeLessThanOrEqual(6);
-      // a full binary tree of depth d has 2^d leaves: count them
-      const leaves = (node: number): number => (node < 0 ? 1 : leaves(p.nodeLeft[node]) + leaves(p.nodeRight[node]));
-      expect(leaves(r)).toBe(1 << d);
-    }
+    expect(roots.length).toBe(30);
+    let symmetric = 0;
+    roots.forEach((r, t) => {
+      if (t % 3 !== 2 || r < 0) return;
+      const lv = levels(r);
+      expect(lv.length).toBeLessThanOrEqual(6);
+      for (const nodes of lv) {
+        expect(new Set(nodes.map((n) => p.nodeFeature[n])).size).toBe(1);
+        expect(new Set(nodes.map((n) => p.nodeThreshold[n])).size).toBe(1);
+      }
+      symmetric++;
+    });
+    expect(symmetric).toBeGreaterThan(5);
   });
 });
