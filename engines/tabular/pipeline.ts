@@ -14,7 +14,7 @@ export const ENGINE_ID = 'tabular-gbdt';
  * (portfolio.ts) blended with weights fitted on their out-of-fold scores. 3.0.0: a portfolio of two
  * members, engine 1's leaf-wise ensemble and an ensemble of symmetric (oblivious) trees (portfolio.ts,
  * MEMBERS_V3), with the same blend. 4.0.0: one cross-fit ensemble as 1.0.0 whose every third round
- * grows a symmetric tree instead of a leaf-wise one (resolveConfigV4). All write artefact format 1 and
+ * grows a symmetric tree of depth 5 instead of a leaf-wise one (resolveConfigV4). All write artefact format 1 and
  * are scored by the same code, so a model of any version keeps serving exactly what it served.
  */
 export const ENGINE_VERSIONS = ['1.0.0', '2.0.0', '3.0.0', '4.0.0'] as const;
@@ -128,13 +128,14 @@ export function resolveMembers(p: Prepared, override?: EngineConfigOverride, ver
 /**
  * Engine 4: engine 1's configuration (cross-fit ensemble of leaf-wise trees, same folds, learning
  * rate, early stopping and sampling), where every third boosting round grows symmetric (oblivious)
- * trees of depth 6 with CatBoost's L2 of 3 instead of leaf-wise ones (GrowerParams.symmetricEvery):
- * both tree shapes in one model, at about 1.3x engine 1's cost, where engine 3 trained and blended
- * two separate ensembles at about 6x (bench/RESULTS.md). An override applies on top (experiments).
+ * trees of depth 5 (32 leaves, as many as engine 1's 31) with CatBoost's L2 of 3 instead of
+ * leaf-wise ones (GrowerParams.symmetricEvery): both tree shapes in one model, at about 1.2x engine
+ * 1's cost, where engine 3 trained and blended two separate ensembles at about 6x (bench/RESULTS.md).
+ * An override applies on top (experiments).
  */
 export function resolveConfigV4(p: Prepared, override?: EngineConfigOverride): EngineConfig {
   const base = defaultConfig(p.n, p.task, p.nClasses);
-  const v4: EngineConfig = { ...base, grower: { ...base.grower, symmetricEvery: 3, symmetricHybridDepth: 6, symmetricHybridL2: 3 } };
+  const v4: EngineConfig = { ...base, grower: { ...base.grower, symmetricEvery: 3, symmetricHybridDepth: 5, symmetricHybridL2: 3 } };
   if (!override) return v4;
   return { ...v4, ...configPart(override), grower: { ...v4.grower, ...(override.grower ?? {}) } };
 }

@@ -101,7 +101,7 @@ describe('engine 4: leaf-wise trees with rounds of symmetric trees in one model'
     roots.forEach((r, t) => {
       if (t % 3 !== 2 || r < 0) return;
       const lv = levels(r);
-      expect(lv.length).toBeLessThanOrEqual(6);
+      expect(lv.length).toBeLessThanOrEqual(5);
       for (const nodes of lv) {
         expect(new Set(nodes.map((n) => p.nodeFeature[n])).size).toBe(1);
         expect(new Set(nodes.map((n) => p.nodeThreshold[n])).size).toBe(1);
