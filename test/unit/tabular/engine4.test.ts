@@ -1,6 +1,7 @@
+import { canServe, ENGINE_CATALOGUE } from '../../../engines/catalogue';
 import { fitBins, transformBins } from '../../../engines/tabular/binning';
 import { DEFAULT_GROWER_PARAMS, TreeGrower, type GrowerParams } from '../../../engines/tabular/grower';
-import { loadModel, predictRows, serialiseModel, trainTabular } from '../../../engines/tabular/index';
+import { loadModel, predictRows, serialiseModel, trainTabular, TABULAR_ENGINE } from '../../../engines/tabular/index';
 import { Prng } from '../../../engines/tabular/prng';
 import type { EngineConfigOverride } from '../../../engines/tabular/train';
 import { signalRows } from './helpers';
@@ -109,5 +110,16 @@ describe('engine 4: leaf-wise trees with rounds of symmetric trees in one model'
       symmetric++;
     });
     expect(symmetric).toBeGreaterThan(5);
+  });
+});
+
+describe('engine 4.0.0 in the catalogue', () => {
+  it('is servable and trainable by name, while new models keep 1.0.0 (4.0.0 missed the fit-time goal)', () => {
+    expect(canServe('tabular-gbdt', '4.0.0')).toBe(true);
+    expect(TABULAR_ENGINE.servableVersions).toEqual(['1.0.0', '2.0.0', '3.0.0', '4.0.0']);
+    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('1.0.0');
+    const m = trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, engineVersion: '4.0.0', config: FAST });
+    expect(m.model.engine).toEqual({ id: 'tabular-gbdt', version: '4.0.0' });
+    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine.version).toBe('1.0.0');
   });
 });
