@@ -133,7 +133,8 @@ export function boost(
       const tree = useSym
         ? (symGrower as TreeGrower).growSymmetricFast(g, h, rows, m, mask)
         : params.grower.symmetric ? grower.growSymmetric(g, h, rows, m, mask) : grower.grow(g, h, rows, m, mask);
-      for (let l = 0; l < tree.leafValue.length; l++) tree.leafValue[l] *= params.learningRate;
+      const lr = useSym ? params.learningRate * (params.grower.symmetricHybridLrScale ?? 1) : params.learningRate;
+      for (let l = 0; l < tree.leafValue.length; l++) tree.leafValue[l] *= lr;
       trees.push(tree);
       const router = routerOf(tree, info, routerScratch);
       const rowLeaf = useSym ? (symGrower as TreeGrower).rowLeaf : grower.rowLeaf;

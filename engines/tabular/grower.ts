@@ -49,6 +49,8 @@ export interface GrowerParams {
   symmetricEvery?: number;
   symmetricHybridDepth?: number;
   symmetricHybridL2?: number;
+  /** experiments: the symmetric rounds' learning rate as a multiple of the model's (default 1) */
+  symmetricHybridLrScale?: number;
 }
 
 /** Levels of a symmetric tree: maxDepth (6 when unlimited), at most 10 (1,024 leaves). */
