@@ -4,7 +4,7 @@
  * and from row objects through predictRows (encoding included); median and best of 5 passes after
  * a warm-up pass.
  */
-import { predictRows, trainTabular, type Row } from '../../engines/tabular/index';
+import { predictRows, trainTabular, type EngineVersion, type Row } from '../../engines/tabular/index';
 import { encodeForModel } from '../../engines/tabular/model';
 import { predictRawFast } from '../../engines/tabular/compiled';
 import { Prng } from '../../engines/tabular/prng';
@@ -39,11 +39,13 @@ function makeRows(n: number, seed: number): Row[] {
   return rows;
 }
 
-export function measureThroughput(nRows = 200000): ThroughputResult {
+/** `engineVersion` 4.0.0: every third of the 100 trees is a symmetric tree of depth 5. */
+export function measureThroughput(nRows = 200000, engineVersion?: EngineVersion): ThroughputResult {
   const train = makeRows(5000, 1);
   const trained = trainTabular(train, {
     target: 'target',
     seed: 1,
+    engineVersion,
     // one member tree set of 100 trees (engine 2 merges its members' sets; their cost adds up)
     config: { members: ['leafwise'], folds: 1, models: 1, maxRounds: 100, earlyStoppingRounds: 1_000_000, learningRate: 0.1, grower: { minDataInLeaf: 5 } },
   });
@@ -74,6 +76,7 @@ export function measureThroughput(nRows = 200000): ThroughputResult {
 }
 
 if (require.main === module) {
-  const r = measureThroughput();
+  const i = process.argv.indexOf('--engine-version');
+  const r = measureThroughput(200000, i >= 0 ? (process.argv[i + 1] as EngineVersion) : undefined);
   console.log(JSON.stringify(r));
 }

@@ -81,6 +81,12 @@ export function boost(
   const n = train.n;
   const rng = new Prng(params.seed);
   const grower = new TreeGrower(train.bins, n, F, info, params.grower);
+  // engine 4: a second grower for the rounds of symmetric trees (GrowerParams.symmetricEvery)
+  const every = params.grower.symmetricEvery ?? 0;
+  const symDepth = params.grower.symmetricHybridDepth ?? 6;
+  const symGrower = every > 0
+    ? new TreeGrower(train.bins, n, F, info, { ...params.grower, symmetric: true, symmetricEvery: 0, maxDepth: symDepth, maxLeaves: 1 << symDepth, lambdaL2: params.grower.symmetricHybridL2 ?? 3 })
+    : null;
   const init = loss.initScores(train.y);
   const raw = new Float64Array(n * K);
   for (let i = 0; i < n; i++) for (let k = 0; k < K; k++) raw[i * K + k] = init[k];
@@ -92,7 +98,7 @@ export function boost(
   const rows = new Uint32Array(n);
   const mask = new Uint8Array(F);
   const featOrder = new Int32Array(F);
-  const routerScratch = routerBuffer(Math.max(1, params.grower.symmetric ? (1 << symmetricDepth(params.grower)) - 1 : params.grower.maxLeaves - 1));
+  const routerScratch = routerBuffer(Math.max(1, params.grower.symmetric ? (1 << symmetricDepth(params.grower)) - 1 : params.grower.maxLeaves - 1, symGrower ? (1 << symDepth) - 1 : 0));
   const rounds: BuiltTree[][] = [];
   const validHistory: number[] = [];
   // validation scores at the iteration early stopping keeps, so they need not be rebuilt at the end
@@ -123,11 +129,15 @@ export function boost(
     for (let k = 0; k < K; k++) {
       const g = K === 1 ? grad : grad.subarray(k * n, (k + 1) * n);
       const h = K === 1 ? hess : hess.subarray(k * n, (k + 1) * n);
-      const tree = params.grower.symmetric ? grower.growSymmetric(g, h, rows, m, mask) : grower.grow(g, h, rows, m, mask);
-      for (let l = 0; l < tree.leafValue.length; l++) tree.leafValue[l] *= params.learningRate;
+      const useSym = symGrower !== null && it % every === 0;
+      const tree = useSym
+        ? (symGrower as TreeGrower).growSymmetricFast(g, h, rows, m, mask)
+        : params.grower.symmetric ? grower.growSymmetric(g, h, rows, m, mask) : grower.grow(g, h, rows, m, mask);
+      const lr = useSym ? params.learningRate * (params.grower.symmetricHybridLrScale ?? 1) : params.learningRate;
+      for (let l = 0; l < tree.leafValue.length; l++) tree.leafValue[l] *= lr;
       trees.push(tree);
       const router = routerOf(tree, info, routerScratch);
-      const rowLeaf = grower.rowLeaf;
+      const rowLeaf = useSym ? (symGrower as TreeGrower).rowLeaf : grower.rowLeaf;
       const lv = tree.leafValue;
       for (let i = 0; i < n; i++) {
         const l = rowLeaf[i];

@@ -13,10 +13,11 @@ export const ENGINE_ID = 'tabular-gbdt';
  * Engine versions. 1.0.0: one cross-fit ensemble of leaf-wise trees. 2.0.0: a portfolio of members
  * (portfolio.ts) blended with weights fitted on their out-of-fold scores. 3.0.0: a portfolio of two
  * members, engine 1's leaf-wise ensemble and an ensemble of symmetric (oblivious) trees (portfolio.ts,
- * MEMBERS_V3), with the same blend. All write artefact format 1 and are scored by the same code, so a
- * model of any version keeps serving exactly what it served.
+ * MEMBERS_V3), with the same blend. 4.0.0: one cross-fit ensemble as 1.0.0 whose every third round
+ * grows a symmetric tree of depth 5 instead of a leaf-wise one (resolveConfigV4). All write artefact format 1 and
+ * are scored by the same code, so a model of any version keeps serving exactly what it served.
  */
-export const ENGINE_VERSIONS = ['1.0.0', '2.0.0', '3.0.0'] as const;
+export const ENGINE_VERSIONS = ['1.0.0', '2.0.0', '3.0.0', '4.0.0'] as const;
 export type EngineVersion = (typeof ENGINE_VERSIONS)[number];
 /**
  * The version new models are trained with: still 1.0.0. 2.0.0 and 3.0.0 missed their goals against
@@ -124,6 +125,21 @@ export function resolveMembers(p: Prepared, override?: EngineConfigOverride, ver
   });
 }
 
+/**
+ * Engine 4: engine 1's configuration (cross-fit ensemble of leaf-wise trees, same folds, learning
+ * rate, early stopping and sampling), where every third boosting round grows symmetric (oblivious)
+ * trees of depth 5 (32 leaves, as many as engine 1's 31) with CatBoost's L2 of 3 instead of
+ * leaf-wise ones (GrowerParams.symmetricEvery): both tree shapes in one model, at about 1.2x engine
+ * 1's cost, where engine 3 trained and blended two separate ensembles at about 6x (bench/RESULTS.md).
+ * An override applies on top (experiments).
+ */
+export function resolveConfigV4(p: Prepared, override?: EngineConfigOverride): EngineConfig {
+  const base = defaultConfig(p.n, p.task, p.nClasses);
+  const v4: EngineConfig = { ...base, grower: { ...base.grower, symmetricEvery: 3, symmetricHybridDepth: 5, symmetricHybridL2: 3 } };
+  if (!override) return v4;
+  return { ...v4, ...configPart(override), grower: { ...v4.grower, ...(override.grower ?? {}) } };
+}
+
 export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult {
   const seed = settings.seed ?? 42;
   const version = settings.engineVersion ?? ENGINE_VERSION;
@@ -133,6 +149,8 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
   const input = { X: p.X, n: p.n, F: p.F, categorical: p.categorical, y: p.y, task: p.task, nClasses: p.nClasses };
   const core = version === '1.0.0'
     ? fitCore(input, resolveConfig(p, settings.config), seed, onRound)
+    : version === '4.0.0'
+    ? fitCore(input, resolveConfigV4(p, settings.config), seed, onRound)
     : fitPortfolio(input, resolveMembers(p, settings.config, version), seed, onRound, settings.config?.blendStart).core;
   const a = p.analysis;
   const model: TabularModel = {

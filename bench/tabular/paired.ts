@@ -1,0 +1,84 @@
+/**
+ * Paired comparison with engine 1.0.0 under the same load: on the benchmark's folds (as run.ts: same
+ * folds and seed, same scores), every fold trains the candidate and then 1.0.0 in the same process,
+ * and fit times are the process's CPU seconds (user + system), not wall-clock seconds: on a shared
+ * machine whose load changes by the minute, wall-clock times of niced processes mostly measure the
+ * wait (the benchmark's own ratios against peers compare runs taken at different moments). The
+ * candidate's ratio to LightGBM is then about this ratio × 1.0.0's (4.45× summed on an idle machine).
+ *
+ *   tsx bench/tabular/paired.ts [--engine-version 4.0.0] [--only a,b] [--folds 5] [--config JSON] [--json FILE]
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import Papa from 'papaparse';
+import { predictRows, trainTabular, type EngineConfigOverride, type EngineVersion, type TabularModel } from '../../engines/tabular/index';
+import { makeFolds } from '../../engines/tabular/train';
+import { logLoss, rmse, rocAuc } from '../../engines/tabular/metrics';
+import { readCsv } from './csv';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const dataDir = path.resolve(__dirname, '..', '..', '..', 'shared', 'data', 'tabular');
+const nFolds = Number(arg('folds') ?? 5);
+const version = (arg('engine-version') ?? '4.0.0') as EngineVersion;
+const only = arg('only') ? new Set((arg('only') as string).split(',')) : null;
+const config = arg('config') ? (JSON.parse(arg('config') as string) as EngineConfigOverride) : undefined;
+const manifest = Papa.parse<Record<string, string>>(fs.readFileSync(path.join(dataDir, 'manifest.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
+const out: unknown[] = [];
+let sumOurs = 0;
+let sumBase = 0;
+const mean = (a: number[]): number => a.reduce((s, v) => s + v, 0) / Math.max(1, a.length);
+for (const entry of manifest.filter((m) => !only || only.has(m.name))) {
+  const task = entry.task;
+  const rows = readCsv(path.join(dataDir, `${entry.name}.csv`));
+  let classKeys: string[] = [];
+  let y: number[];
+  if (task === 'regression') y = rows.map((r) => Number(r.target));
+  else {
+    classKeys = [...new Set(rows.map((r) => String(r.target)))].sort();
+    const idx = new Map(classKeys.map((k, i) => [k, i]));
+    y = rows.map((r) => idx.get(String(r.target)) as number);
+  }
+  const K = classKeys.length;
+  const folds = Array.from(makeFolds(y, nFolds, 0, task === 'regression' ? 0 : K));
+  const scores: number[] = [];
+  const baseScores: number[] = [];
+  let fitOurs = 0;
+  let fitBase = 0;
+  for (let f = 0; f < nFolds; f++) {
+    const tr = rows.filter((_, i) => folds[i] !== f);
+    const te = rows.filter((_, i) => folds[i] === f);
+    const yt = y.filter((_, i) => folds[i] === f);
+    const scoreOf = (model: TabularModel): number => {
+      const p = predictRows(model, te);
+      if (task === 'binary') return rocAuc(yt, p.map((q) => q.probabilities?.[classKeys[1]] ?? 0));
+      if (task === 'multiclass') return logLoss(yt, p.flatMap((q) => classKeys.map((k) => q.probabilities?.[k] ?? 0)), K);
+      return rmse(yt, p.map((q) => q.prediction as number));
+    };
+    const train = (v: EngineVersion, c?: EngineConfigOverride): { model: TabularModel; s: number } => {
+      const t0 = process.cpuUsage();
+      const m = trainTabular(tr, { target: 'target', task: task === 'regression' ? 'regression' : 'classification', seed: 0, config: c, engineVersion: v });
+      const t = process.cpuUsage(t0);
+      return { model: m.model, s: (t.user + t.system) / 1e6 };
+    };
+    const a = train(version, config);
+    fitOurs += a.s;
+    scores.push(scoreOf(a.model));
+    const b = train('1.0.0');
+    fitBase += b.s;
+    baseScores.push(scoreOf(b.model));
+  }
+  sumOurs += fitOurs;
+  sumBase += fitBase;
+  const score = mean(scores);
+  const base = mean(baseScores);
+  const better = score === base ? 'same' : (task === 'binary' ? score > base : score < base) ? 'better' : 'worse';
+  console.log(`${entry.name.padEnd(20)} ${task.padEnd(10)} ${version} ${score.toFixed(4)} | 1.0.0 ${base.toFixed(4)} ${better.padEnd(6)} | fit ${fitOurs.toFixed(1)} s vs ${fitBase.toFixed(1)} s, x${(fitOurs / fitBase).toFixed(2)}`);
+  out.push({ name: entry.name, task, score, v1_score: base, fit_s: fitOurs, v1_fit_s: fitBase });
+}
+console.log(`summed fit: ${sumOurs.toFixed(1)} s vs 1.0.0 ${sumBase.toFixed(1)} s, x${(sumOurs / sumBase).toFixed(2)}`);
+const jsonOut = arg('json');
+if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({ version, config, folds: nFolds, datasets: out, fit_s: sumOurs, v1_fit_s: sumBase }, null, 2));
