@@ -214,6 +214,25 @@ function partitionCategorical(idx: Uint32Array, tmp: Uint32Array, bins: Uint8Arr
   return nl;
 }
 
+/** A node of a symmetric tree being grown: its rows idx[start..end), sums and histogram. */
+interface SymmetricSegment {
+  start: number;
+  end: number;
+  g: number;
+  h: number;
+  c: number;
+  hist: Float64Array | null;
+}
+
+/** The split every node of one level of a symmetric tree takes, with its summed gain. */
+interface LevelSplit {
+  feature: number;
+  bin: number;
+  defaultLeft: boolean;
+  catLeft: Uint8Array | null;
+  gain: number;
+}
+
 export class TreeGrower {
   readonly offsets: Int32Array;
   readonly totalBins: number;
@@ -436,14 +455,28 @@ export class TreeGrower {
    * path whose bits, from the root, are 0 for left and 1 for right.
    */
   growSymmetric(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array): BuiltTree {
+    return this.growLevels(grad, hess, rows, m, featureMask, 'exact');
+  }
+
+  /**
+   * The same tree as growSymmetric, found faster (engine 4): the per-feature gain buffers are reused,
+   * the level's gains are summed in the same order, and the missing-left gains are computed only for
+   * nodes holding missing values of the feature (elsewhere they equal the missing-right ones, so the
+   * chosen split is the same). A unit test checks the trees equal growSymmetric's.
+   */
+  growSymmetricFast(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array): BuiltTree {
+    return this.growLevels(grad, hess, rows, m, featureMask, 'fast');
+  }
+
+  /** A symmetric tree, level by level, with the split search of growSymmetric or growSymmetricFast. */
+  private growLevels(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array, search: 'exact' | 'fast'): BuiltTree {
     const p = this.params;
     const idx = this.idx;
     const { active, nActive } = this.setActive(featureMask);
     const depthMax = symmetricDepth(p);
     const lambda = p.lambdaL2;
     const [g0, h0] = this.loadRoot(grad, hess, rows, m);
-    type Seg = { start: number; end: number; g: number; h: number; c: number; hist: Float64Array | null };
-    let segs: Seg[] = [{ start: 0, end: m, g: g0, h: h0, c: m, hist: depthMax > 0 ? this.takeHist() : null }];
+    let segs: SymmetricSegment[] = [{ start: 0, end: m, g: g0, h: h0, c: m, hist: depthMax > 0 ? this.takeHist() : null }];
     if (segs[0].hist) this.buildHist(segs[0].hist, 0, m, grad, hess, active, nActive);
     // categorical features: one order of the bins per tree, by the root's smoothed G/H ratio
     const catRank = new Map<number, Int32Array>();
@@ -460,77 +493,14 @@ export class TreeGrower {
         catRank.set(f, Int32Array.from(order));
       }
     }
-    const levels: Array<{ feature: number; bin: number; defaultLeft: boolean; catLeft: Uint8Array | null; gain: number }> = [];
-    const score = (g: number, h: number): number => (h + lambda > 0 ? (g * g) / (h + lambda) : 0);
+    const levels: LevelSplit[] = [];
     for (let d = 0; d < depthMax; d++) {
-      let bestGain = p.minGainToSplit > 0 ? p.minGainToSplit : 1e-12;
-      let best: { feature: number; bin: number; defaultLeft: boolean; catLeft: Uint8Array | null } | null = null;
-      for (let a = 0; a < nActive; a++) {
-        const f = active[a];
-        const nb = this.info.numBins[f];
-        const off = this.offsets[f] * 3;
-        const rank = catRank.get(f);
-        // candidates: t = 0..nb-1 cut after position t of the bin order; two missing directions for numeric
-        const nCand = nb;
-        const gainR = new Float64Array(nCand);
-        const gainL = new Float64Array(nCand);
-        // each node's gain is a step function of the cut t that changes only at its non-empty bins:
-        // add its changes there (difference arrays) and sum them up over t once per feature
-        for (const s of segs) {
-          const hist = s.hist as Float64Array;
-          const parent = score(s.g, s.h);
-          let gl = 0;
-          let hl = 0;
-          let prevR = 0;
-          // numeric features also try the missing values on the left (categorical ones have no missing bin)
-          const gm = rank ? 0 : hist[off + nb * 3];
-          const hm = rank ? 0 : hist[off + nb * 3 + 1];
-          // missing left with nothing else left: the base value of the missing-left gains
-          let prevL = !rank && hist[off + nb * 3 + 2] > 0 ? score(gm, hm) + score(s.g - gm, s.h - hm) - parent : 0;
-          if (!rank) gainL[0] += prevL;
-          for (let t = 0; t < nCand; t++) {
-            // categorical: the first t+1 categories by rank left; numeric: t < nb-1, value bins <= t
-            // left; t = nb-1, every value left (only the missing ones right)
-            const j = off + (rank ? rank[t] : t) * 3;
-            if (hist[j + 2] === 0) continue;
-            gl += hist[j];
-            hl += hist[j + 1];
-            const gr = score(gl, hl) + score(s.g - gl, s.h - hl) - parent;
-            gainR[t] += gr - prevR;
-            prevR = gr;
-            if (rank) continue;
-            const gL = score(gl + gm, hl + hm) + score(s.g - gl - gm, s.h - hl - hm) - parent;
-            gainL[t] += gL - prevL;
-            prevL = gL;
-          }
-        }
-        for (let t = 1; t < nCand; t++) {
-          gainR[t] += gainR[t - 1];
-          gainL[t] += gainL[t - 1];
-        }
-        for (let t = 0; t < nCand; t++) {
-          if (gainR[t] > bestGain) {
-            bestGain = gainR[t];
-            best = { feature: f, bin: t, defaultLeft: false, catLeft: null };
-            if (rank) {
-              const catLeft = new Uint8Array(nb + 1);
-              for (let u = 0; u <= t; u++) catLeft[rank[u]] = 1;
-              best.catLeft = catLeft;
-              best.defaultLeft = catLeft[nb] === 1;
-            }
-          }
-          if (!rank && t < nb - 1 && gainL[t] > bestGain) {
-            bestGain = gainL[t];
-            best = { feature: f, bin: t, defaultLeft: true, catLeft: null };
-          }
-        }
-      }
-      if (best === null) break;
-      const split = best;
-      levels.push({ ...split, gain: bestGain });
+      const split = search === 'fast' ? this.levelSplitFast(segs, d, catRank, active, nActive) : this.levelSplitExact(segs, catRank, active, nActive);
+      if (split === null) break;
+      levels.push(split);
       const isCat = split.catLeft !== null;
       const last = d === depthMax - 1;
-      const next: Seg[] = [];
+      const next: SymmetricSegment[] = [];
       for (const s of segs) {
         const nLeft = isCat
           ? partitionCategorical(idx, this.tmp, this.bins, this.F, split.feature, s.start, s.end, split.catLeft as Uint8Array)
@@ -541,8 +511,8 @@ export class TreeGrower {
           lg += grad[idx[k]];
           lh += hess[idx[k]];
         }
-        const left: Seg = { start: s.start, end: s.start + nLeft, g: lg, h: lh, c: nLeft, hist: null };
-        const right: Seg = { start: s.start + nLeft, end: s.end, g: s.g - lg, h: s.h - lh, c: s.c - nLeft, hist: null };
+        const left: SymmetricSegment = { start: s.start, end: s.start + nLeft, g: lg, h: lh, c: nLeft, hist: null };
+        const right: SymmetricSegment = { start: s.start + nLeft, end: s.end, g: s.g - lg, h: s.h - lh, c: s.c - nLeft, hist: null };
         if (!last && s.hist) {
           const smaller = left.c <= right.c ? left : right;
           const larger = smaller === left ? right : left;
@@ -590,37 +560,81 @@ export class TreeGrower {
     return tree;
   }
 
-  /**
-   * The same tree as growSymmetric, found faster (engine 4): the per-feature gain buffers are reused,
-   * the level's gains are summed in the same order, and the missing-left gains are computed only for
-   * nodes holding missing values of the feature (elsewhere they equal the missing-right ones, so the
-   * chosen split is the same). A unit test checks the trees equal growSymmetric's.
-   */
-  growSymmetricFast(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array): BuiltTree {
+  /** growSymmetric's search of a level's split: every node's gain at every cut of every feature. */
+  private levelSplitExact(segs: SymmetricSegment[], catRank: Map<number, Int32Array>, active: Int32Array, nActive: number): LevelSplit | null {
     const p = this.params;
-    const idx = this.idx;
-    const { active, nActive } = this.setActive(featureMask);
-    const depthMax = symmetricDepth(p);
     const lambda = p.lambdaL2;
-    const [g0, h0] = this.loadRoot(grad, hess, rows, m);
-    type Seg = { start: number; end: number; g: number; h: number; c: number; hist: Float64Array | null };
-    let segs: Seg[] = [{ start: 0, end: m, g: g0, h: h0, c: m, hist: depthMax > 0 ? this.takeHist() : null }];
-    if (segs[0].hist) this.buildHist(segs[0].hist, 0, m, grad, hess, active, nActive);
-    // categorical features: one order of the bins per tree, by the root's smoothed G/H ratio
-    const catRank = new Map<number, Int32Array>();
-    if (depthMax > 0) {
-      const root = segs[0].hist as Float64Array;
-      for (let a = 0; a < nActive; a++) {
-        const f = active[a];
-        if (!this.info.isCategorical[f]) continue;
-        const nb = this.info.numBins[f];
-        const off = this.offsets[f] * 3;
-        const order = Array.from({ length: nb + 1 }, (_, b) => b);
-        const ratio = order.map((b) => (root[off + b * 3 + 2] > 0 ? root[off + b * 3] / (root[off + b * 3 + 1] + p.catSmooth) : 0));
-        order.sort((x, y) => ratio[x] - ratio[y] || x - y);
-        catRank.set(f, Int32Array.from(order));
+    const score = (g: number, h: number): number => (h + lambda > 0 ? (g * g) / (h + lambda) : 0);
+    let bestGain = p.minGainToSplit > 0 ? p.minGainToSplit : 1e-12;
+    let best: { feature: number; bin: number; defaultLeft: boolean; catLeft: Uint8Array | null } | null = null;
+    for (let a = 0; a < nActive; a++) {
+      const f = active[a];
+      const nb = this.info.numBins[f];
+      const off = this.offsets[f] * 3;
+      const rank = catRank.get(f);
+      // candidates: t = 0..nb-1 cut after position t of the bin order; two missing directions for numeric
+      const nCand = nb;
+      const gainR = new Float64Array(nCand);
+      const gainL = new Float64Array(nCand);
+      // each node's gain is a step function of the cut t that changes only at its non-empty bins:
+      // add its changes there (difference arrays) and sum them up over t once per feature
+      for (const s of segs) {
+        const hist = s.hist as Float64Array;
+        const parent = score(s.g, s.h);
+        let gl = 0;
+        let hl = 0;
+        let prevR = 0;
+        // numeric features also try the missing values on the left (categorical ones have no missing bin)
+        const gm = rank ? 0 : hist[off + nb * 3];
+        const hm = rank ? 0 : hist[off + nb * 3 + 1];
+        // missing left with nothing else left: the base value of the missing-left gains
+        let prevL = !rank && hist[off + nb * 3 + 2] > 0 ? score(gm, hm) + score(s.g - gm, s.h - hm) - parent : 0;
+        if (!rank) gainL[0] += prevL;
+        for (let t = 0; t < nCand; t++) {
+          // categorical: the first t+1 categories by rank left; numeric: t < nb-1, value bins <= t
+          // left; t = nb-1, every value left (only the missing ones right)
+          const j = off + (rank ? rank[t] : t) * 3;
+          if (hist[j + 2] === 0) continue;
+          gl += hist[j];
+          hl += hist[j + 1];
+          const gr = score(gl, hl) + score(s.g - gl, s.h - hl) - parent;
+          gainR[t] += gr - prevR;
+          prevR = gr;
+          if (rank) continue;
+          const gL = score(gl + gm, hl + hm) + score(s.g - gl - gm, s.h - hl - hm) - parent;
+          gainL[t] += gL - prevL;
+          prevL = gL;
+        }
+      }
+      for (let t = 1; t < nCand; t++) {
+        gainR[t] += gainR[t - 1];
+        gainL[t] += gainL[t - 1];
+      }
+      for (let t = 0; t < nCand; t++) {
+        if (gainR[t] > bestGain) {
+          bestGain = gainR[t];
+          best = { feature: f, bin: t, defaultLeft: false, catLeft: null };
+          if (rank) {
+            const catLeft = new Uint8Array(nb + 1);
+            for (let u = 0; u <= t; u++) catLeft[rank[u]] = 1;
+            best.catLeft = catLeft;
+            best.defaultLeft = catLeft[nb] === 1;
+          }
+        }
+        if (!rank && t < nb - 1 && gainL[t] > bestGain) {
+          bestGain = gainL[t];
+          best = { feature: f, bin: t, defaultLeft: true, catLeft: null };
+        }
       }
     }
+    return best === null ? null : { ...best, gain: bestGain };
+  }
+
+  /** growSymmetricFast's search of the same split (see growSymmetricFast). */
+  private levelSplitFast(segs: SymmetricSegment[], d: number, catRank: Map<number, Int32Array>, active: Int32Array, nActive: number): LevelSplit | null {
+    const p = this.params;
+    const lambda = p.lambdaL2;
+    const score = (g: number, h: number): number => (h + lambda > 0 ? (g * g) / (h + lambda) : 0);
     // per feature: whether the root had missing values (then some node of every level may)
     if (this.symMissing.length < this.F) this.symMissing = new Uint8Array(this.F);
     const missingSeen = this.symMissing;
@@ -628,144 +642,79 @@ export class TreeGrower {
       this.symGainR = new Float64Array(257);
       this.symGainL = new Float64Array(257);
     }
-    const levels: Array<{ feature: number; bin: number; defaultLeft: boolean; catLeft: Uint8Array | null; gain: number }> = [];
-    const score = (g: number, h: number): number => (h + lambda > 0 ? (g * g) / (h + lambda) : 0);
-    for (let d = 0; d < depthMax; d++) {
-      let bestGain = p.minGainToSplit > 0 ? p.minGainToSplit : 1e-12;
-      let best: { feature: number; bin: number; defaultLeft: boolean; catLeft: Uint8Array | null } | null = null;
-      for (let a = 0; a < nActive; a++) {
-        const f = active[a];
-        const nb = this.info.numBins[f];
-        const off = this.offsets[f] * 3;
-        const rank = catRank.get(f);
-        // candidates: t = 0..nb-1 cut after position t of the bin order; two missing directions for numeric
-        const nCand = nb;
-        const gainR = this.symGainR;
-        const gainL = this.symGainL;
-        gainR.fill(0, 0, nCand);
-        // numeric features with no missing value in the sample: the missing-left gains equal the
-        // missing-right ones at every cut (and never win a tie), so they are not computed
-        const root = segs[0].hist as Float64Array;
-        const anyMissing = !rank && (d === 0 ? root[off + nb * 3 + 2] > 0 : missingSeen[f] === 1);
-        if (d === 0) missingSeen[f] = anyMissing ? 1 : 0;
-        if (anyMissing) gainL.fill(0, 0, nCand);
-        for (const s of segs) {
-          const hist = s.hist as Float64Array;
-          const sg = s.g;
-          const shl = s.h + lambda;
-          const parent = shl > 0 ? (sg * sg) / shl : 0;
-          let gl = 0;
-          let hl = 0;
-          let prevR = 0;
-          const segMissing = anyMissing && hist[off + nb * 3 + 2] > 0;
-          const gm = segMissing ? hist[off + nb * 3] : 0;
-          const hm = segMissing ? hist[off + nb * 3 + 1] : 0;
-          let prevL = 0;
-          if (segMissing) {
-            prevL = score(gm, hm) + score(sg - gm, s.h - hm) - parent;
-            gainL[0] += prevL;
-          }
-          for (let t = 0; t < nCand; t++) {
-            const j = off + (rank ? rank[t] : t) * 3;
-            if (hist[j + 2] === 0) continue;
-            gl += hist[j];
-            hl += hist[j + 1];
-            const a = hl + lambda;
-            const b = s.h - hl + lambda;
-            const gr = (a > 0 ? (gl * gl) / a : 0) + (b > 0 ? ((sg - gl) * (sg - gl)) / b : 0) - parent;
-            gainR[t] += gr - prevR;
-            if (anyMissing) {
-              if (segMissing) {
-                const gL = score(gl + gm, hl + hm) + score(sg - gl - gm, s.h - hl - hm) - parent;
-                gainL[t] += gL - prevL;
-                prevL = gL;
-              } else gainL[t] += gr - prevR;
-            }
-            prevR = gr;
-          }
-        }
-        for (let t = 1; t < nCand; t++) gainR[t] += gainR[t - 1];
-        if (anyMissing) for (let t = 1; t < nCand; t++) gainL[t] += gainL[t - 1];
-        for (let t = 0; t < nCand; t++) {
-          if (gainR[t] > bestGain) {
-            bestGain = gainR[t];
-            best = { feature: f, bin: t, defaultLeft: false, catLeft: null };
-            if (rank) {
-              const catLeft = new Uint8Array(nb + 1);
-              for (let u = 0; u <= t; u++) catLeft[rank[u]] = 1;
-              best.catLeft = catLeft;
-              best.defaultLeft = catLeft[nb] === 1;
-            }
-          }
-          if (anyMissing && t < nb - 1 && gainL[t] > bestGain) {
-            bestGain = gainL[t];
-            best = { feature: f, bin: t, defaultLeft: true, catLeft: null };
-          }
-        }
-      }
-      if (best === null) break;
-      const split = best;
-      levels.push({ ...split, gain: bestGain });
-      const isCat = split.catLeft !== null;
-      const last = d === depthMax - 1;
-      const next: Seg[] = [];
+    let bestGain = p.minGainToSplit > 0 ? p.minGainToSplit : 1e-12;
+    let best: { feature: number; bin: number; defaultLeft: boolean; catLeft: Uint8Array | null } | null = null;
+    for (let a = 0; a < nActive; a++) {
+      const f = active[a];
+      const nb = this.info.numBins[f];
+      const off = this.offsets[f] * 3;
+      const rank = catRank.get(f);
+      // candidates: t = 0..nb-1 cut after position t of the bin order; two missing directions for numeric
+      const nCand = nb;
+      const gainR = this.symGainR;
+      const gainL = this.symGainL;
+      gainR.fill(0, 0, nCand);
+      // numeric features with no missing value in the sample: the missing-left gains equal the
+      // missing-right ones at every cut (and never win a tie), so they are not computed
+      const root = segs[0].hist as Float64Array;
+      const anyMissing = !rank && (d === 0 ? root[off + nb * 3 + 2] > 0 : missingSeen[f] === 1);
+      if (d === 0) missingSeen[f] = anyMissing ? 1 : 0;
+      if (anyMissing) gainL.fill(0, 0, nCand);
       for (const s of segs) {
-        const nLeft = isCat
-          ? partitionCategorical(idx, this.tmp, this.bins, this.F, split.feature, s.start, s.end, split.catLeft as Uint8Array)
-          : partitionNumeric(idx, this.tmp, this.bins, this.F, split.feature, s.start, s.end, split.bin, this.info.numBins[split.feature], split.defaultLeft);
-        let lg = 0;
-        let lh = 0;
-        for (let k = s.start; k < s.start + nLeft; k++) {
-          lg += grad[idx[k]];
-          lh += hess[idx[k]];
+        const hist = s.hist as Float64Array;
+        const sg = s.g;
+        const shl = s.h + lambda;
+        const parent = shl > 0 ? (sg * sg) / shl : 0;
+        let gl = 0;
+        let hl = 0;
+        let prevR = 0;
+        const segMissing = anyMissing && hist[off + nb * 3 + 2] > 0;
+        const gm = segMissing ? hist[off + nb * 3] : 0;
+        const hm = segMissing ? hist[off + nb * 3 + 1] : 0;
+        let prevL = 0;
+        if (segMissing) {
+          prevL = score(gm, hm) + score(sg - gm, s.h - hm) - parent;
+          gainL[0] += prevL;
         }
-        const left: Seg = { start: s.start, end: s.start + nLeft, g: lg, h: lh, c: nLeft, hist: null };
-        const right: Seg = { start: s.start + nLeft, end: s.end, g: s.g - lg, h: s.h - lh, c: s.c - nLeft, hist: null };
-        if (!last && s.hist) {
-          const smaller = left.c <= right.c ? left : right;
-          const larger = smaller === left ? right : left;
-          const sh = this.takeHist();
-          this.buildHist(sh, smaller.start, smaller.end, grad, hess, active, nActive);
-          subtractHist(s.hist, sh, this.offsets, active, nActive);
-          smaller.hist = sh;
-          larger.hist = s.hist;
-        } else if (s.hist) this.pool.push(s.hist);
-        s.hist = null;
-        next.push(left, right);
-      }
-      segs = next;
-    }
-    for (const s of segs) if (s.hist) this.pool.push(s.hist);
-    const tree: BuiltTree = {
-      feature: [], thresholdBin: [], defaultLeft: [], isCategorical: [], catLeft: [], left: [], right: [], gain: [], leafValue: [], leafCount: [],
-    };
-    const D = levels.length;
-    for (let d = 0; d < D; d++) {
-      const L = levels[d];
-      const width = 1 << d;
-      for (let j = 0; j < width; j++) {
-        tree.feature.push(L.feature);
-        tree.thresholdBin.push(L.catLeft ? -1 : L.bin);
-        tree.defaultLeft.push(L.defaultLeft);
-        tree.isCategorical.push(L.catLeft !== null);
-        tree.catLeft.push(L.catLeft);
-        tree.gain.push(L.gain / width);
-        if (d + 1 < D) {
-          tree.left.push((1 << (d + 1)) - 1 + 2 * j);
-          tree.right.push((1 << (d + 1)) - 1 + 2 * j + 1);
-        } else {
-          tree.left.push(~(2 * j));
-          tree.right.push(~(2 * j + 1));
+        for (let t = 0; t < nCand; t++) {
+          const j = off + (rank ? rank[t] : t) * 3;
+          if (hist[j + 2] === 0) continue;
+          gl += hist[j];
+          hl += hist[j + 1];
+          const a = hl + lambda;
+          const b = s.h - hl + lambda;
+          const gr = (a > 0 ? (gl * gl) / a : 0) + (b > 0 ? ((sg - gl) * (sg - gl)) / b : 0) - parent;
+          gainR[t] += gr - prevR;
+          if (anyMissing) {
+            if (segMissing) {
+              const gL = score(gl + gm, hl + hm) + score(sg - gl - gm, s.h - hl - hm) - parent;
+              gainL[t] += gL - prevL;
+              prevL = gL;
+            } else gainL[t] += gr - prevR;
+          }
+          prevR = gr;
         }
       }
+      for (let t = 1; t < nCand; t++) gainR[t] += gainR[t - 1];
+      if (anyMissing) for (let t = 1; t < nCand; t++) gainL[t] += gainL[t - 1];
+      for (let t = 0; t < nCand; t++) {
+        if (gainR[t] > bestGain) {
+          bestGain = gainR[t];
+          best = { feature: f, bin: t, defaultLeft: false, catLeft: null };
+          if (rank) {
+            const catLeft = new Uint8Array(nb + 1);
+            for (let u = 0; u <= t; u++) catLeft[rank[u]] = 1;
+            best.catLeft = catLeft;
+            best.defaultLeft = catLeft[nb] === 1;
+          }
+        }
+        if (anyMissing && t < nb - 1 && gainL[t] > bestGain) {
+          bestGain = gainL[t];
+          best = { feature: f, bin: t, defaultLeft: true, catLeft: null };
+        }
+      }
     }
-    this.rowLeaf.fill(-1);
-    segs.forEach((s, l) => {
-      for (let k = s.start; k < s.end; k++) this.rowLeaf[idx[k]] = l;
-      tree.leafValue.push(s.h + lambda > 0 ? -s.g / (s.h + lambda) : 0);
-      tree.leafCount.push(s.c);
-    });
-    return tree;
+    return best === null ? null : { ...best, gain: bestGain };
   }
 
   private release(l: LeafState): void {
