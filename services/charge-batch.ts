@@ -81,7 +81,6 @@ select c.ord, g.ord is not null as model_current, s.a_after, s.b_after
  order by c.ord`;
 
 interface OutcomeRow {
-  ord: string | number;
   model_current: boolean;
   a_after: number | null;
   b_after: number | null;

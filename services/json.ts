@@ -28,39 +28,31 @@ export function parseJsonBody(text: string): unknown {
   return value;
 }
 
+/** A refused string or number, described; null for anything else. */
+function refusedScalar(value: unknown, key: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? `the value of ${JSON.stringify(key)} holds a NUL character` : null;
+  if (typeof value === 'number') return Number.isFinite(value) ? null : `the number of ${JSON.stringify(key)} is out of range (not finite)`;
+  return null;
+}
+
 /**
  * The first refused place of a parsed value, described; null when there is none. Recursion stops at
  * MAX_JSON_DEPTH, so the stack stays shallow whatever the body (JSON.parse itself nests without limit).
  */
 function firstRefused(value: unknown, key = '', depth = 0): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? `the value of ${JSON.stringify(key)} holds a NUL character` : null;
-  if (typeof value === 'number') return Number.isFinite(value) ? null : `the number of ${JSON.stringify(key)} is out of range (not finite)`;
-  if (value === null || typeof value !== 'object') return null;
+  if (value === null || typeof value !== 'object') return refusedScalar(value, key);
   if (depth >= MAX_JSON_DEPTH) return `it is nested deeper than ${MAX_JSON_DEPTH} levels`;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i += 1) {
-      const item: unknown = value[i];
-      // Scalars inline: most of a large body is cells, and a call per cell is most of the walk.
-      if (typeof item === 'object' || typeof item === 'string' || typeof item === 'number') {
-        const found = firstRefused(item, String(i), depth + 1);
-        if (found) return found;
-      }
-    }
-    return null;
-  }
+  const isArray = Array.isArray(value);
   const record = value as Record<string, unknown>;
   for (const name in record) {
-    if (name === '__proto__') return 'the key "__proto__" is not allowed';
-    if (name.includes('\u0000')) return `the key ${JSON.stringify(name)} holds a NUL character`;
-    const item = record[name];
-    if (typeof item === 'string') {
-      if (item.includes('\u0000')) return `the value of ${JSON.stringify(name)} holds a NUL character`;
-    } else if (typeof item === 'number') {
-      if (!Number.isFinite(item)) return `the number of ${JSON.stringify(name)} is out of range (not finite)`;
-    } else if (item !== null && typeof item === 'object') {
-      const found = firstRefused(item, name, depth + 1);
-      if (found) return found;
+    if (!isArray) {
+      if (name === '__proto__') return 'the key "__proto__" is not allowed';
+      if (name.includes('\u0000')) return `the key ${JSON.stringify(name)} holds a NUL character`;
     }
+    const item = record[name];
+    // Cells (most of a large body) are checked here rather than through another call.
+    const found = item !== null && typeof item === 'object' ? firstRefused(item, name, depth + 1) : refusedScalar(item, name);
+    if (found) return found;
   }
   return null;
 }

@@ -153,7 +153,7 @@ export async function startService(options: {
  * signals the whole process group, and `npm start`'s wrappers (npm, tsx) forward it to the service
  * as well, so one Ctrl-C arrives two or three times within milliseconds.
  */
-export const SIGNAL_COPY_WINDOW_MS = 1_000;
+const SIGNAL_COPY_WINDOW_MS = 1_000;
 
 /** Stops cleanly on Ctrl-C or SIGTERM; a second signal (after SIGNAL_COPY_WINDOW_MS) forces the exit. */
 export function stopOnSignals(logger: Logger, stop: () => Promise<void>): void {
