@@ -13,6 +13,20 @@ import type { Outcome, ParsedUpload, PreparedRequest, SeriesRequest, TrainOutput
 /** Batches up to this many rows are scored on the main thread once the version is loaded there. */
 export const INLINE_MAX_ROWS = 16;
 
+/**
+ * Batches of at least this many rows are spread over the threads: scoring costs about 14 µs a row
+ * (adult), so a part this size outweighs the thread hop (about 0.1 ms) it adds.
+ */
+export const SPLIT_MIN_ROWS = 128;
+
+/** Cuts rows into at most `parts` contiguous runs of nearly equal length (order kept). */
+export function splitEvenly<T>(rows: T[], parts: number): T[][] {
+  const n = Math.max(1, Math.min(parts, rows.length));
+  const out: T[][] = [];
+  for (let i = 0; i < n; i++) out.push(rows.slice(Math.floor((i * rows.length) / n), Math.floor(((i + 1) * rows.length) / n)));
+  return out;
+}
+
 /** An engine refusal that crossed the thread boundary (errors are cloned, not their classes). */
 export class EngineDataError extends Error {
   constructor(
@@ -102,20 +116,28 @@ export class EnginePool {
 
   /**
    * Scores rows with a version. The artefact (often megabytes) crosses to a thread only when that
-   * thread has not cached the version yet.
+   * thread has not cached the version yet, and is read at most once per call. A large batch is cut
+   * into one contiguous part per thread: rows are scored independently, so the answers are those of
+   * one thread scoring them all, in the time of the slowest part when the other threads are free.
    */
   async predict(versionId: string, artefact: () => Promise<string>, rows: Row[]): Promise<Prediction[]> {
     if (rows.length <= INLINE_MAX_ROWS) {
       const inline = this.inlineModels.get(versionId);
       if (inline) return predictRows(inline.model, rows);
     }
+    let read: Promise<string> | undefined;
+    const artefactOnce = () => (read ??= artefact());
+    const parts = rows.length >= SPLIT_MIN_ROWS ? splitEvenly(rows, this.threads) : [rows];
+    const answers = await Promise.all(parts.map((part) => this.predictOnThread(versionId, artefactOnce, part)));
+    if (rows.length <= INLINE_MAX_ROWS) this.adoptInline(versionId, artefact);
+    return answers.length === 1 ? answers[0]! : answers.flat();
+  }
+
+  private async predictOnThread(versionId: string, artefact: () => Promise<string>, rows: Row[]): Promise<Prediction[]> {
     type Answer = Prediction[] | { miss: true } | { unservable: string };
     let answer = (await this.pool.run({ versionId, rows }, { name: 'predict' })) as Answer;
     if (!Array.isArray(answer) && 'miss' in answer) answer = (await this.pool.run({ versionId, artefact: await artefact(), rows }, { name: 'predict' })) as Answer;
-    if (Array.isArray(answer)) {
-      if (rows.length <= INLINE_MAX_ROWS) this.adoptInline(versionId, artefact);
-      return answer;
-    }
+    if (Array.isArray(answer)) return answer;
     if ('unservable' in answer) throw new AppError('ENGINE_MISMATCH', 409, `This model version cannot be served by the current engine (${answer.unservable}); refresh the model to retrain it.`);
     throw new Error('the engine worker asked twice for the artefact');
   }
