@@ -90,7 +90,7 @@ const storedRows =
 )`;
 
 /** The rows of a call that was charged before scoring (its reservation held), settled with them. */
-async function storeWithSettlement(callPool: Queryable, reservationId: string, batch: ScoredBatch): Promise<void> {
+export async function storeWithSettlement(callPool: Queryable, reservationId: string, batch: ScoredBatch): Promise<void> {
   const p = new SqlParams();
   const reservation = p.add(reservationId);
   // The answer and its credits in one statement: the rows are stored only if the reservation is

@@ -142,6 +142,22 @@ describe('prediction, credits and idempotency', () => {
     expect(history.body.data[0].features).toEqual(rows(1, 9)[0]);
   });
 
+  it('stores the rows of a large call exactly as sent, text with tabs, newlines, backslashes and quotes included, with and without an Idempotency-Key', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const awkward = ['red', 'a\tb', 'line\nbreak\r\n', 'back\\slash\\N', '"quoted"', 'ünïcødé ✓', '\\.', ''];
+    const sent = rows(40, 11).map((row, i) => ({ ...row, colour: awkward[i % awkward.length] }));
+    for (const idempotencyKey of [null, 'large-call']) {
+      const call = h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey);
+      const res = await (idempotencyKey ? call.set('Idempotency-Key', idempotencyKey) : call).send({ rows: sent });
+      expect(res.status).toBe(200);
+      const ids: string[] = res.body.predictions.map((p: { request_id: string }) => p.request_id);
+      const stored = await h.orm.em.fork().find(PredictionSchema, { id: { $in: ids } });
+      const byId = new Map(stored.map((p) => [p.id, p]));
+      expect(ids.map((id) => byId.get(id)?.features)).toEqual(sent);
+      expect(ids.map((id) => byId.get(id)?.output)).toEqual(res.body.predictions);
+    }
+  });
+
   describe('Idempotency-Key', () => {
     it('replays the same call: same status, body and remaining header, charged once', async () => {
       const { apiKey, modelId, account } = await trainedModel();

@@ -3,6 +3,7 @@ import { gzipJson } from '../../services/compression';
 import { createModelForTraining, loadContext } from '../../services/models';
 import { releaseLapsedReservations, releaseReservation, reserveCredits } from '../../services/credits';
 import { requestFingerprint } from '../../services/idempotency';
+import { storeWithSettlement } from '../../services/predictions';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { expectError, signInByMail, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 
@@ -121,6 +122,32 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       const refunds = (await ledger(account.account.id)).filter((l) => l.kind === 'refund');
       expect(refunds.map((r) => [r.reference, r.allowanceDelta + r.balanceDelta])).toEqual([[held.id, 25]]);
       expect(await reservationsOf(account.account.id)).toEqual([{ state: 'released', operation: 'models.predict' }]);
+    });
+
+    it('stores the rows of a large call with its settlement only while the reservation is held: after the sweep gave it back, the call expires (503 CALL_EXPIRED) and nothing is stored or settled', async () => {
+      const account = await h.provision('build');
+      const stores = { em: h.orm.em.fork(), callPool: h.callPool };
+      const spec = { accountId: account.account.id, workspaceId: account.workspace.id, amount: 2, operation: 'models.predict', holdSeconds: 1 };
+      const batch = (id: string) => ({
+        modelId: 'mdl_store',
+        workspaceId: account.workspace.id,
+        versionNumber: 1,
+        httpRequestId: `req_${id}`,
+        rows: [0, 1].map((i) => ({ id: `req_${id}_${i}`, features: { x: i }, output: { request_id: `req_${id}_${i}`, prediction: 'yes' } })),
+      });
+      const storedFor = async (id: string) =>
+        (await h.orm.em.fork().getConnection().execute<Array<{ id: string }>>(`select id from predictions where http_request_id = ? order by id`, [`req_${id}`])).map((r) => r.id);
+
+      const held = await reserveCredits(stores, { ...spec, reference: 'req_kept' });
+      await storeWithSettlement(h.callPool, held.id, batch('kept'));
+      expect(await storedFor('kept')).toEqual(['req_kept_0', 'req_kept_1']);
+
+      const lapsed = await reserveCredits(stores, { ...spec, reference: 'req_lapsed' });
+      expect(await releaseLapsedReservations(h.orm.em.fork(), new Date(Date.now() + 5_000))).toBe(1);
+      await expect(storeWithSettlement(h.callPool, lapsed.id, batch('lapsed'))).rejects.toMatchObject({ code: 'CALL_EXPIRED', status: 503 });
+      expect(await storedFor('lapsed')).toEqual([]);
+      const states = await h.orm.em.fork().getConnection().execute<Array<{ id: string; state: string }>>(`select id, state from credit_reservations where account_id = ?`, [account.account.id]);
+      expect(Object.fromEntries(states.map((r) => [r.id, r.state]))).toEqual({ [held.id]: 'settled', [lapsed.id]: 'released' });
     });
 
     it('refunds FORECAST_FAILED at once: the ledger nets to zero and the reservation is released', async () => {
