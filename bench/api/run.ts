@@ -25,6 +25,7 @@ import { loadModel, predictRows } from '../../engines/tabular';
 import { forecastSeries, prepareSeries } from '../../engines/forecast';
 import { syntheticDailyRows } from '../forecast/data';
 import { provisionAccount } from '../../services/accounts';
+import { createKey } from '../../services/api-keys';
 import { gunzipText } from '../../services/compression';
 import { parseCsv, type Row } from '../../services/datasets';
 import { freePort } from '../../scripts/lib/ports';
@@ -127,6 +128,12 @@ async function main(): Promise<void> {
     // The contract plan: its rate budget (2,000 requests/s per key) stays above what this machine serves.
     const account = await provisionAccount(orm.em.fork(), { email: `bench-${Date.now()}@example.test`, plan: 'contract', contractAllowance: 2_000_000_000 });
     await orm.em.fork().nativeUpdate(AccountSchema, { id: account.account.id }, { allowanceRemaining: 2_000_000_000 });
+    // One usage key per connection: a key's budget (2,000 requests/s) is below what this machine can
+    // serve of one-row predictions, and a 429 answered instead would be measured as a fast call.
+    const connectionKeys = [account.apiKey];
+    while (connectionKeys.length < 8) connectionKeys.push((await createKey(orm.em.fork(), account.workspace.id, { name: `bench ${connectionKeys.length}`, kind: 'api', expiresAt: null })).secret);
+    let nextKey = 0;
+    const keyPerConnection = (client: autocannon.Client) => client.setHeaders({ 'content-type': 'application/json', 'x-api-key': connectionKeys[nextKey++ % connectionKeys.length]! });
 
     const rows = parseCsv(fs.readFileSync(dataFile, 'utf8'));
     const features: Row[] = rows.map(({ target: _target, ...rest }) => rest);
@@ -187,6 +194,7 @@ async function main(): Promise<void> {
         url: `${url}/v1/models/${model.id}/predict`,
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': account.apiKey },
+        setupClient: keyPerConnection,
         body: JSON.stringify({ rows: batch }),
         connections: scenario.connections,
         duration,
