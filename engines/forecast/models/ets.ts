@@ -131,37 +131,59 @@ function etsLik(
   const additiveSeason = spec.season === 'A', multiplicativeSeason = spec.season === 'M';
   const multiplicativeError = spec.error === 'M';
   if (additiveSeason || multiplicativeSeason) for (let i = 0; i < m; i++) s[i] = s0[i];
+  // one loop per seasonal form, without the tests of the others: the A-error likelihood reads sse only,
+  // the M-error one sseRel and sumLog only
   let sse = 0, sumLog = 0, sseRel = 0;
-  for (let t = 0, k = 0; t < n; t++, k = k + 1 === m ? 0 : k + 1) {
-    const lt1 = l + phi * b;
-    let yhat = lt1;
-    let si = 0;
-    if (additiveSeason) {
-      si = s[k];
-      yhat = lt1 + si;
-    } else if (multiplicativeSeason) {
-      si = s[k];
-      yhat = lt1 * si;
-    }
-    const r = y[t] - yhat;
-    sse += r * r;
-    if (multiplicativeError) {
-      if (!(Math.abs(yhat) > 1e-10)) return Infinity;
-      const e = r / yhat;
-      sseRel += e * e;
-      sumLog += Math.log(Math.abs(yhat));
-    }
-    if (multiplicativeSeason) {
+  if (multiplicativeSeason) {
+    for (let t = 0, k = 0; t < n; t++, k = k + 1 === m ? 0 : k + 1) {
+      const lt1 = l + phi * b;
+      const si = s[k];
+      const yhat = lt1 * si;
+      const r = y[t] - yhat;
+      if (multiplicativeError) {
+        if (!(Math.abs(yhat) > 1e-10)) return Infinity;
+        const e = r / yhat;
+        sseRel += e * e;
+        sumLog += Math.log(Math.abs(yhat));
+      } else sse += r * r;
       if (!(si > 1e-10) || !(lt1 > 1e-10)) return Infinity;
       l = lt1 + (alpha * r) / si;
       b = phi * b + (beta * r) / si;
       s[k] = si + (gamma * r) / lt1;
-    } else {
+      if (multiplicativeError && !(l > 0)) return Infinity;
+    }
+  } else if (additiveSeason) {
+    for (let t = 0, k = 0; t < n; t++, k = k + 1 === m ? 0 : k + 1) {
+      const lt1 = l + phi * b;
+      const si = s[k];
+      const yhat = lt1 + si;
+      const r = y[t] - yhat;
+      if (multiplicativeError) {
+        if (!(Math.abs(yhat) > 1e-10)) return Infinity;
+        const e = r / yhat;
+        sseRel += e * e;
+        sumLog += Math.log(Math.abs(yhat));
+      } else sse += r * r;
       l = lt1 + alpha * r;
       b = phi * b + beta * r;
-      if (additiveSeason) s[k] = si + gamma * r;
+      s[k] = si + gamma * r;
+      if (multiplicativeError && !(l > 0)) return Infinity;
     }
-    if (multiplicativeError && !(l > 0)) return Infinity;
+  } else {
+    for (let t = 0; t < n; t++) {
+      const lt1 = l + phi * b;
+      const yhat = lt1;
+      const r = y[t] - yhat;
+      if (multiplicativeError) {
+        if (!(Math.abs(yhat) > 1e-10)) return Infinity;
+        const e = r / yhat;
+        sseRel += e * e;
+        sumLog += Math.log(Math.abs(yhat));
+      } else sse += r * r;
+      l = lt1 + alpha * r;
+      b = phi * b + beta * r;
+      if (multiplicativeError && !(l > 0)) return Infinity;
+    }
   }
   if (spec.error === 'A') return n * Math.log(Math.max(sse, 1e-300) / n);
   return n * Math.log(Math.max(sseRel, 1e-300) / n) + 2 * sumLog;
