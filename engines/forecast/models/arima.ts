@@ -97,10 +97,12 @@ function cssResiduals(x: number[], mu: number, ar: number[], ma: number[]): { e:
  * the same (i, j) order, only the seasonal factor's structural zeros are skipped (adding ±0 to a sum
  * that starts at +0 never changes it); the lags kept are the non-zero ones, in increasing order.
  */
+const UNROLLED = 4;
+
 function cssObjective(x: number[], p: number, q: number, P: number, Q: number, m: number, constant: boolean): (u: number[]) => number {
   const n = x.length;
   const xs = Float64Array.from(x);
-  const e = new Float64Array(n);
+  const e = new Float64Array(n), xc = new Float64Array(n);
   const a = new Float64Array(p), b = new Float64Array(q), A = new Float64Array(P), B = new Float64Array(Q);
   const prev = new Float64Array(Math.max(p, q, P, Q));
   const arPoly = new Float64Array(p + P * m + 1), maPoly = new Float64Array(q + Q * m + 1);
@@ -149,11 +151,40 @@ function cssObjective(x: number[], p: number, q: number, P: number, Q: number, m
         maCoef[nMa++] = c;
       }
     }
+    // x − mu once per point instead of once per point and lag (the same subtraction, so the same value)
+    for (let t = 0; t < n; t++) xc[t] = xs[t] - mu;
+    // the lags increase, so from one past the largest every term applies and needs no test
+    const warm = Math.min(n, Math.max(1, 1 + Math.max(nAr > 0 ? arLag[nAr - 1] : -1, nMa > 0 ? maLag[nMa - 1] : -1)));
     let sse = 0;
-    for (let t = 0; t < n; t++) {
-      let v = xs[t] - mu;
-      for (let k = 0; k < nAr && arLag[k] < t; k++) v -= arCoef[k] * (xs[t - 1 - arLag[k]] - mu);
+    let t = 0;
+    for (; t < warm; t++) {
+      let v = xc[t];
+      for (let k = 0; k < nAr && arLag[k] < t; k++) v -= arCoef[k] * xc[t - 1 - arLag[k]];
       for (let k = 0; k < nMa && maLag[k] < t; k++) v -= maCoef[k] * e[t - 1 - maLag[k]];
+      e[t] = v;
+      sse += v * v;
+    }
+    // The first UNROLLED terms of each side in locals, written out: a loop over lag arrays costs twice
+    // as much per term. Sides with fewer terms are padded with zero coefficients at lag 1, after their
+    // real terms: v − 0·z (z finite) is v up to the sign of a zero, and v² is blind to that sign; a
+    // non-finite z makes v² non-finite without padding too, and the optimiser sees every
+    // non-finite value alike.
+    const a0 = nAr > 0 ? arCoef[0] : 0, a1 = nAr > 1 ? arCoef[1] : 0, a2 = nAr > 2 ? arCoef[2] : 0, a3 = nAr > 3 ? arCoef[3] : 0;
+    const ao0 = nAr > 0 ? arLag[0] + 1 : 1, ao1 = nAr > 1 ? arLag[1] + 1 : 1, ao2 = nAr > 2 ? arLag[2] + 1 : 1, ao3 = nAr > 3 ? arLag[3] + 1 : 1;
+    const b0 = nMa > 0 ? maCoef[0] : 0, b1 = nMa > 1 ? maCoef[1] : 0, b2 = nMa > 2 ? maCoef[2] : 0, b3 = nMa > 3 ? maCoef[3] : 0;
+    const bo0 = nMa > 0 ? maLag[0] + 1 : 1, bo1 = nMa > 1 ? maLag[1] + 1 : 1, bo2 = nMa > 2 ? maLag[2] + 1 : 1, bo3 = nMa > 3 ? maLag[3] + 1 : 1;
+    for (; t < n; t++) {
+      let v = xc[t];
+      v -= a0 * xc[t - ao0];
+      v -= a1 * xc[t - ao1];
+      v -= a2 * xc[t - ao2];
+      v -= a3 * xc[t - ao3];
+      for (let k = UNROLLED; k < nAr; k++) v -= arCoef[k] * xc[t - 1 - arLag[k]];
+      v -= b0 * e[t - bo0];
+      v -= b1 * e[t - bo1];
+      v -= b2 * e[t - bo2];
+      v -= b3 * e[t - bo3];
+      for (let k = UNROLLED; k < nMa; k++) v -= maCoef[k] * e[t - 1 - maLag[k]];
       e[t] = v;
       sse += v * v;
     }
