@@ -376,6 +376,12 @@ export interface AutoEtsOptions {
   damped?: boolean | 'both';
   /** initial seasonal states (default `decompose`) */
   seasonInit?: SeasonInit;
+  /**
+   * fits already made on this same series, by spec, season length and seasonal initialisation; read
+   * and filled, so that calls with overlapping candidates on one series (the ensemble's `ets` and
+   * `ets_damped`) fit each spec once. A fit is a pure function of those and the series.
+   */
+  fitted?: Map<string, EtsFit | null>;
 }
 
 export function candidateSpecs(m: number, positive: boolean, seasonal: boolean, damped: boolean | 'both' = 'both'): EtsSpec[] {
@@ -402,7 +408,12 @@ export function autoEts(y: number[], opts: AutoEtsOptions = {}): EtsFit {
   const specs = opts.specs ?? candidateSpecs(m, positive, seasonal, opts.damped ?? 'both');
   let best: EtsFit | null = null;
   for (const spec of specs) {
-    const fit = fitEtsSpec(y, spec, m, opts.seasonInit);
+    const key = `${etsName(spec)} ${m} ${opts.seasonInit ?? 'decompose'}`;
+    let fit = opts.fitted?.get(key);
+    if (fit === undefined) {
+      fit = fitEtsSpec(y, spec, m, opts.seasonInit);
+      opts.fitted?.set(key, fit);
+    }
     if (fit && (!best || fit.aicc < best.aicc)) best = fit;
   }
   if (!best) {
