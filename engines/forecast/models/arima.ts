@@ -171,22 +171,46 @@ function cssObjective(x: number[], p: number, q: number, P: number, Q: number, m
     // non-finite value alike.
     const a0 = nAr > 0 ? arCoef[0] : 0, a1 = nAr > 1 ? arCoef[1] : 0, a2 = nAr > 2 ? arCoef[2] : 0, a3 = nAr > 3 ? arCoef[3] : 0;
     const ao0 = nAr > 0 ? arLag[0] + 1 : 1, ao1 = nAr > 1 ? arLag[1] + 1 : 1, ao2 = nAr > 2 ? arLag[2] + 1 : 1, ao3 = nAr > 3 ? arLag[3] + 1 : 1;
+    const a4 = nAr > 4 ? arCoef[4] : 0, a5 = nAr > 5 ? arCoef[5] : 0, a6 = nAr > 6 ? arCoef[6] : 0, a7 = nAr > 7 ? arCoef[7] : 0;
+    const ao4 = nAr > 4 ? arLag[4] + 1 : 1, ao5 = nAr > 5 ? arLag[5] + 1 : 1, ao6 = nAr > 6 ? arLag[6] + 1 : 1, ao7 = nAr > 7 ? arLag[7] + 1 : 1;
     const b0 = nMa > 0 ? maCoef[0] : 0, b1 = nMa > 1 ? maCoef[1] : 0, b2 = nMa > 2 ? maCoef[2] : 0, b3 = nMa > 3 ? maCoef[3] : 0;
     const bo0 = nMa > 0 ? maLag[0] + 1 : 1, bo1 = nMa > 1 ? maLag[1] + 1 : 1, bo2 = nMa > 2 ? maLag[2] + 1 : 1, bo3 = nMa > 3 ? maLag[3] + 1 : 1;
-    for (; t < n; t++) {
-      let v = xc[t];
-      v -= a0 * xc[t - ao0];
-      v -= a1 * xc[t - ao1];
-      v -= a2 * xc[t - ao2];
-      v -= a3 * xc[t - ao3];
-      for (let k = UNROLLED; k < nAr; k++) v -= arCoef[k] * xc[t - 1 - arLag[k]];
-      v -= b0 * e[t - bo0];
-      v -= b1 * e[t - bo1];
-      v -= b2 * e[t - bo2];
-      v -= b3 * e[t - bo3];
-      for (let k = UNROLLED; k < nMa; k++) v -= maCoef[k] * e[t - 1 - maLag[k]];
-      e[t] = v;
-      sse += v * v;
+    if (nAr <= UNROLLED) {
+      for (; t < n; t++) {
+        let v = xc[t];
+        v -= a0 * xc[t - ao0];
+        v -= a1 * xc[t - ao1];
+        v -= a2 * xc[t - ao2];
+        v -= a3 * xc[t - ao3];
+        for (let k = UNROLLED; k < nAr; k++) v -= arCoef[k] * xc[t - 1 - arLag[k]];
+        v -= b0 * e[t - bo0];
+        v -= b1 * e[t - bo1];
+        v -= b2 * e[t - bo2];
+        v -= b3 * e[t - bo3];
+        for (let k = UNROLLED; k < nMa; k++) v -= maCoef[k] * e[t - 1 - maLag[k]];
+        e[t] = v;
+        sse += v * v;
+      }
+    } else {
+      for (; t < n; t++) {
+        let v = xc[t];
+        v -= a0 * xc[t - ao0];
+        v -= a1 * xc[t - ao1];
+        v -= a2 * xc[t - ao2];
+        v -= a3 * xc[t - ao3];
+        v -= a4 * xc[t - ao4];
+        v -= a5 * xc[t - ao5];
+        v -= a6 * xc[t - ao6];
+        v -= a7 * xc[t - ao7];
+        for (let k = 2 * UNROLLED; k < nAr; k++) v -= arCoef[k] * xc[t - 1 - arLag[k]];
+        v -= b0 * e[t - bo0];
+        v -= b1 * e[t - bo1];
+        v -= b2 * e[t - bo2];
+        v -= b3 * e[t - bo3];
+        for (let k = UNROLLED; k < nMa; k++) v -= maCoef[k] * e[t - 1 - maLag[k]];
+        e[t] = v;
+        sse += v * v;
+      }
     }
     return n * Math.log(sse / n);
   };
