@@ -89,6 +89,9 @@ function cssResiduals(x: number[], mu: number, ar: number[], ma: number[]): { e:
   return { e, sse, nUsed: n };
 }
 
+/** AR and MA terms written out in cssObjective's main loop (AR: twice as many for long AR sides). */
+const UNROLLED = 4;
+
 /**
  * The CSS objective of fitArima's search, n·log(SSE/n), as its first version computed it through
  * unpack, expandAr/expandMa, nonZeroLags and cssResiduals, without their allocations: the optimiser
@@ -97,8 +100,6 @@ function cssResiduals(x: number[], mu: number, ar: number[], ma: number[]): { e:
  * the same (i, j) order, only the seasonal factor's structural zeros are skipped (adding ±0 to a sum
  * that starts at +0 never changes it); the lags kept are the non-zero ones, in increasing order.
  */
-const UNROLLED = 4;
-
 function cssObjective(x: number[], p: number, q: number, P: number, Q: number, m: number, constant: boolean): (u: number[]) => number {
   const n = x.length;
   const xs = Float64Array.from(x);
@@ -166,9 +167,9 @@ function cssObjective(x: number[], p: number, q: number, P: number, Q: number, m
     }
     // The first UNROLLED terms of each side in locals, written out: a loop over lag arrays costs twice
     // as much per term. Sides with fewer terms are padded with zero coefficients at lag 1, after their
-    // real terms: v − 0·z (z finite) is v up to the sign of a zero, and v² is blind to that sign; a
-    // non-finite z makes v² non-finite without padding too, and the optimiser sees every
-    // non-finite value alike.
+    // real terms: v − 0·z (z finite) is v up to the sign of a zero, and v² is blind to that sign. A
+    // non-finite z is a residual that already made sse non-finite, padded or not, and the optimiser
+    // takes every non-finite value as the same 1e300.
     const a0 = nAr > 0 ? arCoef[0] : 0, a1 = nAr > 1 ? arCoef[1] : 0, a2 = nAr > 2 ? arCoef[2] : 0, a3 = nAr > 3 ? arCoef[3] : 0;
     const ao0 = nAr > 0 ? arLag[0] + 1 : 1, ao1 = nAr > 1 ? arLag[1] + 1 : 1, ao2 = nAr > 2 ? arLag[2] + 1 : 1, ao3 = nAr > 3 ? arLag[3] + 1 : 1;
     const a4 = nAr > 4 ? arCoef[4] : 0, a5 = nAr > 5 ? arCoef[5] : 0, a6 = nAr > 6 ? arCoef[6] : 0, a7 = nAr > 7 ? arCoef[7] : 0;
