@@ -5,7 +5,7 @@
 import type { IntervalUnit } from './calendar';
 import { isConstant, seasonalIndices, seasonalityTest } from './math';
 import { autoArima } from './models/arima';
-import { autoEts } from './models/ets';
+import { type AutoEtsOptions, autoEts, type EtsFit } from './models/ets';
 import { fitDrift, fitNaive, fitSeasonalNaive } from './models/naive';
 import { autoTheta } from './models/theta';
 import { FittedModel, ModelForecast, normalQuantiles } from './models/types';
@@ -218,6 +218,13 @@ export function memberForecasts(y: number[], h: number, opts: AutoOptions): { fi
   const fits: FittedModel[] = [];
   const forecasts: ModelForecast[] = [];
   const done = new Map<Member, { fit: FittedModel; fc: ModelForecast }>();
+  // ETS fits per series: `ets` and `ets_damped` share their undamped candidates on the adjusted series
+  const etsFitted = new Map<number[], Map<string, EtsFit | null>>();
+  const ets = (x: number[], options: AutoEtsOptions): EtsFit => {
+    let fitted = etsFitted.get(x);
+    if (!fitted) etsFitted.set(x, (fitted = new Map()));
+    return autoEts(x, { ...options, fitted });
+  };
   for (const member of members) {
     const again = done.get(member);
     if (again) {
@@ -232,23 +239,23 @@ export function memberForecasts(y: number[], h: number, opts: AutoOptions): { fi
     let fc: ModelForecast | null = null;
     if (member === 'ets') {
       if (native) {
-        fit = autoEts(y, { seasonLength: m });
+        fit = ets(y, { seasonLength: m });
         useAdj = false;
-      } else fit = autoEts(ya, { seasonLength: 1 });
+      } else fit = ets(ya, { seasonLength: 1 });
     } else if (member === 'arima') {
       if (native) {
         fit = autoArima(y, { seasonLength: m });
         useAdj = false;
       } else fit = autoArima(ya, { seasonLength: 1 });
     } else if (member === 'ets_damped') {
-      fit = autoEts(ya, { seasonLength: 1, damped: true });
+      fit = ets(ya, { seasonLength: 1, damped: true });
     } else if (member === 'ets_seasonal') {
-      fit = adj.kind !== 'none' ? autoEts(y, { seasonLength: m }) : autoEts(ya, { seasonLength: 1 });
+      fit = adj.kind !== 'none' ? ets(y, { seasonLength: m }) : ets(ya, { seasonLength: 1 });
       useAdj = adj.kind === 'none';
     } else if (member === 'ets_temporal' || member === 'arima_temporal') {
       // the model chooses its seasonal form itself (AICc), on the raw series and on every aggregated level
       const fitAt = (x: number[], s: number): FittedModel =>
-        member === 'ets_temporal' ? autoEts(x, { seasonLength: s }) : autoArima(x, { seasonLength: s });
+        member === 'ets_temporal' ? ets(x, { seasonLength: s }) : autoArima(x, { seasonLength: s });
       // seasonal models see the recent window only (see NATIVE_SEASONAL_MAX_LENGTH)
       const yw = m > 1 && n > NATIVE_SEASONAL_MAX_LENGTH ? y.slice(n - NATIVE_SEASONAL_MAX_LENGTH) : y;
       const bottom = fitAt(yw, m);

@@ -89,6 +89,134 @@ function cssResiduals(x: number[], mu: number, ar: number[], ma: number[]): { e:
   return { e, sse, nUsed: n };
 }
 
+/** AR and MA terms written out in cssObjective's main loop (AR: twice as many for long AR sides). */
+const UNROLLED = 4;
+
+/**
+ * The CSS objective of fitArima's search, n·log(SSE/n), as its first version computed it through
+ * unpack, expandAr/expandMa, nonZeroLags and cssResiduals, without their allocations: the optimiser
+ * calls it thousands of times per fit and the arrays those build cost more than the sums. Same numbers
+ * in the same order: the partial autocorrelations map as pacfToAr does; the products are accumulated in
+ * the same (i, j) order, only the seasonal factor's structural zeros are skipped (adding ±0 to a sum
+ * that starts at +0 never changes it); the lags kept are the non-zero ones, in increasing order.
+ */
+function cssObjective(x: number[], p: number, q: number, P: number, Q: number, m: number, constant: boolean): (u: number[]) => number {
+  const n = x.length;
+  const xs = Float64Array.from(x);
+  const e = new Float64Array(n), xc = new Float64Array(n);
+  const a = new Float64Array(p), b = new Float64Array(q), A = new Float64Array(P), B = new Float64Array(Q);
+  const prev = new Float64Array(Math.max(p, q, P, Q));
+  const arPoly = new Float64Array(p + P * m + 1), maPoly = new Float64Array(q + Q * m + 1);
+  const arLag = new Int32Array(p + P * m), arCoef = new Float64Array(p + P * m);
+  const maLag = new Int32Array(q + Q * m), maCoef = new Float64Array(q + Q * m);
+  const pacf = (u: number[], off: number, len: number, out: Float64Array, sign: number): void => {
+    for (let k = 0; k < len; k++) {
+      const r = 0.98 * Math.tanh(u[off + k]);
+      for (let j = 0; j < k; j++) prev[j] = out[j];
+      out[k] = r;
+      for (let j = 0; j < k; j++) out[j] = prev[j] - r * prev[k - 1 - j];
+    }
+    // pacfToAr(...).map((v) => -v) for the MA side
+    if (sign < 0) for (let k = 0; k < len; k++) out[k] = -out[k];
+  };
+  return (u: number[]): number => {
+    pacf(u, 0, p, a, 1);
+    pacf(u, p, q, b, -1);
+    pacf(u, p + q, P, A, 1);
+    pacf(u, p + q + P, Q, B, -1);
+    const mu = constant ? u[p + q + P + Q] : 0;
+    // (1 − a(B))(1 − A(B^m)): p1 = [1, −a…], p2 = 1 at 0 and −A_j at (j + 1)m
+    arPoly.fill(0);
+    for (let i = 0; i <= p; i++) {
+      const pi = i === 0 ? 1 : -a[i - 1];
+      for (let j = 0; j <= P; j++) arPoly[i + j * m] += pi * (j === 0 ? 1 : -A[j - 1]);
+    }
+    let nAr = 0;
+    for (let i = 1; i < arPoly.length; i++) {
+      const c = -arPoly[i];
+      if (c !== 0) {
+        arLag[nAr] = i - 1;
+        arCoef[nAr++] = c;
+      }
+    }
+    maPoly.fill(0);
+    for (let i = 0; i <= q; i++) {
+      const pi = i === 0 ? 1 : b[i - 1];
+      for (let j = 0; j <= Q; j++) maPoly[i + j * m] += pi * (j === 0 ? 1 : B[j - 1]);
+    }
+    let nMa = 0;
+    for (let i = 1; i < maPoly.length; i++) {
+      const c = maPoly[i];
+      if (c !== 0) {
+        maLag[nMa] = i - 1;
+        maCoef[nMa++] = c;
+      }
+    }
+    // x − mu once per point instead of once per point and lag (the same subtraction, so the same value)
+    for (let t = 0; t < n; t++) xc[t] = xs[t] - mu;
+    // the lags increase, so from one past the largest every term applies and needs no test
+    const warm = Math.min(n, Math.max(1, 1 + Math.max(nAr > 0 ? arLag[nAr - 1] : -1, nMa > 0 ? maLag[nMa - 1] : -1)));
+    let sse = 0;
+    let t = 0;
+    for (; t < warm; t++) {
+      let v = xc[t];
+      for (let k = 0; k < nAr && arLag[k] < t; k++) v -= arCoef[k] * xc[t - 1 - arLag[k]];
+      for (let k = 0; k < nMa && maLag[k] < t; k++) v -= maCoef[k] * e[t - 1 - maLag[k]];
+      e[t] = v;
+      sse += v * v;
+    }
+    // The first UNROLLED terms of each side in locals, written out: a loop over lag arrays costs twice
+    // as much per term. Sides with fewer terms are padded with zero coefficients at lag 1, after their
+    // real terms: v − 0·z (z finite) is v up to the sign of a zero, and v² is blind to that sign. A
+    // non-finite z is a residual that already made sse non-finite, padded or not, and the optimiser
+    // takes every non-finite value as the same 1e300.
+    const a0 = nAr > 0 ? arCoef[0] : 0, a1 = nAr > 1 ? arCoef[1] : 0, a2 = nAr > 2 ? arCoef[2] : 0, a3 = nAr > 3 ? arCoef[3] : 0;
+    const ao0 = nAr > 0 ? arLag[0] + 1 : 1, ao1 = nAr > 1 ? arLag[1] + 1 : 1, ao2 = nAr > 2 ? arLag[2] + 1 : 1, ao3 = nAr > 3 ? arLag[3] + 1 : 1;
+    const a4 = nAr > 4 ? arCoef[4] : 0, a5 = nAr > 5 ? arCoef[5] : 0, a6 = nAr > 6 ? arCoef[6] : 0, a7 = nAr > 7 ? arCoef[7] : 0;
+    const ao4 = nAr > 4 ? arLag[4] + 1 : 1, ao5 = nAr > 5 ? arLag[5] + 1 : 1, ao6 = nAr > 6 ? arLag[6] + 1 : 1, ao7 = nAr > 7 ? arLag[7] + 1 : 1;
+    const b0 = nMa > 0 ? maCoef[0] : 0, b1 = nMa > 1 ? maCoef[1] : 0, b2 = nMa > 2 ? maCoef[2] : 0, b3 = nMa > 3 ? maCoef[3] : 0;
+    const bo0 = nMa > 0 ? maLag[0] + 1 : 1, bo1 = nMa > 1 ? maLag[1] + 1 : 1, bo2 = nMa > 2 ? maLag[2] + 1 : 1, bo3 = nMa > 3 ? maLag[3] + 1 : 1;
+    if (nAr <= UNROLLED) {
+      for (; t < n; t++) {
+        let v = xc[t];
+        v -= a0 * xc[t - ao0];
+        v -= a1 * xc[t - ao1];
+        v -= a2 * xc[t - ao2];
+        v -= a3 * xc[t - ao3];
+        for (let k = UNROLLED; k < nAr; k++) v -= arCoef[k] * xc[t - 1 - arLag[k]];
+        v -= b0 * e[t - bo0];
+        v -= b1 * e[t - bo1];
+        v -= b2 * e[t - bo2];
+        v -= b3 * e[t - bo3];
+        for (let k = UNROLLED; k < nMa; k++) v -= maCoef[k] * e[t - 1 - maLag[k]];
+        e[t] = v;
+        sse += v * v;
+      }
+    } else {
+      for (; t < n; t++) {
+        let v = xc[t];
+        v -= a0 * xc[t - ao0];
+        v -= a1 * xc[t - ao1];
+        v -= a2 * xc[t - ao2];
+        v -= a3 * xc[t - ao3];
+        v -= a4 * xc[t - ao4];
+        v -= a5 * xc[t - ao5];
+        v -= a6 * xc[t - ao6];
+        v -= a7 * xc[t - ao7];
+        for (let k = 2 * UNROLLED; k < nAr; k++) v -= arCoef[k] * xc[t - 1 - arLag[k]];
+        v -= b0 * e[t - bo0];
+        v -= b1 * e[t - bo1];
+        v -= b2 * e[t - bo2];
+        v -= b3 * e[t - bo3];
+        for (let k = UNROLLED; k < nMa; k++) v -= maCoef[k] * e[t - 1 - maLag[k]];
+        e[t] = v;
+        sse += v * v;
+      }
+    }
+    return n * Math.log(sse / n);
+  };
+}
+
 function nonZeroLags(coef: number[]): [number[], number[]] {
   const lags: number[] = [];
   const values: number[] = [];
@@ -214,11 +342,7 @@ export function fitArima(y: number[], order: ArimaOrder): ArimaFit | null {
     const mu = constant ? u[j] : 0;
     return { ar: expandAr(a, A, m), ma: expandMa(b, B, m), mu };
   };
-  const obj = (u: number[]) => {
-    const { ar, ma, mu } = unpack(u);
-    const r = cssResiduals(xs, mu, ar, ma);
-    return r.nUsed * Math.log(r.sse / r.nUsed);
-  };
+  const obj = cssObjective(xs, p, q, P, Q, m, constant);
   const u0 = new Array<number>(p + q + P + Q).fill(0);
   if (constant) u0.push(xm);
   let u = u0;

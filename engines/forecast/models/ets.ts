@@ -115,6 +115,80 @@ export function etsFilter(y: ArrayLike<number>, spec: EtsSpec, m: number, p: Ets
   };
 }
 
+/**
+ * etsFilter's likelihood alone (Infinity when the run fails), for the optimiser: the same operations in
+ * the same order, with the parameters passed as numbers, the seasonal states copied into a buffer
+ * reused across calls, and no result object or residual array.
+ */
+function etsLik(
+  y: ArrayLike<number>, spec: EtsSpec, m: number,
+  alpha: number, beta: number, gamma: number, phiIn: number, l0: number, b0: number, s0: ArrayLike<number>, s: Float64Array,
+): number {
+  const n = y.length;
+  let l = l0;
+  let b = spec.trend === 'N' ? 0 : b0;
+  const phi = spec.trend === 'Ad' ? phiIn : 1;
+  const additiveSeason = spec.season === 'A', multiplicativeSeason = spec.season === 'M';
+  const multiplicativeError = spec.error === 'M';
+  if (additiveSeason || multiplicativeSeason) for (let i = 0; i < m; i++) s[i] = s0[i];
+  // one loop per seasonal form, without the tests of the others: the A-error likelihood reads sse only,
+  // the M-error one sseRel and sumLog only
+  let sse = 0, sumLog = 0, sseRel = 0;
+  if (multiplicativeSeason) {
+    for (let t = 0, k = 0; t < n; t++, k = k + 1 === m ? 0 : k + 1) {
+      const lt1 = l + phi * b;
+      const si = s[k];
+      const yhat = lt1 * si;
+      const r = y[t] - yhat;
+      if (multiplicativeError) {
+        if (!(Math.abs(yhat) > 1e-10)) return Infinity;
+        const e = r / yhat;
+        sseRel += e * e;
+        sumLog += Math.log(Math.abs(yhat));
+      } else sse += r * r;
+      if (!(si > 1e-10) || !(lt1 > 1e-10)) return Infinity;
+      l = lt1 + (alpha * r) / si;
+      b = phi * b + (beta * r) / si;
+      s[k] = si + (gamma * r) / lt1;
+      if (multiplicativeError && !(l > 0)) return Infinity;
+    }
+  } else if (additiveSeason) {
+    for (let t = 0, k = 0; t < n; t++, k = k + 1 === m ? 0 : k + 1) {
+      const lt1 = l + phi * b;
+      const si = s[k];
+      const yhat = lt1 + si;
+      const r = y[t] - yhat;
+      if (multiplicativeError) {
+        if (!(Math.abs(yhat) > 1e-10)) return Infinity;
+        const e = r / yhat;
+        sseRel += e * e;
+        sumLog += Math.log(Math.abs(yhat));
+      } else sse += r * r;
+      l = lt1 + alpha * r;
+      b = phi * b + beta * r;
+      s[k] = si + gamma * r;
+      if (multiplicativeError && !(l > 0)) return Infinity;
+    }
+  } else {
+    for (let t = 0; t < n; t++) {
+      const lt1 = l + phi * b;
+      const yhat = lt1;
+      const r = y[t] - yhat;
+      if (multiplicativeError) {
+        if (!(Math.abs(yhat) > 1e-10)) return Infinity;
+        const e = r / yhat;
+        sseRel += e * e;
+        sumLog += Math.log(Math.abs(yhat));
+      } else sse += r * r;
+      l = lt1 + alpha * r;
+      b = phi * b + beta * r;
+      if (multiplicativeError && !(l > 0)) return Infinity;
+    }
+  }
+  if (spec.error === 'A') return n * Math.log(Math.max(sse, 1e-300) / n);
+  return n * Math.log(Math.max(sseRel, 1e-300) / n) + 2 * sumLog;
+}
+
 export function etsName(spec: EtsSpec): string {
   return `ETS(${spec.error},${spec.trend},${spec.season})`;
 }
@@ -213,11 +287,30 @@ export function fitEtsSpec(y: number[], spec: EtsSpec, m: number, seasonInit: Se
     const b0 = trend ? x[j++] * scale : 0;
     return { alpha, beta, gamma, phi, l0, b0, s0: seasonFrom(x, j) };
   };
+  // unpack's values without its object and, for `ml` seasons, with the states in a reused buffer
+  const states = new Float64Array(Math.max(m, 1));
+  const mlStates = new Float64Array(Math.max(m, 1));
   const objective = (x: number[]) => {
-    const p = unpack(x);
-    if (p.beta > p.alpha || p.gamma > 1 - p.alpha) return 1e300;
-    const run = etsFilter(y, spec, m, p, false);
-    return run.ok ? run.lik : 1e300;
+    let j = 0;
+    const alpha = x[j++];
+    const beta = trend ? x[j++] : 0;
+    const gamma = seasonal ? x[j++] : 0;
+    const phi = damped ? x[j++] : 1;
+    const l0 = x[j++] * scale;
+    const b0 = trend ? x[j++] * scale : 0;
+    if (beta > alpha || gamma > 1 - alpha) return 1e300;
+    let s0: ArrayLike<number> = init.s0;
+    if (mlSeason) {
+      let sum = 0;
+      for (let i = 0; i < m - 1; i++) {
+        mlStates[i] = x[j + i] * sUnit;
+        sum += mlStates[i];
+      }
+      mlStates[m - 1] = spec.season === 'M' ? m - sum : -sum;
+      s0 = mlStates;
+    }
+    const lik = etsLik(y, spec, m, alpha, beta, gamma, phi, l0, b0, s0, states);
+    return lik === Infinity ? 1e300 : lik;
   };
   const steps = x0.map((v, i) => (i < nSmooth ? 0.1 : Math.max(0.05 * Math.abs(v), 0.01)));
   const res = nelderMead(objective, x0, { lower: lo, upper: hi, maxIter: 120 * x0.length, tol: 1e-7, step: steps });
@@ -283,6 +376,12 @@ export interface AutoEtsOptions {
   damped?: boolean | 'both';
   /** initial seasonal states (default `decompose`) */
   seasonInit?: SeasonInit;
+  /**
+   * fits already made on this same series, by spec, season length and seasonal initialisation; read
+   * and filled, so that calls with overlapping candidates on one series (the ensemble's `ets` and
+   * `ets_damped`) fit each spec once. A fit is a pure function of those and the series.
+   */
+  fitted?: Map<string, EtsFit | null>;
 }
 
 export function candidateSpecs(m: number, positive: boolean, seasonal: boolean, damped: boolean | 'both' = 'both'): EtsSpec[] {
@@ -309,7 +408,12 @@ export function autoEts(y: number[], opts: AutoEtsOptions = {}): EtsFit {
   const specs = opts.specs ?? candidateSpecs(m, positive, seasonal, opts.damped ?? 'both');
   let best: EtsFit | null = null;
   for (const spec of specs) {
-    const fit = fitEtsSpec(y, spec, m, opts.seasonInit);
+    const key = `${etsName(spec)} ${m} ${opts.seasonInit ?? 'decompose'}`;
+    let fit = opts.fitted?.get(key);
+    if (fit === undefined) {
+      fit = fitEtsSpec(y, spec, m, opts.seasonInit);
+      opts.fitted?.set(key, fit);
+    }
     if (fit && (!best || fit.aicc < best.aicc)) best = fit;
   }
   if (!best) {

@@ -69,6 +69,53 @@ export function thetaFilter(y: ArrayLike<number>, v: ThetaVariant, l0: number, a
   return { state: st, residuals, mse: sse / Math.max(1, n - 3) };
 }
 
+/**
+ * (1 − α)^i for i = 1..n by Math.pow, as step computes them, kept for the last α asked: the optimiser
+ * asks again for the α it just asked for about half of the time (α at a bound, or a move of the other
+ * parameters only), and these powers are most of the recursion's cost.
+ */
+function decayTable(n: number): (alpha: number) => Float64Array {
+  const powers = new Float64Array(n + 1);
+  let last = NaN;
+  return (alpha) => {
+    if (alpha !== last) {
+      for (let i = 1; i <= n; i++) powers[i] = Math.pow(1 - alpha, i);
+      last = alpha;
+    }
+    return powers;
+  };
+}
+
+/**
+ * The optimiser's objective: thetaFilter's mse for these parameters, by the same operations in the
+ * same order, with step inlined, the powers from the table and the static variants' A and B (which
+ * depend on y only) given.
+ */
+function thetaMse(y: ArrayLike<number>, dyn: boolean, l0: number, alpha: number, theta: number, powers: Float64Array, A0: number, B0: number): number {
+  const n = y.length;
+  let level = alpha * y[0] + (1 - alpha) * l0;
+  let meanY = y[0];
+  let A = dyn ? y[0] : A0;
+  let B = dyn ? 0 : B0;
+  let sse = 0;
+  for (let i = 1; i < n; i++) {
+    const decay = powers[i];
+    const decayNext = powers[i + 1];
+    const mu = level + (1 - 1 / theta) * (A * decay + (B * (1 - decayNext)) / alpha);
+    const obs = y[i];
+    const prevMean = meanY;
+    level = alpha * obs + (1 - alpha) * level;
+    meanY = (i * prevMean + obs) / (i + 1);
+    if (dyn) {
+      B = ((i - 1) * B + (6 * (obs - prevMean)) / (i + 1)) / (i + 2);
+      A = meanY - (B * (i + 2)) / 2;
+    }
+    const r = y[i] - mu;
+    if (i >= 3) sse += r ** 2;
+  }
+  return sse / Math.max(1, n - 3);
+}
+
 export interface ThetaFit extends FittedModel {
   variant: ThetaVariant;
   alpha: number;
@@ -76,9 +123,13 @@ export interface ThetaFit extends FittedModel {
   mse: number;
 }
 
-export function fitTheta(y: number[], v: ThetaVariant): ThetaFit | null {
+/** `decay`: a table shared by the fits of one series (autoTheta), whose α often coincide at the bounds. */
+export function fitTheta(y: number[], v: ThetaVariant, decay: (alpha: number) => Float64Array = decayTable(y.length)): ThetaFit | null {
   const n = y.length;
   if (n < 4) return null;
+  const dyn = dynamic(v);
+  // initState's A and B of the static variants (α, θ and l0 do not enter them)
+  const { A: A0, B: B0 } = initState(y, v, 0, 0.5, 2);
   const optTheta = v === 'OTM' || v === 'DOTM';
   const scale = Math.max(1e-8, mean(y.map(Math.abs)));
   const x0 = [y[0] / 2 / scale, 0.5];
@@ -90,8 +141,8 @@ export function fitTheta(y: number[], v: ThetaVariant): ThetaFit | null {
     hi.push(1e10);
   }
   const obj = (x: number[]) => {
-    const r = thetaFilter(y, v, x[0] * scale, x[1], optTheta ? x[2] : 2);
-    return Number.isFinite(r.mse) ? r.mse / (scale * scale) : 1e300;
+    const mse = thetaMse(y, dyn, x[0] * scale, x[1], optTheta ? x[2] : 2, decay(x[1]), A0, B0);
+    return Number.isFinite(mse) ? mse / (scale * scale) : 1e300;
   };
   const res = nelderMead(obj, x0, { lower: lo, upper: hi, maxIter: 300, tol: 1e-8, step: [0.1, 0.1, 0.5].slice(0, x0.length) });
   const l0 = res.x[0] * scale, alpha = res.x[1], theta = optTheta ? res.x[2] : 2;
@@ -119,8 +170,9 @@ export function fitTheta(y: number[], v: ThetaVariant): ThetaFit | null {
 
 export function autoTheta(y: number[], variants: ThetaVariant[] = ['STM', 'OTM', 'DSTM', 'DOTM']): ThetaFit {
   let best: ThetaFit | null = null;
+  const decay = decayTable(y.length);
   for (const v of variants) {
-    const f = fitTheta(y, v);
+    const f = fitTheta(y, v, decay);
     if (f && (!best || f.mse < best.mse)) best = f;
   }
   if (!best) throw new Error('Theta: no model could be fitted');
