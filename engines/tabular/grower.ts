@@ -175,6 +175,27 @@ function subtractHist(parent: Float64Array, child: Float64Array, offsets: Int32A
   }
 }
 
+/**
+ * subtractHist over the bins that the child's rows idx[start..end) fall in only, each once (`mark`,
+ * one entry per histogram slot, holds `stamp` for the slots already done). The child's other bins
+ * were never added to and hold exactly +0, and x - (+0) is x bit for bit (-0 included), so the parent
+ * ends bit-identical to subtractHist's; a child of few rows costs its rows, not every bin.
+ */
+function subtractHistRows(slots: Uint16Array | Uint32Array, F: number, idx: Uint32Array, start: number, end: number, parent: Float64Array, child: Float64Array, active: Int32Array, nActive: number, mark: Int32Array, stamp: number): void {
+  for (let k = start; k < end; k++) {
+    const base = idx[k] * F;
+    for (let a = 0; a < nActive; a++) {
+      const s = slots[base + active[a]];
+      if (mark[s] === stamp) continue;
+      mark[s] = stamp;
+      const j = s * 3;
+      parent[j] -= child[j];
+      parent[j + 1] -= child[j + 1];
+      parent[j + 2] -= child[j + 2];
+    }
+  }
+}
+
 /*
  * Partitions are branch-free: every row is written to both outputs and only the cursor of the side it
  * belongs to advances. Left/right is a coin toss for the CPU's branch predictor, so a branch per row
@@ -320,10 +341,40 @@ export class TreeGrower {
   private active: Int32Array;
   private nActive = 0;
 
+  /** histogram slots (bins) of the active features */
+  private activeSlots = 0;
+  /** subtractHistRows' marks and the stamp of its last call */
+  private slotMark: Int32Array = new Int32Array(0);
+  private slotStamp = 0;
+
   private setActive(featureMask: Uint8Array): { active: Int32Array; nActive: number } {
     this.nActive = 0;
-    for (let f = 0; f < this.F; f++) if (featureMask[f]) this.active[this.nActive++] = f;
+    this.activeSlots = 0;
+    for (let f = 0; f < this.F; f++) {
+      if (!featureMask[f]) continue;
+      this.active[this.nActive++] = f;
+      this.activeSlots += this.offsets[f + 1] - this.offsets[f];
+    }
     return { active: this.active, nActive: this.nActive };
+  }
+
+  /**
+   * parent -= child, where child is the histogram of the rows idx[start..end): bin by bin, or from the
+   * child's rows when they are few against the bins (same result bit for bit, see subtractHistRows).
+   */
+  private subtractChild(parent: Float64Array, child: Float64Array, start: number, end: number, active: Int32Array, nActive: number): void {
+    // a row visit (slot, mark, branch) costs about as much as one bin's three subtractions
+    if ((end - start) * nActive >= this.activeSlots) {
+      subtractHist(parent, child, this.offsets, active, nActive);
+      return;
+    }
+    if (this.slotMark.length < this.totalBins) this.slotMark = new Int32Array(this.totalBins);
+    if (this.slotStamp >= 0x3fffffff) {
+      this.slotMark.fill(0);
+      this.slotStamp = 0;
+    }
+    this.slotStamp++;
+    subtractHistRows(this.slots, this.F, this.idx, start, end, parent, child, active, nActive, this.slotMark, this.slotStamp);
   }
 
   private takeHist(): Float64Array {
@@ -409,7 +460,7 @@ export class TreeGrower {
         this.buildHist(sh, smaller.start, smaller.end, grad, hess, active, nActive);
         smaller.hist = sh;
         if (this.canSplit(larger)) {
-          subtractHist(parentHist, sh, this.offsets, active, nActive);
+          this.subtractChild(parentHist, sh, smaller.start, smaller.end, active, nActive);
           larger.hist = parentHist;
         } else this.pool.push(parentHist);
         if (canL) leftLeaf.split = this.findBestSplit(leftLeaf, active, nActive);
@@ -518,7 +569,7 @@ export class TreeGrower {
           const larger = smaller === left ? right : left;
           const sh = this.takeHist();
           this.buildHist(sh, smaller.start, smaller.end, grad, hess, active, nActive);
-          subtractHist(s.hist, sh, this.offsets, active, nActive);
+          this.subtractChild(s.hist, sh, smaller.start, smaller.end, active, nActive);
           smaller.hist = sh;
           larger.hist = s.hist;
         } else if (s.hist) this.pool.push(s.hist);
