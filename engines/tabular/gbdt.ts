@@ -3,7 +3,7 @@
  * (early stopping, progress) receive a frozen state after every round, as in LightGBM's callback.py.
  */
 import type { BinnedFeatureInfo } from './binning';
-import { type GrowerParams, type BuiltTree, TreeGrower, leafOfRouted, routerBuffer, routerOf, symmetricDepth } from './grower';
+import { type GrowerParams, type BuiltTree, PartitionRouter, TreeGrower, leafOfRouted, routerOf } from './grower';
 import type { Loss } from './loss';
 import { Prng } from './prng';
 import { PredictorBuilder, type FlatPredictor } from './predictor';
@@ -98,7 +98,12 @@ export function boost(
   const rows = new Uint32Array(n);
   const mask = new Uint8Array(F);
   const featOrder = new Int32Array(F);
-  const routerScratch = routerBuffer(Math.max(1, params.grower.symmetric ? (1 << symmetricDepth(params.grower)) - 1 : params.grower.maxLeaves - 1, symGrower ? (1 << symDepth) - 1 : 0));
+  // leaves of the rows outside the round's sample and of the validation rows, found by partitioning
+  // them through each new tree (PartitionRouter); the sample's rows have theirs from the grower
+  const router = new PartitionRouter(Math.max(n, nv));
+  const outside = new Uint32Array(n);
+  const outsideLeaf = new Int32Array(n);
+  const validLeaf = new Int32Array(nv);
   const rounds: BuiltTree[][] = [];
   const validHistory: number[] = [];
   // validation scores at the iteration early stopping keeps, so they need not be rebuilt at the end
@@ -125,6 +130,12 @@ export function boost(
       mask.fill(0);
       for (let j = 0; j < take; j++) mask[featOrder[j]] = 1;
     } else mask.fill(1);
+    // the rows outside the sample (rows[0..m) is increasing)
+    let nOut = 0;
+    for (let i = 0, k = 0; i < n; i++) {
+      if (k < m && rows[k] === i) k++;
+      else outside[nOut++] = i;
+    }
     const trees: BuiltTree[] = [];
     for (let k = 0; k < K; k++) {
       const g = K === 1 ? grad : grad.subarray(k * n, (k + 1) * n);
@@ -136,14 +147,17 @@ export function boost(
       const lr = useSym ? params.learningRate * (params.grower.symmetricHybridLrScale ?? 1) : params.learningRate;
       for (let l = 0; l < tree.leafValue.length; l++) tree.leafValue[l] *= lr;
       trees.push(tree);
-      const router = routerOf(tree, info, routerScratch);
       const rowLeaf = useSym ? (symGrower as TreeGrower).rowLeaf : grower.rowLeaf;
       const lv = tree.leafValue;
+      if (nOut > 0) router.route(tree, info, train.bins, F, outside, nOut, outsideLeaf);
       for (let i = 0; i < n; i++) {
         const l = rowLeaf[i];
-        raw[i * K + k] += lv[l >= 0 ? l : leafOfRouted(router, train.bins, i * F)];
+        raw[i * K + k] += lv[l >= 0 ? l : outsideLeaf[i]];
       }
-      for (let i = 0; i < nv; i++) vraw[i * K + k] += lv[leafOfRouted(router, (valid as BinnedSet).bins, i * F)];
+      if (nv > 0) {
+        router.route(tree, info, (valid as BinnedSet).bins, F, null, nv, validLeaf);
+        for (let i = 0; i < nv; i++) vraw[i * K + k] += lv[validLeaf[i]];
+      }
     }
     rounds.push(trees);
     const vl = valid ? loss.loss(valid.y, vraw) : null;
