@@ -329,6 +329,29 @@ export class TreeGrower {
   private readonly rowRef: Int32Array;
   private readonly rowIds: Int32Array;
   private readonly rowStats = new Float64Array(257 * 3);
+  /**
+   * growSymmetricFast's candidate positions per active feature a and bin b, at a * 257 + b: the
+   * position t of b in the feature's cut order (the bin for numeric features, its rank for
+   * categorical ones), -1 where b is never a cut's last bin (the missing bin of numeric features,
+   * the last rank of categorical ones). Set at the root of every tree.
+   */
+  private symPos = new Int32Array(0);
+  private symTs = new Int32Array(0);
+  private symSparse = new Uint8Array(0);
+  private symBits = new Int32Array(0);
+
+  private symPositions(catRank: Map<number, Int32Array>, active: Int32Array, nActive: number): void {
+    if (this.symPos.length < nActive * 257) this.symPos = new Int32Array(this.F * 257);
+    const pos = this.symPos;
+    for (let a = 0; a < nActive; a++) {
+      const f = active[a];
+      const nb = this.info.numBins[f];
+      const rank = catRank.get(f);
+      pos.fill(-1, a * 257, a * 257 + 257);
+      for (let t = 0; t < nb; t++) pos[a * 257 + (rank ? rank[t] : t)] = t;
+    }
+  }
+
   /** growSymmetricFast's buffers */
   private symGainR = new Float64Array(0);
   private symGainL = new Float64Array(0);
@@ -693,6 +716,36 @@ export class TreeGrower {
       this.symGainR = new Float64Array(257);
       this.symGainL = new Float64Array(257);
     }
+    if (this.symTs.length < 257) this.symTs = new Int32Array(257);
+    const ts = this.symTs;
+    // Only a node's non-empty candidates add to the gains (the others are skipped), so a node of few
+    // rows against the bins lists them from its rows: per active feature a bitmap of the candidate
+    // positions its rows fall in, read in increasing order, instead of a scan of every bin.
+    const F = this.F;
+    const bins = this.bins;
+    const idx = this.idx;
+    const nSeg = segs.length;
+    const meanBins = this.activeSlots / Math.max(1, nActive);
+    if (d === 0) this.symPositions(catRank, active, nActive);
+    const pos = this.symPos;
+    if (this.symSparse.length < nSeg) this.symSparse = new Uint8Array(nSeg);
+    if (this.symBits.length < nSeg * nActive * 8) this.symBits = new Int32Array(nSeg * nActive * 8);
+    const sparse = this.symSparse;
+    const bits = this.symBits;
+    for (let si = 0; si < nSeg; si++) {
+      const s = segs[si];
+      sparse[si] = s.c < meanBins ? 1 : 0;
+      if (!sparse[si]) continue;
+      const bitBase = si * nActive * 8;
+      bits.fill(0, bitBase, bitBase + nActive * 8);
+      for (let k = s.start; k < s.end; k++) {
+        const base = idx[k] * F;
+        for (let a = 0; a < nActive; a++) {
+          const t = pos[a * 257 + bins[base + active[a]]];
+          if (t >= 0) bits[bitBase + a * 8 + (t >> 5)] |= 1 << (t & 31);
+        }
+      }
+    }
     let bestGain = p.minGainToSplit > 0 ? p.minGainToSplit : 1e-12;
     let best: { feature: number; bin: number; defaultLeft: boolean; catLeft: Uint8Array | null } | null = null;
     for (let a = 0; a < nActive; a++) {
@@ -711,8 +764,24 @@ export class TreeGrower {
       const anyMissing = !rank && (d === 0 ? root[off + nb * 3 + 2] > 0 : missingSeen[f] === 1);
       if (d === 0) missingSeen[f] = anyMissing ? 1 : 0;
       if (anyMissing) gainL.fill(0, 0, nCand);
-      for (const s of segs) {
+      for (let si = 0; si < nSeg; si++) {
+        const s = segs[si];
         const hist = s.hist as Float64Array;
+        // the node's non-empty candidates, in increasing order
+        let nt = 0;
+        if (sparse[si]) {
+          const bitBase = si * nActive * 8 + a * 8;
+          for (let w = 0; w < 8; w++) {
+            let x = bits[bitBase + w];
+            while (x !== 0) {
+              const low = x & -x;
+              x ^= low;
+              ts[nt++] = (w << 5) + 31 - Math.clz32(low);
+            }
+          }
+        } else {
+          for (let t = 0; t < nCand; t++) if (hist[off + (rank ? rank[t] : t) * 3 + 2] !== 0) ts[nt++] = t;
+        }
         const sg = s.g;
         const shl = s.h + lambda;
         const parent = shl > 0 ? (sg * sg) / shl : 0;
@@ -727,9 +796,9 @@ export class TreeGrower {
           prevL = score(gm, hm) + score(sg - gm, s.h - hm) - parent;
           gainL[0] += prevL;
         }
-        for (let t = 0; t < nCand; t++) {
+        for (let u = 0; u < nt; u++) {
+          const t = ts[u];
           const j = off + (rank ? rank[t] : t) * 3;
-          if (hist[j + 2] === 0) continue;
           gl += hist[j];
           hl += hist[j + 1];
           const a = hl + lambda;
