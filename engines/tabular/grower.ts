@@ -132,19 +132,59 @@ interface LeafState {
   c: number;
   depth: number;
   hist: Float64Array | null;
+  /** hist holds the sums of the leaf's own rows, added in row order (built from them, not by subtraction) */
+  exact: boolean;
+  /** hist's empty bins hold exactly +0: it is exact, or its parent's exact histogram minus its sibling's */
+  zeroEmpty: boolean;
   split: SplitInfo | null;
   parentNode: number;
   isLeft: boolean;
 }
 
+/*
+ * Histogram building, four rows at a time: for each feature the four rows' updates follow each other,
+ * so the CPU overlaps four independent read-add-write chains instead of waiting on one (about 25%
+ * faster in V8). Each bin still receives its rows' values in row order (the rows of a group are added
+ * in order, feature by feature, and every bin belongs to one feature), so every sum is bit-identical
+ * to a row-by-row loop. `slots` holds 3 x (offsets[f] + bin), the index of the bin's gradient.
+ */
 function histAll(slots: Uint16Array | Uint32Array, F: number, idx: Uint32Array, start: number, end: number, grad: Float64Array, hess: Float64Array, hist: Float64Array): void {
-  for (let k = start; k < end; k++) {
+  let k = start;
+  for (; k + 3 < end; k += 4) {
+    const i0 = idx[k];
+    const i1 = idx[k + 1];
+    const i2 = idx[k + 2];
+    const i3 = idx[k + 3];
+    const g0 = grad[i0], h0 = hess[i0], b0 = i0 * F;
+    const g1 = grad[i1], h1 = hess[i1], b1 = i1 * F;
+    const g2 = grad[i2], h2 = hess[i2], b2 = i2 * F;
+    const g3 = grad[i3], h3 = hess[i3], b3 = i3 * F;
+    for (let f = 0; f < F; f++) {
+      let j = slots[b0 + f];
+      hist[j] += g0;
+      hist[j + 1] += h0;
+      hist[j + 2] += 1;
+      j = slots[b1 + f];
+      hist[j] += g1;
+      hist[j + 1] += h1;
+      hist[j + 2] += 1;
+      j = slots[b2 + f];
+      hist[j] += g2;
+      hist[j + 1] += h2;
+      hist[j + 2] += 1;
+      j = slots[b3 + f];
+      hist[j] += g3;
+      hist[j + 1] += h3;
+      hist[j + 2] += 1;
+    }
+  }
+  for (; k < end; k++) {
     const i = idx[k];
     const g = grad[i];
     const h = hess[i];
     const base = i * F;
     for (let f = 0; f < F; f++) {
-      const j = slots[base + f] * 3;
+      const j = slots[base + f];
       hist[j] += g;
       hist[j + 1] += h;
       hist[j + 2] += 1;
@@ -153,13 +193,43 @@ function histAll(slots: Uint16Array | Uint32Array, F: number, idx: Uint32Array, 
 }
 
 function histSome(slots: Uint16Array | Uint32Array, F: number, idx: Uint32Array, start: number, end: number, grad: Float64Array, hess: Float64Array, hist: Float64Array, active: Int32Array, nActive: number): void {
-  for (let k = start; k < end; k++) {
+  let k = start;
+  for (; k + 3 < end; k += 4) {
+    const i0 = idx[k];
+    const i1 = idx[k + 1];
+    const i2 = idx[k + 2];
+    const i3 = idx[k + 3];
+    const g0 = grad[i0], h0 = hess[i0], b0 = i0 * F;
+    const g1 = grad[i1], h1 = hess[i1], b1 = i1 * F;
+    const g2 = grad[i2], h2 = hess[i2], b2 = i2 * F;
+    const g3 = grad[i3], h3 = hess[i3], b3 = i3 * F;
+    for (let a = 0; a < nActive; a++) {
+      const f = active[a];
+      let j = slots[b0 + f];
+      hist[j] += g0;
+      hist[j + 1] += h0;
+      hist[j + 2] += 1;
+      j = slots[b1 + f];
+      hist[j] += g1;
+      hist[j + 1] += h1;
+      hist[j + 2] += 1;
+      j = slots[b2 + f];
+      hist[j] += g2;
+      hist[j + 1] += h2;
+      hist[j + 2] += 1;
+      j = slots[b3 + f];
+      hist[j] += g3;
+      hist[j + 1] += h3;
+      hist[j + 2] += 1;
+    }
+  }
+  for (; k < end; k++) {
     const i = idx[k];
     const g = grad[i];
     const h = hess[i];
     const base = i * F;
     for (let a = 0; a < nActive; a++) {
-      const j = slots[base + active[a]] * 3;
+      const j = slots[base + active[a]];
       hist[j] += g;
       hist[j + 1] += h;
       hist[j + 2] += 1;
@@ -177,7 +247,7 @@ function subtractHist(parent: Float64Array, child: Float64Array, offsets: Int32A
 
 /**
  * subtractHist over the bins that the child's rows idx[start..end) fall in only, each once (`mark`,
- * one entry per histogram slot, holds `stamp` for the slots already done). The child's other bins
+ * indexed like the histogram, holds `stamp` at the bins already done). The child's other bins
  * were never added to and hold exactly +0, and x - (+0) is x bit for bit (-0 included), so the parent
  * ends bit-identical to subtractHist's; a child of few rows costs its rows, not every bin.
  */
@@ -185,10 +255,9 @@ function subtractHistRows(slots: Uint16Array | Uint32Array, F: number, idx: Uint
   for (let k = start; k < end; k++) {
     const base = idx[k] * F;
     for (let a = 0; a < nActive; a++) {
-      const s = slots[base + active[a]];
-      if (mark[s] === stamp) continue;
-      mark[s] = stamp;
-      const j = s * 3;
+      const j = slots[base + active[a]];
+      if (mark[j] === stamp) continue;
+      mark[j] = stamp;
       parent[j] -= child[j];
       parent[j + 1] -= child[j + 1];
       parent[j + 2] -= child[j + 2];
@@ -261,7 +330,7 @@ export class TreeGrower {
   private readonly tmp: Uint32Array;
   private readonly pool: Float64Array[] = [];
   private readonly catOrder: Int32Array;
-  /** per row and feature: offsets[f] + bin (histogram slot), precomputed */
+  /** per row and feature: 3 x (offsets[f] + bin), where the bin's (gradient, hessian, count) start, precomputed */
   private readonly slots: Uint16Array | Uint32Array;
   /** after grow(): leaf index of every row of the sample, -1 for rows outside it */
   readonly rowLeaf: Int32Array;
@@ -280,8 +349,8 @@ export class TreeGrower {
     this.idx = new Uint32Array(n);
     this.tmp = new Uint32Array(n);
     this.rowLeaf = new Int32Array(n);
-    this.slots = this.totalBins < 65536 ? new Uint16Array(n * F) : new Uint32Array(n * F);
-    for (let i = 0; i < n; i++) for (let f = 0; f < F; f++) this.slots[i * F + f] = this.offsets[f] + bins[i * F + f];
+    this.slots = this.totalBins * 3 < 65536 ? new Uint16Array(n * F) : new Uint32Array(n * F);
+    for (let i = 0; i < n; i++) for (let f = 0; f < F; f++) this.slots[i * F + f] = (this.offsets[f] + bins[i * F + f]) * 3;
     this.catOrder = new Int32Array(257);
     this.catRatio = new Float64Array(257);
     this.treeCatRatio = new Float64Array(this.totalBins);
@@ -391,7 +460,7 @@ export class TreeGrower {
       subtractHist(parent, child, this.offsets, active, nActive);
       return;
     }
-    if (this.slotMark.length < this.totalBins) this.slotMark = new Int32Array(this.totalBins);
+    if (this.slotMark.length < this.totalBins * 3) this.slotMark = new Int32Array(this.totalBins * 3);
     if (this.slotStamp >= 0x3fffffff) {
       this.slotMark.fill(0);
       this.slotStamp = 0;
@@ -428,7 +497,7 @@ export class TreeGrower {
       feature: [], thresholdBin: [], defaultLeft: [], isCategorical: [], catLeft: [], left: [], right: [], gain: [], leafValue: [], leafCount: [],
     };
     const [g0, h0] = this.loadRoot(grad, hess, rows, m);
-    const root: LeafState = { start: 0, end: m, g: g0, h: h0, c: m, depth: 0, hist: this.takeHist(), split: null, parentNode: -1, isLeft: false };
+    const root: LeafState = { start: 0, end: m, g: g0, h: h0, c: m, depth: 0, hist: this.takeHist(), exact: true, zeroEmpty: true, split: null, parentNode: -1, isLeft: false };
     this.buildHist(root.hist as Float64Array, 0, m, grad, hess, active, nActive);
     const leaves: LeafState[] = [root];
     root.split = this.canSplit(root) ? this.findBestSplit(root, active, nActive) : null;
@@ -463,10 +532,10 @@ export class TreeGrower {
         else tree.right[leaf.parentNode] = nodeId;
       }
       const leftLeaf: LeafState = {
-        start: leaf.start, end: leaf.start + nLeft, g: s.lg, h: s.lh, c: nLeft, depth: leaf.depth + 1, hist: null, split: null, parentNode: nodeId, isLeft: true,
+        start: leaf.start, end: leaf.start + nLeft, g: s.lg, h: s.lh, c: nLeft, depth: leaf.depth + 1, hist: null, exact: false, zeroEmpty: false, split: null, parentNode: nodeId, isLeft: true,
       };
       const rightLeaf: LeafState = {
-        start: leaf.start + nLeft, end: leaf.end, g: leaf.g - s.lg, h: leaf.h - s.lh, c: leaf.c - nLeft, depth: leaf.depth + 1, hist: null, split: null, parentNode: nodeId, isLeft: false,
+        start: leaf.start + nLeft, end: leaf.end, g: leaf.g - s.lg, h: leaf.h - s.lh, c: leaf.c - nLeft, depth: leaf.depth + 1, hist: null, exact: false, zeroEmpty: false, split: null, parentNode: nodeId, isLeft: false,
       };
       const parentHist = leaf.hist;
       const canL = this.canSplit(leftLeaf);
@@ -482,9 +551,14 @@ export class TreeGrower {
         const sh = this.takeHist();
         this.buildHist(sh, smaller.start, smaller.end, grad, hess, active, nActive);
         smaller.hist = sh;
+        smaller.exact = true;
+        smaller.zeroEmpty = true;
         if (this.canSplit(larger)) {
           this.subtractChild(parentHist, sh, smaller.start, smaller.end, active, nActive);
           larger.hist = parentHist;
+          // an empty bin of the larger child had all its parent's rows in the smaller one: x - x = +0
+          // when the parent's sums were added in the same row order as the smaller child's
+          larger.zeroEmpty = leaf.exact;
         } else this.pool.push(parentHist);
         if (canL) leftLeaf.split = this.findBestSplit(leftLeaf, active, nActive);
         if (canR) rightLeaf.split = this.findBestSplit(rightLeaf, active, nActive);
@@ -857,15 +931,62 @@ export class TreeGrower {
 
   findBestSplit(leaf: LeafState, active: Int32Array, nActive: number): SplitInfo | null {
     let best: SplitInfo | null = null;
+    // A leaf of fewer rows than the mean bins per feature whose empty bins hold +0 visits only its
+    // non-empty bins (listed from its rows): the scans skip empty bins or add +0 from them, which
+    // leaves every sum as it was, so the split found is the same.
+    const sparse = leaf.hist !== null && leaf.zeroEmpty && leaf.c * nActive < this.activeSlots;
+    if (sparse) this.markLeafBins(leaf, active, nActive);
     for (let a = 0; a < nActive; a++) {
       const f = active[a];
       const floor: number = best === null ? -Infinity : best.gain;
       let s: SplitInfo | null;
       if (leaf.hist === null) s = this.bestSplitFromRows(leaf, f, floor);
-      else s = this.info.isCategorical[f] ? this.bestCategoricalSplit(leaf, f) : this.bestNumericSplit(leaf, f, floor);
+      else if (this.info.isCategorical[f]) {
+        s = sparse
+          ? this.bestCategoricalSplit(leaf, f, leaf.hist, this.offsets[f] * 3, this.leafList, this.leafBinList(a, this.info.numBins[f] + 1))
+          : this.bestCategoricalSplit(leaf, f);
+      } else s = this.bestNumericSplit(leaf, f, floor, sparse ? a : -1);
       if (s && (best === null || s.gain > best.gain)) best = s;
     }
     return best;
+  }
+
+  /** findBestSplit's bitmaps of the bins a leaf's rows fall in: 8 words (256 bins) per active feature. */
+  private leafBits = new Int32Array(0);
+  private readonly leafList = new Int32Array(257);
+
+  private markLeafBins(leaf: LeafState, active: Int32Array, nActive: number): void {
+    if (this.leafBits.length < nActive * 8) this.leafBits = new Int32Array(this.F * 8);
+    const bits = this.leafBits;
+    bits.fill(0, 0, nActive * 8);
+    const F = this.F;
+    const bins = this.bins;
+    const idx = this.idx;
+    for (let k = leaf.start; k < leaf.end; k++) {
+      const base = idx[k] * F;
+      for (let a = 0; a < nActive; a++) {
+        const b = bins[base + active[a]];
+        bits[a * 8 + (b >> 5)] |= 1 << (b & 31);
+      }
+    }
+  }
+
+  /** The marked bins below `limit` of active feature a, in increasing order, into leafList; returns their number. */
+  private leafBinList(a: number, limit: number): number {
+    const bits = this.leafBits;
+    const list = this.leafList;
+    let n = 0;
+    for (let w = 0; w < 8; w++) {
+      let x = bits[a * 8 + w];
+      while (x !== 0) {
+        const low = x & -x;
+        x ^= low;
+        const b = (w << 5) + 31 - Math.clz32(low);
+        if (b >= limit) return n;
+        list[n++] = b;
+      }
+    }
+    return n;
   }
 
   /**
@@ -940,19 +1061,22 @@ export class TreeGrower {
     return this.scanNumeric(leaf, f, floor, stats, 0, nScan, mOff, ids);
   }
 
-  private bestNumericSplit(leaf: LeafState, f: number, floor: number): SplitInfo | null {
+  /** `listed`: the active feature's index when findBestSplit marked the leaf's bins, else -1 */
+  private bestNumericSplit(leaf: LeafState, f: number, floor: number, listed: number): SplitInfo | null {
     const nb = this.info.numBins[f];
     const off = this.offsets[f] * 3;
     // value bins 0..nb-2 are thresholds (nb-1 would send every value left: the last case below)
+    if (listed >= 0) return this.scanNumeric(leaf, f, floor, leaf.hist as Float64Array, off, nb - 1, off + nb * 3, null, this.leafList, this.leafBinList(listed, nb - 1));
     return this.scanNumeric(leaf, f, floor, leaf.hist as Float64Array, off, nb - 1, off + nb * 3, null);
   }
 
   /**
    * The best threshold of a numeric feature from its bin statistics: `nScan` (gradient, hessian, count)
    * triples from `off` in increasing bin order, the missing values' triple at `mOff`; candidate t is
-   * bin `ids[t]` (bin t without ids).
+   * bin `ids[t]` (bin t without ids). With `list`, only the triples list[0..nList) (increasing, below
+   * nScan) are visited: the others must be empty and hold +0.
    */
-  private scanNumeric(leaf: LeafState, f: number, floor: number, hist: Float64Array, off: number, nScan: number, mOff: number, ids: Int32Array | null): SplitInfo | null {
+  private scanNumeric(leaf: LeafState, f: number, floor: number, hist: Float64Array, off: number, nScan: number, mOff: number, ids: Int32Array | null, list: Int32Array | null = null, nList = 0): SplitInfo | null {
     const p = this.params;
     const lambda = p.lambdaL2;
     const nb = this.info.numBins[f];
@@ -974,7 +1098,9 @@ export class TreeGrower {
     let gl = 0;
     let hl = 0;
     let cl = 0;
-    for (let b = 0; b < nScan; b++) {
+    const nIter = list ? nList : nScan;
+    for (let u = 0; u < nIter; u++) {
+      const b = list ? list[u] : u;
       const j = off + b * 3;
       const cb = hist[j + 2];
       gl += hist[j];
@@ -1043,7 +1169,8 @@ export class TreeGrower {
     return { gain: bestGain, feature: f, bin, defaultLeft: bestDefaultLeft, isCategorical: false, catLeft: null, lg: blg, lh: blh, lc: blc };
   }
 
-  private bestCategoricalSplit(leaf: LeafState, f: number, hist = leaf.hist as Float64Array, off = this.offsets[f] * 3): SplitInfo | null {
+  /** With `list`: only bins list[0..nList) (increasing) can be non-empty (only non-empty bins are read). */
+  private bestCategoricalSplit(leaf: LeafState, f: number, hist = leaf.hist as Float64Array, off = this.offsets[f] * 3, list: Int32Array | null = null, nList = 0): SplitInfo | null {
     const p = this.params;
     const lambda = p.lambdaL2 + p.catL2;
     const nb = this.info.numBins[f];
@@ -1057,7 +1184,9 @@ export class TreeGrower {
     const treeOff = this.offsets[f];
     let m = 0;
     let nonEmpty = 0;
-    for (let b = 0; b <= nb; b++) {
+    const nIter = list ? nList : nb + 1;
+    for (let u = 0; u < nIter; u++) {
+      const b = list ? list[u] : u;
       const j = off + b * 3;
       const c = hist[j + 2];
       if (c <= 0) continue;
