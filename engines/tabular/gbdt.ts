@@ -3,7 +3,7 @@
  * (early stopping, progress) receive a frozen state after every round, as in LightGBM's callback.py.
  */
 import type { BinnedFeatureInfo } from './binning';
-import { type GrowerParams, type BuiltTree, PartitionRouter, TreeGrower, leafOfRouted, routerOf } from './grower';
+import { type GrowerParams, type BuiltTree, PartitionRouter, TreeGrower, binColumns, leafOfRouted, routerOf } from './grower';
 import type { Loss } from './loss';
 import { Prng } from './prng';
 import { PredictorBuilder, type FlatPredictor } from './predictor';
@@ -104,6 +104,7 @@ export function boost(
   const outside = new Uint32Array(n);
   const outsideLeaf = new Int32Array(n);
   const validLeaf = new Int32Array(nv);
+  const validCols = valid ? binColumns(valid.bins, nv, F) : new Uint8Array(0);
   const rounds: BuiltTree[][] = [];
   const validHistory: number[] = [];
   // validation scores at the iteration early stopping keeps, so they need not be rebuilt at the end
@@ -149,13 +150,13 @@ export function boost(
       trees.push(tree);
       const rowLeaf = useSym ? (symGrower as TreeGrower).rowLeaf : grower.rowLeaf;
       const lv = tree.leafValue;
-      if (nOut > 0) router.route(tree, info, train.bins, F, outside, nOut, outsideLeaf);
+      if (nOut > 0) router.route(tree, info, grower.cols, n, outside, nOut, outsideLeaf);
       for (let i = 0; i < n; i++) {
         const l = rowLeaf[i];
         raw[i * K + k] += lv[l >= 0 ? l : outsideLeaf[i]];
       }
       if (nv > 0) {
-        router.route(tree, info, (valid as BinnedSet).bins, F, null, nv, validLeaf);
+        router.route(tree, info, validCols, nv, null, nv, validLeaf);
         for (let i = 0; i < nv; i++) vraw[i * K + k] += lv[validLeaf[i]];
       }
     }

@@ -1,5 +1,5 @@
 import { fitBins, transformBins } from '../../../engines/tabular/binning';
-import { DEFAULT_GROWER_PARAMS, PartitionRouter, TreeGrower, leafOfBinned, type GrowerParams } from '../../../engines/tabular/grower';
+import { DEFAULT_GROWER_PARAMS, PartitionRouter, TreeGrower, binColumns, leafOfBinned, type GrowerParams } from '../../../engines/tabular/grower';
 import { Prng } from '../../../engines/tabular/prng';
 
 /** Numeric columns with and without missing values, one categorical column with missing values. */
@@ -36,12 +36,13 @@ describe('PartitionRouter', () => {
       expect(tree.feature.length).toBeGreaterThan(3);
       const router = new PartitionRouter(n);
       const leaf = new Int32Array(n).fill(-1);
-      router.route(tree, info, bins, F, null, n, leaf);
+      const cols = binColumns(bins, n, F);
+      router.route(tree, info, cols, n, null, n, leaf);
       for (let i = 0; i < n; i++) expect(leaf[i]).toBe(leafOfBinned(tree, info, bins, i * F));
       // a subset: only its rows are written
       const some = rows.subarray(0, Math.floor(rows.length / 3));
       const leaf2 = new Int32Array(n).fill(-1);
-      router.route(tree, info, bins, F, some, some.length, leaf2);
+      router.route(tree, info, cols, n, some, some.length, leaf2);
       const inSome = new Set(Array.from(some));
       for (let i = 0; i < n; i++) expect(leaf2[i]).toBe(inSome.has(i) ? leafOfBinned(tree, info, bins, i * F) : -1);
     }
