@@ -112,7 +112,6 @@ export function boost(
   let bestVrawIteration = -1;
   let kept = -1;
   for (let it = 1; it <= params.maxRounds; it++) {
-    loss.gradHess(train.y, raw, grad, hess);
     let m = 0;
     if (params.subsample < 1) {
       m = rng.sampleIndices(rows, n, params.subsample);
@@ -124,6 +123,9 @@ export function boost(
       for (let i = 0; i < n; i++) rows[i] = i;
       m = n;
     }
+    // the trees read the gradients of the sample's rows only, except for out-of-bag category orders
+    if (params.grower.catOrderFrom === 'outOfBag' || m === n) loss.gradHess(train.y, raw, grad, hess);
+    else loss.gradHess(train.y, raw, grad, hess, rows, m);
     if (params.colsample < 1) {
       const take = Math.max(1, Math.round(params.colsample * F));
       for (let f = 0; f < F; f++) featOrder[f] = f;
