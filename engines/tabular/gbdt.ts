@@ -152,13 +152,16 @@ export function boost(
       trees.push(tree);
       const rowLeaf = useSym ? (symGrower as TreeGrower).rowLeaf : grower.rowLeaf;
       const lv = tree.leafValue;
-      if (nOut > 0) router.route(tree, info, grower.cols, n, outside, nOut, outsideLeaf);
+      // symmetric trees: leaves from their levels' splits directly (routeSymmetric)
+      if (nOut > 0 && useSym) router.routeSymmetric(tree, info, grower.cols, n, outside, nOut, outsideLeaf);
+      else if (nOut > 0) router.route(tree, info, grower.cols, n, outside, nOut, outsideLeaf);
       for (let i = 0; i < n; i++) {
         const l = rowLeaf[i];
         raw[i * K + k] += lv[l >= 0 ? l : outsideLeaf[i]];
       }
       if (nv > 0) {
-        router.route(tree, info, validCols, nv, null, nv, validLeaf);
+        if (useSym) router.routeSymmetric(tree, info, validCols, nv, null, nv, validLeaf);
+        else router.route(tree, info, validCols, nv, null, nv, validLeaf);
         for (let i = 0; i < nv; i++) vraw[i * K + k] += lv[validLeaf[i]];
       }
     }

@@ -1358,6 +1358,41 @@ export class PartitionRouter {
   }
 
   private readonly table = new Uint8Array(256);
+  private levelTables = new Uint8Array(0);
+
+  /**
+   * route() for a complete symmetric tree (growLevels' numbering: node j of level d has children 2j
+   * and 2j + 1 of level d + 1, leaf j of the last level): every row's leaf is its path, one bit per
+   * level (1 for right), read level by level from the level's column with no partition at all.
+   */
+  routeSymmetric(tree: BuiltTree, info: BinnedFeatureInfo, cols: Uint8Array, nRows: number, rows: Uint32Array | null, count: number, leafOut: Int32Array): void {
+    const nodes = tree.feature.length;
+    const D = Math.round(Math.log2(nodes + 1));
+    if (nodes === 0 || (1 << D) - 1 !== nodes) {
+      this.route(tree, info, cols, nRows, rows, count, leafOut);
+      return;
+    }
+    if (this.levelTables.length < D * 256) this.levelTables = new Uint8Array(D * 256);
+    const tables = this.levelTables;
+    for (let k = 0; k < count; k++) leafOut[rows ? rows[k] : k] = 0;
+    for (let d = 0; d < D; d++) {
+      const node = (1 << d) - 1;
+      const f = tree.feature[node];
+      const table = tree.isCategorical[node] ? (tree.catLeft[node] as Uint8Array) : numericTable(this.table, tree.thresholdBin[node], info.numBins[f], tree.defaultLeft[node]);
+      tables.fill(0, d * 256, d * 256 + 256);
+      tables.set(table, d * 256);
+      const off = f * nRows;
+      const tOff = d * 256;
+      if (rows) {
+        for (let k = 0; k < count; k++) {
+          const i = rows[k];
+          leafOut[i] = (leafOut[i] << 1) | (1 - tables[tOff + cols[off + i]]);
+        }
+      } else {
+        for (let i = 0; i < count; i++) leafOut[i] = (leafOut[i] << 1) | (1 - tables[tOff + cols[off + i]]);
+      }
+    }
+  }
 
   /**
    * leafOut[r] = leaf of row r for the rows r = rows[0..count) (r = 0..count-1 without rows), where

@@ -39,6 +39,15 @@ describe('PartitionRouter', () => {
       const cols = binColumns(bins, n, F);
       router.route(tree, info, cols, n, null, n, leaf);
       for (let i = 0; i < n; i++) expect(leaf[i]).toBe(leafOfBinned(tree, info, bins, i * F));
+      if (symmetric) {
+        const leafS = new Int32Array(n).fill(-1);
+        router.routeSymmetric(tree, info, cols, n, null, n, leafS);
+        expect(Array.from(leafS)).toEqual(Array.from(leaf));
+        const some = rows.subarray(0, 40);
+        const leafS2 = new Int32Array(n).fill(-1);
+        router.routeSymmetric(tree, info, cols, n, some, some.length, leafS2);
+        for (const i of some) expect(leafS2[i]).toBe(leaf[i]);
+      }
       // a subset: only its rows are written
       const some = rows.subarray(0, Math.floor(rows.length / 3));
       const leaf2 = new Int32Array(n).fill(-1);
