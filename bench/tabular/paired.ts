@@ -7,7 +7,14 @@
  * candidate's ratio to LightGBM is then about this ratio × 1.0.0's (4.45× summed on an idle machine).
  *
  *   tsx bench/tabular/paired.ts [--engine-version 4.0.0] [--only a,b] [--folds 5] [--config JSON] [--json FILE]
+ *     [--base-from DIR [--base-candidate]]
+ *
+ * `--base-from DIR`: 1.0.0 is trained by the engine of another checkout (DIR/engines/tabular, e.g.
+ * `git archive <commit> engines | tar -x -C DIR`, with DIR/node_modules linked), so that a change that
+ * speeds up both versions is measured against the 1.0.0 whose idle ratio to LightGBM is known;
+ * `--base-candidate` also trains that checkout's candidate version (the "before" of the same run).
  */
+import { createRequire } from 'module';
 import * as fs from 'fs';
 import * as path from 'path';
 import Papa from 'papaparse';
@@ -26,6 +33,11 @@ const nFolds = Number(arg('folds') ?? 5);
 const version = (arg('engine-version') ?? '4.0.0') as EngineVersion;
 const only = arg('only') ? new Set((arg('only') as string).split(',')) : null;
 const config = arg('config') ? (JSON.parse(arg('config') as string) as EngineConfigOverride) : undefined;
+type Engine = { trainTabular: typeof trainTabular; predictRows: typeof predictRows };
+const baseFrom = arg('base-from');
+const baseEngine: Engine = baseFrom ? (createRequire(__filename)(path.resolve(baseFrom, 'engines', 'tabular', 'index')) as Engine) : { trainTabular, predictRows };
+const baseCandidate = baseFrom !== undefined && process.argv.includes('--base-candidate');
+let sumBaseCandidate = 0;
 const manifest = Papa.parse<Record<string, string>>(fs.readFileSync(path.join(dataDir, 'manifest.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
 const out: unknown[] = [];
 let sumOurs = 0;
@@ -48,37 +60,44 @@ for (const entry of manifest.filter((m) => !only || only.has(m.name))) {
   const baseScores: number[] = [];
   let fitOurs = 0;
   let fitBase = 0;
+  let fitBaseCandidate = 0;
   for (let f = 0; f < nFolds; f++) {
     const tr = rows.filter((_, i) => folds[i] !== f);
     const te = rows.filter((_, i) => folds[i] === f);
     const yt = y.filter((_, i) => folds[i] === f);
-    const scoreOf = (model: TabularModel): number => {
-      const p = predictRows(model, te);
+    const scoreOf = (model: TabularModel, engine: Engine = { trainTabular, predictRows }): number => {
+      const p = engine.predictRows(model, te);
       if (task === 'binary') return rocAuc(yt, p.map((q) => q.probabilities?.[classKeys[1]] ?? 0));
       if (task === 'multiclass') return logLoss(yt, p.flatMap((q) => classKeys.map((k) => q.probabilities?.[k] ?? 0)), K);
       return rmse(yt, p.map((q) => q.prediction as number));
     };
-    const train = (v: EngineVersion, c?: EngineConfigOverride): { model: TabularModel; s: number } => {
+    const train = (v: EngineVersion, c?: EngineConfigOverride, engine: Engine = { trainTabular, predictRows }): { model: TabularModel; s: number } => {
       const t0 = process.cpuUsage();
-      const m = trainTabular(tr, { target: 'target', task: task === 'regression' ? 'regression' : 'classification', seed: 0, config: c, engineVersion: v });
+      const m = engine.trainTabular(tr, { target: 'target', task: task === 'regression' ? 'regression' : 'classification', seed: 0, config: c, engineVersion: v });
       const t = process.cpuUsage(t0);
       return { model: m.model, s: (t.user + t.system) / 1e6 };
     };
     const a = train(version, config);
     fitOurs += a.s;
     scores.push(scoreOf(a.model));
-    const b = train('1.0.0');
+    const b = train('1.0.0', undefined, baseEngine);
     fitBase += b.s;
-    baseScores.push(scoreOf(b.model));
+    baseScores.push(scoreOf(b.model, baseEngine));
+    if (baseCandidate) {
+      const c = train(version, config, baseEngine);
+      fitBaseCandidate += c.s;
+      if (scoreOf(c.model, baseEngine) !== scores[scores.length - 1]) console.log(`  ${entry.name} fold ${f}: the base checkout's ${version} scores differently`);
+    }
   }
   sumOurs += fitOurs;
   sumBase += fitBase;
+  sumBaseCandidate += fitBaseCandidate;
   const score = mean(scores);
   const base = mean(baseScores);
   const better = score === base ? 'same' : (task === 'binary' ? score > base : score < base) ? 'better' : 'worse';
-  console.log(`${entry.name.padEnd(20)} ${task.padEnd(10)} ${version} ${score.toFixed(4)} | 1.0.0 ${base.toFixed(4)} ${better.padEnd(6)} | fit ${fitOurs.toFixed(1)} s vs ${fitBase.toFixed(1)} s, x${(fitOurs / fitBase).toFixed(2)}`);
-  out.push({ name: entry.name, task, score, v1_score: base, fit_s: fitOurs, v1_fit_s: fitBase });
+  console.log(`${entry.name.padEnd(20)} ${task.padEnd(10)} ${version} ${score.toFixed(4)} | 1.0.0 ${base.toFixed(4)} ${better.padEnd(6)} | fit ${fitOurs.toFixed(1)} s vs ${fitBase.toFixed(1)} s, x${(fitOurs / fitBase).toFixed(2)}${baseCandidate ? ` | base ${version} ${fitBaseCandidate.toFixed(1)} s, x${(fitBaseCandidate / fitBase).toFixed(2)}` : ''}`);
+  out.push({ name: entry.name, task, score, v1_score: base, fit_s: fitOurs, v1_fit_s: fitBase, ...(baseCandidate ? { base_candidate_fit_s: fitBaseCandidate } : {}) });
 }
-console.log(`summed fit: ${sumOurs.toFixed(1)} s vs 1.0.0 ${sumBase.toFixed(1)} s, x${(sumOurs / sumBase).toFixed(2)}`);
+console.log(`summed fit: ${sumOurs.toFixed(1)} s vs 1.0.0${baseFrom ? ` (${baseFrom})` : ''} ${sumBase.toFixed(1)} s, x${(sumOurs / sumBase).toFixed(2)}${baseCandidate ? `; base ${version} ${sumBaseCandidate.toFixed(1)} s, x${(sumBaseCandidate / sumBase).toFixed(2)}` : ''}`);
 const jsonOut = arg('json');
-if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({ version, config, folds: nFolds, datasets: out, fit_s: sumOurs, v1_fit_s: sumBase }, null, 2));
+if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({ version, config, folds: nFolds, datasets: out, fit_s: sumOurs, v1_fit_s: sumBase, base_from: baseFrom ?? null, ...(baseCandidate ? { base_candidate_fit_s: sumBaseCandidate } : {}) }, null, 2));

@@ -3,7 +3,7 @@
  * (early stopping, progress) receive a frozen state after every round, as in LightGBM's callback.py.
  */
 import type { BinnedFeatureInfo } from './binning';
-import { type GrowerParams, type BuiltTree, TreeGrower, leafOfRouted, routerBuffer, routerOf, symmetricDepth } from './grower';
+import { type GrowerParams, type BuiltTree, PartitionRouter, TreeGrower, binColumns, leafOfRouted, routerOf } from './grower';
 import type { Loss } from './loss';
 import { Prng } from './prng';
 import { PredictorBuilder, type FlatPredictor } from './predictor';
@@ -98,7 +98,13 @@ export function boost(
   const rows = new Uint32Array(n);
   const mask = new Uint8Array(F);
   const featOrder = new Int32Array(F);
-  const routerScratch = routerBuffer(Math.max(1, params.grower.symmetric ? (1 << symmetricDepth(params.grower)) - 1 : params.grower.maxLeaves - 1, symGrower ? (1 << symDepth) - 1 : 0));
+  // leaves of the rows outside the round's sample and of the validation rows, found by partitioning
+  // them through each new tree (PartitionRouter); the sample's rows have theirs from the grower
+  const router = new PartitionRouter(Math.max(n, nv));
+  const outside = new Uint32Array(n);
+  const outsideLeaf = new Int32Array(n);
+  const validLeaf = new Int32Array(nv);
+  const validCols = valid ? binColumns(valid.bins, nv, F) : new Uint8Array(0);
   const rounds: BuiltTree[][] = [];
   const validHistory: number[] = [];
   // validation scores at the iteration early stopping keeps, so they need not be rebuilt at the end
@@ -106,7 +112,6 @@ export function boost(
   let bestVrawIteration = -1;
   let kept = -1;
   for (let it = 1; it <= params.maxRounds; it++) {
-    loss.gradHess(train.y, raw, grad, hess);
     let m = 0;
     if (params.subsample < 1) {
       m = rng.sampleIndices(rows, n, params.subsample);
@@ -118,6 +123,9 @@ export function boost(
       for (let i = 0; i < n; i++) rows[i] = i;
       m = n;
     }
+    // the trees read the gradients of the sample's rows only, except for out-of-bag category orders
+    if (params.grower.catOrderFrom === 'outOfBag' || m === n) loss.gradHess(train.y, raw, grad, hess);
+    else loss.gradHess(train.y, raw, grad, hess, rows, m);
     if (params.colsample < 1) {
       const take = Math.max(1, Math.round(params.colsample * F));
       for (let f = 0; f < F; f++) featOrder[f] = f;
@@ -125,6 +133,12 @@ export function boost(
       mask.fill(0);
       for (let j = 0; j < take; j++) mask[featOrder[j]] = 1;
     } else mask.fill(1);
+    // the rows outside the sample (rows[0..m) is increasing)
+    let nOut = 0;
+    for (let i = 0, k = 0; i < n; i++) {
+      if (k < m && rows[k] === i) k++;
+      else outside[nOut++] = i;
+    }
     const trees: BuiltTree[] = [];
     for (let k = 0; k < K; k++) {
       const g = K === 1 ? grad : grad.subarray(k * n, (k + 1) * n);
@@ -136,14 +150,20 @@ export function boost(
       const lr = useSym ? params.learningRate * (params.grower.symmetricHybridLrScale ?? 1) : params.learningRate;
       for (let l = 0; l < tree.leafValue.length; l++) tree.leafValue[l] *= lr;
       trees.push(tree);
-      const router = routerOf(tree, info, routerScratch);
       const rowLeaf = useSym ? (symGrower as TreeGrower).rowLeaf : grower.rowLeaf;
       const lv = tree.leafValue;
+      // symmetric trees: leaves from their levels' splits directly (routeSymmetric)
+      if (nOut > 0 && useSym) router.routeSymmetric(tree, info, grower.cols, n, outside, nOut, outsideLeaf);
+      else if (nOut > 0) router.route(tree, info, grower.cols, n, outside, nOut, outsideLeaf);
       for (let i = 0; i < n; i++) {
         const l = rowLeaf[i];
-        raw[i * K + k] += lv[l >= 0 ? l : leafOfRouted(router, train.bins, i * F)];
+        raw[i * K + k] += lv[l >= 0 ? l : outsideLeaf[i]];
       }
-      for (let i = 0; i < nv; i++) vraw[i * K + k] += lv[leafOfRouted(router, (valid as BinnedSet).bins, i * F)];
+      if (nv > 0) {
+        if (useSym) router.routeSymmetric(tree, info, validCols, nv, null, nv, validLeaf);
+        else router.route(tree, info, validCols, nv, null, nv, validLeaf);
+        for (let i = 0; i < nv; i++) vraw[i * K + k] += lv[validLeaf[i]];
+      }
     }
     rounds.push(trees);
     const vl = valid ? loss.loss(valid.y, vraw) : null;

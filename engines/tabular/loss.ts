@@ -11,7 +11,11 @@ export interface Loss {
   readonly name: LossName;
   readonly nOutputs: number;
   initScores(y: Float64Array): Float64Array;
-  gradHess(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array): void;
+  /**
+   * Gradients and hessians of every row, or with `rows` of the rows rows[0..m) only (the others are
+   * left as they were: a boosting round reads those of its sample only).
+   */
+  gradHess(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array, rows?: Uint32Array, m?: number): void;
   /** Loss of one row (used for paired comparisons and finite-difference tests). */
   rowLoss(y: Float64Array, raw: Float64Array, i: number): number;
   /** Mean loss over all rows. */
@@ -28,7 +32,7 @@ abstract class BaseLoss implements Loss {
   abstract readonly name: LossName;
   abstract readonly nOutputs: number;
   abstract initScores(y: Float64Array): Float64Array;
-  abstract gradHess(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array): void;
+  abstract gradHess(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array, rows?: Uint32Array, m?: number): void;
   abstract rowLoss(y: Float64Array, raw: Float64Array, i: number): number;
   loss(y: Float64Array, raw: Float64Array): number {
     let s = 0;
@@ -47,8 +51,10 @@ export class LogLoss extends BaseLoss {
     const p = Math.min(1 - 1e-6, Math.max(1e-6, s / Math.max(1, y.length)));
     return Float64Array.of(Math.log(p / (1 - p)));
   }
-  gradHess(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array): void {
-    for (let i = 0; i < y.length; i++) {
+  gradHess(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array, rows?: Uint32Array, m?: number): void {
+    const count = rows ? (m as number) : y.length;
+    for (let k = 0; k < count; k++) {
+      const i = rows ? rows[k] : k;
       const p = sigmoid(raw[i]);
       grad[i] = p - y[i];
       hess[i] = Math.max(p * (1 - p), 1e-16);
@@ -83,13 +89,15 @@ export class SoftmaxLoss extends BaseLoss {
     for (let k = 0; k < K; k++) out[k] -= mean;
     return out;
   }
-  gradHess(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array): void {
+  gradHess(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array, rows?: Uint32Array, m?: number): void {
     const K = this.nOutputs;
     const n = y.length;
     const p = new Float64Array(K);
     // K/(K-1) scaling of the diagonal hessian, as in LightGBM's multiclass objective.
     const factor = K / (K - 1);
-    for (let i = 0; i < n; i++) {
+    const count = rows ? (m as number) : n;
+    for (let r = 0; r < count; r++) {
+      const i = rows ? rows[r] : r;
       softmaxRow(raw, i * K, K, p, 0);
       const yi = y[i];
       for (let k = 0; k < K; k++) {
@@ -131,8 +139,10 @@ export class SquaredError extends BaseLoss {
     for (let i = 0; i < y.length; i++) s += y[i];
     return Float64Array.of(y.length > 0 ? s / y.length : 0);
   }
-  gradHess(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array): void {
-    for (let i = 0; i < y.length; i++) {
+  gradHess(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array, rows?: Uint32Array, m?: number): void {
+    const count = rows ? (m as number) : y.length;
+    for (let k = 0; k < count; k++) {
+      const i = rows ? rows[k] : k;
       grad[i] = raw[i] - y[i];
       hess[i] = 1;
     }
@@ -155,9 +165,11 @@ export class HuberLoss extends BaseLoss {
     const m = s.length;
     return Float64Array.of(m === 0 ? 0 : m % 2 ? s[(m - 1) / 2] : (s[m / 2 - 1] + s[m / 2]) / 2);
   }
-  gradHess(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array): void {
+  gradHess(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array, rows?: Uint32Array, m?: number): void {
     const d = this.delta;
-    for (let i = 0; i < y.length; i++) {
+    const count = rows ? (m as number) : y.length;
+    for (let k = 0; k < count; k++) {
+      const i = rows ? rows[k] : k;
       const r = raw[i] - y[i];
       grad[i] = r > d ? d : r < -d ? -d : r;
       hess[i] = 1;

@@ -1,0 +1,35 @@
+/**
+ * Fingerprints of trained models: SHA-1 of the serialised model trained on all rows of a benchmark
+ * dataset with seed 0, per engine version. Speed work on the engine must leave these unchanged (the
+ * recorded accuracy of every version stays valid only if its models are byte-identical).
+ *
+ *   tsx bench/tabular/sha.ts [--versions 1.0.0,4.0.0] [--only bodyfat,penguins,credit_approval,horse_colic,adult]
+ */
+import { createHash } from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import Papa from 'papaparse';
+import { serialiseModel, trainTabular, type EngineVersion } from '../../engines/tabular/index';
+import { readCsv } from './csv';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const dataDir = path.resolve(__dirname, '..', '..', '..', 'shared', 'data', 'tabular');
+const versions = (arg('versions') ?? '1.0.0,4.0.0').split(',') as EngineVersion[];
+const only = (arg('only') ?? 'bodyfat,penguins,credit_approval,horse_colic,adult').split(',');
+const manifest = Papa.parse<Record<string, string>>(fs.readFileSync(path.join(dataDir, 'manifest.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
+for (const name of only) {
+  const entry = manifest.find((m) => m.name === name);
+  if (!entry) throw new Error(`unknown dataset ${name}`);
+  const rows = readCsv(path.join(dataDir, `${name}.csv`));
+  for (const v of versions) {
+    const t0 = process.cpuUsage();
+    const { model } = trainTabular(rows, { target: 'target', task: entry.task === 'regression' ? 'regression' : 'classification', seed: 0, engineVersion: v });
+    const t = process.cpuUsage(t0);
+    const sha = createHash('sha1').update(serialiseModel(model)).digest('hex');
+    console.log(`${name.padEnd(18)} ${v} ${sha} (${((t.user + t.system) / 1e6).toFixed(1)} s CPU)`);
+  }
+}
