@@ -1,7 +1,8 @@
 /**
  * The contract: a platform upgrade never changes an existing model's predictions. The fixtures are
- * artefacts written by engine tabular-gbdt 1.0.0 (format 1) and the predictions it served for them
- * (fixtures/generate.ts); this build must load them and serve exactly those numbers.
+ * artefacts written by engine tabular-gbdt 1.0.0 and 4.0.0 (format 1), each the default in its time,
+ * and the predictions it served for them (fixtures/generate.ts); this build must load them and serve
+ * exactly those numbers.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -30,18 +31,21 @@ function expectBitIdentical(actual: Prediction[], expected: Prediction[]): void 
   expect(differing).toEqual([]);
 }
 
-describe.each(kinds)('a %s model trained by tabular-gbdt 1.0.0', (kind) => {
-  const text = fs.readFileSync(path.join(dir, `v1-${kind}.artefact.json`), 'utf8');
-  const served = JSON.parse(fs.readFileSync(path.join(dir, `v1-${kind}.predictions.json`), 'utf8')) as Prediction[];
+const cases = (['1.0.0', '4.0.0'] as const).flatMap((version) => kinds.map((kind) => [kind, version] as const));
+
+describe.each(cases)('a %s model trained by tabular-gbdt %s', (kind, version) => {
+  const prefix = `v${version.split('.')[0]}`;
+  const text = fs.readFileSync(path.join(dir, `${prefix}-${kind}.artefact.json`), 'utf8');
+  const served = JSON.parse(fs.readFileSync(path.join(dir, `${prefix}-${kind}.predictions.json`), 'utf8')) as Prediction[];
   const rows = signalRows(240, 100 + kinds.indexOf(kind), kind);
   rows.forEach((r, i) => {
     if (i % 17 === 0) r.color = null;
   });
   const query = fixtureQueryRows(rows);
 
-  it('loads as engine version 1.0.0 and serves the predictions it served before, bit for bit', () => {
+  it('loads as its engine version and serves the predictions it served before, bit for bit', () => {
     const model = loadModel(text);
-    expect(model.engine).toEqual({ id: 'tabular-gbdt', version: '1.0.0' });
+    expect(model.engine).toEqual({ id: 'tabular-gbdt', version });
     expect(served.length).toBe(query.length);
     expectBitIdentical(predictRows(model, query), served);
   });

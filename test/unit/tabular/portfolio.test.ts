@@ -130,9 +130,9 @@ describe('portfolio members', () => {
 describe.each(['2.0.0', '3.0.0'] as const)('engine %s models', (version) => {
   const rows = signalRows(300, 4, 'binary');
 
-  it('are trained when asked by name, while new models keep engine 1.0.0 (2.0.0 and 3.0.0 missed their goals)', () => {
-    expect(TABULAR_ENGINE.version).toBe('1.0.0');
-    expect(trainTabular(rows, { target: 'target', seed: 1, config: FAST }).model.engine.version).toBe('1.0.0');
+  it('are trained when asked by name only: new models get the default version (2.0.0 and 3.0.0 missed their goals)', () => {
+    expect(TABULAR_ENGINE.version).toBe('4.0.0');
+    expect(trainTabular(rows, { target: 'target', seed: 1, config: FAST }).model.engine.version).toBe('4.0.0');
     expect(trainTabular(rows, { target: 'target', seed: 1, config: FAST, engineVersion: version }).model.engine.version).toBe(version);
   });
 
@@ -173,7 +173,7 @@ describe('engine catalogue', () => {
     expect(canServe('tabular-gbdt', '0.0.1-retired')).toBe(false);
     expect(canServe('no-such-engine', '1.0.0')).toBe(false);
     const tabular = ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt');
-    expect(tabular?.version).toBe('1.0.0');
+    expect(tabular?.version).toBe('4.0.0');
     expect(tabular?.servableVersions).toContain(tabular?.version);
   });
 });
