@@ -1,32 +1,13 @@
 import { canServe, ENGINE_CATALOGUE } from '../../../engines/catalogue';
-import { fitBins, transformBins } from '../../../engines/tabular/binning';
 import { DEFAULT_GROWER_PARAMS, TreeGrower, type GrowerParams } from '../../../engines/tabular/grower';
 import { loadModel, predictRows, serialiseModel, trainTabular, TABULAR_ENGINE } from '../../../engines/tabular/index';
 import { Prng } from '../../../engines/tabular/prng';
 import type { EngineConfigOverride } from '../../../engines/tabular/train';
-import { signalRows } from './helpers';
+import { binnedGradients, signalRows } from './helpers';
 
 const FAST: EngineConfigOverride = { maxRounds: 40, folds: 3, models: 3 };
 
-/** Numeric columns with and without missing values, one categorical column with missing values. */
-function makeData(seed: number, n: number) {
-  const rng = new Prng(seed);
-  const F = 5;
-  const X = new Float64Array(n * F);
-  const g = new Float64Array(n);
-  const h = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    for (let f = 0; f < 2; f++) X[i * F + f] = rng.nextFloat() < 0.15 ? NaN : Math.round(rng.nextFloat() * 60);
-    X[i * F + 2] = rng.nextFloat() * 100;
-    X[i * F + 3] = Math.round(rng.nextFloat() * 8);
-    X[i * F + 4] = rng.nextFloat() < 0.1 ? NaN : rng.nextInt(6);
-    const a = Number.isNaN(X[i * F]) ? 20 : X[i * F];
-    g[i] = (a > 25 ? 1 : -0.5) + (X[i * F + 2] > 60 ? 0.4 : 0) + (X[i * F + 4] === 2 ? 0.7 : 0) + (rng.nextFloat() - 0.5);
-    h[i] = 0.5 + rng.nextFloat();
-  }
-  const info = fitBins(X, n, F, [0, 0, 0, 0, 6], 255, 1);
-  return { F, g, h, info, bins: transformBins(info, X, n, F) };
-}
+const makeData = (seed: number, n: number) => binnedGradients(seed, n, 6);
 
 describe('engine 4: fast symmetric split search', () => {
   it('grows exactly the trees of growSymmetric (same splits, same leaf values, same row leaves)', () => {

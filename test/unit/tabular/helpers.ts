@@ -1,3 +1,4 @@
+import { fitBins, transformBins } from '../../../engines/tabular/binning';
 import { Prng } from '../../../engines/tabular/prng';
 import type { Row } from '../../../engines/tabular/index';
 
@@ -18,4 +19,27 @@ export function signalRows(n: number, seed: number, kind: 'binary' | 'multiclass
     rows.push({ x1, x2: rng.nextFloat() < 0.1 ? null : x2, color, x3: rng.nextFloat(), target });
   }
   return rows;
+}
+
+/**
+ * Binned grower inputs with gradients and hessians: numeric columns with and without missing values,
+ * one categorical column of `categories` values with missing values.
+ */
+export function binnedGradients(seed: number, n: number, categories: number) {
+  const rng = new Prng(seed);
+  const F = 5;
+  const X = new Float64Array(n * F);
+  const g = new Float64Array(n);
+  const h = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    for (let f = 0; f < 2; f++) X[i * F + f] = rng.nextFloat() < 0.15 ? NaN : Math.round(rng.nextFloat() * 60);
+    X[i * F + 2] = rng.nextFloat() * 100;
+    X[i * F + 3] = Math.round(rng.nextFloat() * 8);
+    X[i * F + 4] = rng.nextFloat() < 0.1 ? NaN : rng.nextInt(categories);
+    const a = Number.isNaN(X[i * F]) ? 20 : X[i * F];
+    g[i] = (a > 25 ? 1 : -0.5) + (X[i * F + 2] > 60 ? 0.4 : 0) + (X[i * F + 4] === 2 ? 0.7 : 0) + (rng.nextFloat() - 0.5);
+    h[i] = 0.5 + rng.nextFloat();
+  }
+  const info = fitBins(X, n, F, [0, 0, 0, 0, categories], 255, 1);
+  return { F, g, h, info, bins: transformBins(info, X, n, F) };
 }
