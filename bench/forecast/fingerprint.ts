@@ -7,7 +7,8 @@
  *   tsx bench/forecast/fingerprint.ts [--data FILE[,FILE]] [--every K] [--daily N] [--out FILE]
  *
  * Run it before and after the change: equal digests mean bit-identical forecasts (`--out` keeps the
- * per-series digests, to find the first series that differs).
+ * per-series digests, to find the first series that differs). A second digest per period covers the
+ * point forecasts (`mean`) alone, for a change meant to alter the quantiles only.
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -25,13 +26,14 @@ const { values } = parseArgs({
 });
 const every = Number(values.every);
 const perSeries: Record<string, string> = {};
-const groups = new Map<string, { hash: ReturnType<typeof createHash>; seconds: number; n: number }>();
+const groups = new Map<string, { hash: ReturnType<typeof createHash>; meanHash: ReturnType<typeof createHash>; seconds: number; n: number }>();
 
-function record(group: string, id: string, answer: unknown, seconds: number): void {
+function record(group: string, id: string, answer: { mean: number[] }, seconds: number): void {
   const digest = createHash('sha1').update(JSON.stringify(answer)).digest('hex');
   perSeries[id] = digest;
-  const g = groups.get(group) ?? { hash: createHash('sha1'), seconds: 0, n: 0 };
+  const g = groups.get(group) ?? { hash: createHash('sha1'), meanHash: createHash('sha1'), seconds: 0, n: 0 };
   g.hash.update(digest);
+  g.meanHash.update(JSON.stringify(answer.mean));
   g.seconds += seconds;
   g.n++;
   groups.set(group, g);
@@ -68,5 +70,5 @@ for (let s = 0; s < daily; s++) {
   record('synthetic daily 200 points', `daily:${s}`, answer, seconds);
 }
 
-for (const [group, g] of groups) console.log(`${group.padEnd(32)} ${String(g.n).padStart(5)} series  ${g.seconds.toFixed(2).padStart(8)} s  ${g.hash.digest('hex')}`);
+for (const [group, g] of groups) console.log(`${group.padEnd(32)} ${String(g.n).padStart(5)} series  ${g.seconds.toFixed(2).padStart(8)} s  ${g.hash.digest('hex')}  mean ${g.meanHash.digest('hex')}`);
 if (values.out) fs.writeFileSync(values.out, JSON.stringify(perSeries));

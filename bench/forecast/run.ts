@@ -5,14 +5,19 @@
  *
  *   npm run bench:forecast -- [--data FILE[,FILE…]]… [--only MONTHLY,QUARTERLY] [--limit N]
  *                             [--every K] [--peers statsforecast|none] [--peers-fresh]
- *                             [--json FILE] [--peers-file FILE]
+ *                             [--json FILE] [--peers-file FILE] [--peers-chunk N] [--peers-partial]
  *
  * Without --data: m1.csv, m3.csv and m4-hourly.csv of ../shared/data/forecast (the development
  * collections). --every K keeps every K-th series of each period (after --limit), for quick experiments.
- * statsforecast's forecasts of a file are cached under .bench/ (keyed by the file's content, peers.py
- * and the pinned versions) and reused by later runs; a cache of the whole file also serves runs on a
- * part of it. --peers-fresh runs statsforecast again; --peers-file reads a given peers.py output
- * (single --data only). Options for experiments (defaults are the engine's defaults): --method,
+ * statsforecast's forecasts of a file are cached under .bench/ (keyed by the file's content, the
+ * selection, peers.py and the pinned versions) and reused by later runs; a cache of the whole file
+ * (or, for an --every run, of the same --only/--limit without --every) also serves runs on a part of
+ * it. When none exists, peers.py runs on the selection itself (with --every K: the same every K-th
+ * series only) and rewrites its cache after every chunk of --peers-chunk series (default 10), all
+ * models on a chunk before the next, so a stopped run keeps what it computed: the next run resumes it,
+ * or --peers-partial scores the series the stopped run finished (ours on the same series) without
+ * running statsforecast. --peers-fresh runs statsforecast again; --peers-file reads a given peers.py
+ * output (single --data only). Options for experiments (defaults are the engine's defaults): --method,
  * --combine, --seasonal-mode, --members, --intervals.
  */
 import { spawnSync } from 'node:child_process';
@@ -42,6 +47,8 @@ interface Args {
   json: string | null;
   peersFresh: boolean;
   peersFile: string | null;
+  peersChunk: number;
+  peersPartial: boolean;
   method?: Method;
   combine?: Combine;
   seasonalMode?: SeasonalMode;
@@ -50,7 +57,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { data: [], only: [], limit: 0, every: 1, peers: 'statsforecast', json: null, peersFresh: false, peersFile: null };
+  const a: Args = { data: [], only: [], limit: 0, every: 1, peers: 'statsforecast', json: null, peersFresh: false, peersFile: null, peersChunk: 10, peersPartial: false };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const v = () => {
@@ -70,6 +77,8 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--peers-cache') continue; // the cache is always used now; kept so old commands still run
     else if (k === '--peers-fresh') a.peersFresh = true;
     else if (k === '--peers-file') a.peersFile = path.resolve(v());
+    else if (k === '--peers-chunk') a.peersChunk = Math.max(1, parseInt(v(), 10));
+    else if (k === '--peers-partial') a.peersPartial = true;
     else if (k === '--method') a.method = v() as Method;
     else if (k === '--combine') a.combine = v() as Combine;
     else if (k === '--seasonal-mode') a.seasonalMode = v() as SeasonalMode;
@@ -149,10 +158,14 @@ interface PeerPeriod {
   period: string;
   horizon: number;
   series: string[];
+  /** how many of `series` (from the first) every model has forecast; absent in outputs written before chunked runs (all) */
+  done?: number;
   systems: Record<string, { seconds: number; mean: number[][]; quantiles: number[][][] }>;
 }
 interface PeerOutput {
   statsforecast_version: string;
+  /** false while a chunked run is under way or was stopped; absent in outputs written before chunked runs (complete) */
+  complete?: boolean;
   warmup_seconds: number;
   periods: PeerPeriod[];
 }
@@ -178,10 +191,10 @@ function ensureVenv(): string {
   return py;
 }
 
-function peerCachePath(data: string, only: string[], limit: number): string {
+function peerCachePath(data: string, only: string[], limit: number, every = 1): string {
   const key = createHash('sha256')
     .update(fs.readFileSync(data))
-    .update(JSON.stringify([only, limit]))
+    .update(JSON.stringify(every > 1 ? [only, limit, every] : [only, limit]))
     .update(fs.readFileSync(path.join(__dirname, 'peers.py')))
     .update(fs.readFileSync(path.join(__dirname, 'requirements-peers.txt')))
     .digest('hex')
@@ -189,30 +202,51 @@ function peerCachePath(data: string, only: string[], limit: number): string {
   return path.join(repoRoot, '.bench', `peers-${path.basename(data, '.csv')}-${key}.json`);
 }
 
-/** statsforecast's forecasts of `data`: a given output, the cache (whole file first), or a fresh run that fills the cache. */
+function readPeers(file: string): PeerOutput {
+  return JSON.parse(fs.readFileSync(file, 'utf8')) as PeerOutput;
+}
+
+/**
+ * statsforecast's forecasts of `data`: a given output, a complete cache (whole file first, then the
+ * same selection without --every, then the selection itself), a stopped run's cache (--peers-partial),
+ * or a run that fills (or resumes) the selection's cache.
+ */
 function runPeers(args: Args, data: string): PeerOutput {
   if (args.peersFile) {
     console.error(`statsforecast: reading a previous peers.py output from ${args.peersFile}`);
-    return JSON.parse(fs.readFileSync(args.peersFile, 'utf8')) as PeerOutput;
+    return readPeers(args.peersFile);
   }
   const whole = peerCachePath(data, [], 0);
-  const out = peerCachePath(data, args.only, args.limit);
+  const selection = peerCachePath(data, args.only, args.limit);
+  const out = peerCachePath(data, args.only, args.limit, args.every);
+  const candidates = [...new Set([whole, selection, out])];
   if (!args.peersFresh) {
-    for (const f of [whole, out]) {
-      if (fs.existsSync(f)) {
-        console.error(`statsforecast: reusing the cached run ${path.relative(repoRoot, f)} (same data, peers.py and versions)`);
-        return JSON.parse(fs.readFileSync(f, 'utf8')) as PeerOutput;
-      }
+    for (const f of candidates) {
+      if (!fs.existsSync(f)) continue;
+      const cached = readPeers(f);
+      if (cached.complete === false) continue;
+      console.error(`statsforecast: reusing the cached run ${path.relative(repoRoot, f)} (same data, peers.py and versions)`);
+      return cached;
+    }
+    if (args.peersPartial) {
+      const f = candidates.find((c) => fs.existsSync(c));
+      if (!f) throw new Error('--peers-partial: no cached statsforecast run of this selection');
+      const cached = readPeers(f);
+      console.error(`statsforecast: scoring the series the stopped run ${path.relative(repoRoot, f)} finished (${cached.periods.map((p) => `${p.period} ${p.done ?? p.series.length}/${p.series.length}`).join(', ')})`);
+      return cached;
     }
   }
   const py = ensureVenv();
-  const pyArgs = [path.join(__dirname, 'peers.py'), '--data', data, '--out', out];
+  const pyArgs = [path.join(__dirname, 'peers.py'), '--data', data, '--out', out, '--chunk', String(args.peersChunk)];
   if (args.only.length) pyArgs.push('--only', args.only.join(','));
   if (args.limit > 0) pyArgs.push('--limit', String(args.limit));
-  console.error(`running statsforecast on ${path.basename(data)} (single process)…`);
+  if (args.every > 1) pyArgs.push('--every', String(args.every));
+  const resume = !args.peersFresh && fs.existsSync(out);
+  if (resume) pyArgs.push('--resume');
+  console.error(`${resume ? 'resuming' : 'running'} statsforecast on ${path.basename(data)}${args.every > 1 ? ` (every ${args.every}-th series of each period)` : ''} (single process)…`);
   const r = spawnSync(py, pyArgs, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1' } });
   if (r.status !== 0) throw new Error('peers.py failed');
-  return JSON.parse(fs.readFileSync(out, 'utf8')) as PeerOutput;
+  return readPeers(out);
 }
 
 function fmt(x: number, d = 3): string {
@@ -237,6 +271,18 @@ function runFile(args: Args, data: string): FileResult {
     selected[p] = list;
   }
   const peers = args.peers === 'statsforecast' ? runPeers(args, data) : null;
+  const partial: string[] = [];
+  if (peers) {
+    // a stopped run (--peers-partial): score every system on the series all its models finished
+    for (const p of periods) {
+      const pp = peers.periods.find((x) => x.period === p);
+      if (!pp || pp.done === undefined || pp.done >= pp.series.length) continue;
+      const finished = new Set(pp.series.slice(0, pp.done));
+      const before = selected[p].length;
+      selected[p] = selected[p].filter((s) => finished.has(s.id));
+      partial.push(`${p}: ${selected[p].length} of ${before} series`);
+    }
+  }
   const overall: Partial<Record<System, Scorer>> = {};
   const table: FileResult['periods'] = [];
   for (const p of periods) {
@@ -260,8 +306,8 @@ function runFile(args: Args, data: string): FileResult {
           sc.add(s, mean, q);
           ov.add(s, mean, q);
         }
-        // seconds of the peers' whole-period run, scaled to the share of its series scored here
-        const share = series.length / pp.series.length;
+        // seconds of the peers' whole-period run (or of its finished series), scaled to the share of its series scored here
+        const share = series.length / (pp.done ?? pp.series.length);
         const secs = members.reduce((a, m) => a + pp.systems[m].seconds, 0) * share;
         sc.seconds += secs;
         ov.seconds += secs;
@@ -300,6 +346,7 @@ function runFile(args: Args, data: string): FileResult {
           `WQL ${fmt(ours.wql)} against the peers' mean's ${fmt(meanWql)}: ${ours.wql <= meanWql ? 'no worse' : 'WORSE'}`,
       );
     }
+    if (partial.length) lines.push(`\nPARTIAL statsforecast run (unfinished or stopped): every system scored on the series all peers finished only (${partial.join('; ')}).`);
     lines.push(`\nstatsforecast ${peers.statsforecast_version}: one-off warm-up (imports and first calls) ${fmt(peers.warmup_seconds, 1)} s, excluded from the seconds above; statsforecast_mean seconds = AutoETS + AutoTheta + AutoARIMA.`);
   }
   console.log(lines.join('\n'));

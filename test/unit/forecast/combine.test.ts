@@ -2,6 +2,7 @@ import { forecastSeries, prepareSeries, backtestSeries } from '../../../engines/
 import type { Row } from '../../../engines/forecast';
 import { autoForecast, combineForecasts, defaultCombine, defaultMembers, defaultPointMembers, defaultQuantileMembers, memberForecasts, pointMembersFor, quantileMembersFor } from '../../../engines/forecast/auto';
 import type { Member } from '../../../engines/forecast';
+import { qnorm } from '../../../engines/forecast/math';
 import { monthlyRows, normals } from './helpers';
 
 /** Rows with yearly timestamps YYYY-01-01 from 1970. */
@@ -47,6 +48,54 @@ describe('default combination by calendar', () => {
     const c = combineForecasts([f([1, 10]), f([4, 0]), f([2, 3]), f([100, 5])], [0.5], 'median');
     expect(c.mean).toEqual([3, 4]);
     expect(c.quantiles[0]).toEqual([3, 4]);
+  });
+
+  test('median combination (1.5.0): quantiles normal around the median with the spread of the members\' mixture about it', () => {
+    const forecasts = [
+      { mean: [10, 20], sd: [1, 2] },
+      { mean: [12, 18], sd: [3, 1] },
+      { mean: [11, 25], sd: [2, 2] },
+      { mean: [30, 21], sd: [8, 4] },
+    ];
+    const taus = [0.1, 0.5, 0.9];
+    const c = combineForecasts(forecasts, taus, 'median');
+    expect(c.mean).toEqual([11.5, 20.5]);
+    // the 0.5 quantile is the point forecast exactly
+    expect(c.quantiles[1]).toEqual(c.mean);
+    const z = qnorm(0.9);
+    c.mean.forEach((p, k) => {
+      const s = Math.sqrt(forecasts.reduce((a, f) => a + f.sd[k] ** 2 + (f.mean[k] - p) ** 2, 0) / forecasts.length);
+      expect(c.quantiles[2][k]).toBeCloseTo(p + z * s, 8);
+      expect(c.quantiles[0][k]).toBeCloseTo(p - z * s, 8);
+    });
+    // wider than 1.4.0's median of the members' quantiles, which dropped the widest member's spread
+    const memberQ = (tau: number, k: number) => forecasts.map((f) => f.mean[k] + (tau < 0.5 ? -z : z) * f.sd[k]).sort((a, b) => a - b);
+    for (let k = 0; k < 2; k++) {
+      const hi = memberQ(0.9, k), lo = memberQ(0.1, k);
+      expect(c.quantiles[2][k]).toBeGreaterThan((hi[1] + hi[2]) / 2);
+      expect(c.quantiles[0][k]).toBeLessThan((lo[1] + lo[2]) / 2);
+    }
+    // one member: its own normal quantiles, unchanged
+    const one = combineForecasts([forecasts[3]], taus, 'median');
+    expect(one.quantiles).toEqual([[30 - z * 8, 21 - z * 4], [30, 21], [30 + z * 8, 21 + z * 4]].map((q) => q.map((v) => expect.closeTo(v, 10))));
+    // positive data: log-normal with the point forecast as median and σ² = ln(1 + s²/point²)
+    const pos = combineForecasts(forecasts, taus, 'median', true);
+    expect(pos.mean).toEqual(c.mean);
+    expect(pos.quantiles[1]).toEqual(c.mean);
+    c.mean.forEach((p, k) => {
+      const s = (c.quantiles[2][k] - p) / z;
+      const sigma = Math.sqrt(Math.log(1 + (s / p) ** 2));
+      expect(pos.quantiles[2][k]).toBeCloseTo(p * Math.exp(z * sigma), 8);
+      expect(pos.quantiles[0][k]).toBeCloseTo(p * Math.exp(-z * sigma), 8);
+      // right-skewed: further above the median than below it
+      expect(pos.quantiles[2][k] - p).toBeGreaterThan(p - pos.quantiles[0][k]);
+    });
+    // a step whose point forecast is not above zero stays normal
+    const neg = combineForecasts([{ mean: [-1], sd: [2] }, { mean: [1], sd: [2] }], taus, 'median', true);
+    expect(neg.quantiles[2][0]).toBeCloseTo(z * Math.sqrt(5), 10);
+    // the mean combination keeps the mean of the members' quantiles
+    const m = combineForecasts(forecasts, taus, 'mean');
+    expect(m.quantiles[2][0]).toBeCloseTo(forecasts.reduce((a, f) => a + f.mean[0] + z * f.sd[0], 0) / 4, 10);
   });
 
   test('a linear yearly series is forecast exactly; a constant one too', () => {
