@@ -1,6 +1,7 @@
 import { currentPeriod, type ChargeSpec } from './credits';
 import { newId } from './ids';
 import { chargeBatchCalls } from './metrics';
+import type { ScoredRows } from './predictions';
 import { sql, type Queryable } from './sql';
 
 /**
@@ -10,7 +11,7 @@ import { sql, type Queryable } from './sql';
  */
 export type AnsweredCall = Omit<ChargeSpec, 'state' | 'model'> & {
   model: NonNullable<ChargeSpec['model']>;
-  rows: Array<{ id: string; features: Record<string, unknown>; output: Record<string, unknown> }>;
+  rows: ScoredRows;
 };
 
 /**
@@ -72,9 +73,9 @@ with calls as (
          now() + make_interval(secs => s.hold_seconds), now(), now()
     from steps s
 ), stored as (
-  insert into predictions (id, model_id, workspace_id, version_number, http_request_id, features, output, created_at)
-  select x.id, s.model_id, s.workspace_id, s.version, s.reference, x.features, x.output, now()
-    from jsonb_to_recordset($11::jsonb) as x(call int, id text, features jsonb, output jsonb) join steps s on s.ord = x.call
+  insert into prediction_calls (id, model_id, workspace_id, version_number, http_request_id, first_index, row_count, features, output, created_at)
+  select x.id, s.model_id, s.workspace_id, s.version, s.reference, 0, x.row_count, x.features, x.output, now()
+    from json_to_recordset($11::json) as x(call int, id text, row_count int, features json, output json) join steps s on s.ord = x.call
 )
 select c.ord, g.ord is not null as model_current, s.a_after, s.b_after
   from calls c left join guarded g on g.ord = c.ord left join steps s on s.ord = c.ord
@@ -89,7 +90,7 @@ interface OutcomeRow {
 /** One statement for `calls`; their outcomes in the same order. */
 async function chargeAnsweredCalls(db: Queryable, calls: AnsweredCall[], now: Date): Promise<Array<AnsweredCallOutcome>> {
   const ids = calls.map(() => newId('event'));
-  const stored = calls.flatMap((call, i) => call.rows.map((row) => ({ call: i + 1, id: row.id, features: row.features, output: row.output })));
+  const stored = calls.map(({ rows }, i) => ({ call: i + 1, id: rows.stem, row_count: rows.outputs.length, features: rows.features, output: rows.outputs }));
   const rows = await sql<OutcomeRow>(db, CHARGE_ANSWERED_CALLS_SQL, [
     ids,
     calls.map((c) => c.accountId),

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema, PredictionSchema, type Model, type ModelVersion } from '../db/entities';
+import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema, type Model, type ModelVersion } from '../db/entities';
 import type { Row } from './datasets';
 import { AppError, validationError } from './errors';
-import { newId } from './ids';
+import { idPattern, newId, RUN_STEM_LENGTH } from './ids';
 import { getModel } from './models';
 import { checkPredictionRows } from './predictions';
 import type { TemporalGateway } from './temporal/gateway';
@@ -81,16 +81,30 @@ export async function strandedIntegrations(em: EntityManager, olderThan: Date, n
 }
 
 /**
+ * The features of a model's scored rows by request_id. A request_id is its call's row id (the first 22
+ * characters) and its position in 4 base62 digits (services/ids.ts newIdRun): the call is found by its
+ * primary key, the row by its position; an id of another shape or position finds nothing.
+ */
+export async function scoredFeatures(em: EntityManager, modelId: string, requestIds: string[]): Promise<Array<{ id: string; features: Row }>> {
+  if (requestIds.length === 0) return [];
+  return em.getConnection().execute<Array<{ id: string; features: Row }>>(
+    `select r.id, c.features -> (prediction_position(r.id) - c.first_index) as features
+       from unnest(array[?]::text[]) as r(id)
+       join prediction_calls c on c.id = left(r.id, ${RUN_STEM_LENGTH})
+      where c.model_id = ? and r.id ~ ?
+        and prediction_position(r.id) - c.first_index between 0 and c.row_count - 1`,
+    [requestIds, modelId, idPattern('request')],
+  );
+}
+
+/**
  * Records one batch of outcomes as pending. Each names its prediction (`request_id`: the features are
  * looked up) or carries the full feature set; the whole batch is refused if one is invalid.
  */
 export async function recordOutcomes(em: EntityManager, model: Model, outcomes: OutcomeInput[]): Promise<{ ids: string[]; pending: number }> {
   assertServing(model);
   const requestIds = [...new Set(outcomes.map((o) => o.request_id).filter((id): id is string => id !== undefined))];
-  const predictions = requestIds.length
-    ? await em.find(PredictionSchema, { id: { $in: requestIds }, modelId: model.id }, { fields: ['id', 'features'] })
-    : [];
-  const byId = new Map(predictions.map((p) => [p.id, p]));
+  const byId = new Map((await scoredFeatures(em, model.id, requestIds)).map((p) => [p.id, p]));
   const version = await em.findOneOrFail(ModelVersionSchema, { model: model.id, number: model.currentVersion ?? 0 });
   const now = new Date();
   const rows = outcomes.map((o, i) => {

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ModelVersionSchema, type Model } from '../db/entities';
 import { AppError } from './errors';
+import { RUN_STEM_LENGTH } from './ids';
 
 /**
  * Verdict thresholds, against the validation score the serving version earned at training time:
@@ -16,10 +17,12 @@ interface Observed {
   score: number | null;
 }
 
+// A matched outcome's prediction is found by its call (the request_id's first 22 characters, the
+// primary key of prediction_calls) and its position in the call (services/ids.ts newIdRun).
 const MATCHED_CTE = `with m as (
-  select p.output, o.actual #>> '{}' as actual
-    from predictions p join outcomes o on o.prediction_id = p.id
-   where p.model_id = ? and p.created_at >= ?
+  select c.output -> (prediction_position(o.prediction_id) - c.first_index) as output, o.actual #>> '{}' as actual
+    from outcomes o join prediction_calls c on c.id = left(o.prediction_id, ${RUN_STEM_LENGTH}) and c.model_id = o.model_id
+   where o.model_id = ? and o.prediction_id is not null and c.created_at >= ?
 )`;
 
 /**
@@ -73,7 +76,7 @@ async function computePerformance(em: EntityManager, model: Model, days: number)
   const classes = ((version?.report as { classes?: string[] } | undefined)?.classes ?? []).map(String);
   const [counted] = await em
     .getConnection()
-    .execute<Array<{ n: number }>>(`select count(*)::int as n from predictions where model_id = ? and created_at >= ?`, [model.id, since]);
+    .execute<Array<{ n: number }>>(`select coalesce(sum(row_count), 0)::int as n from prediction_calls where model_id = ? and created_at >= ?`, [model.id, since]);
   const metric = validation.metric ?? 'rmse';
   const { matched, score } = await observedScore(em, metric, model.id, since, classes);
   const expected = validation.score ?? null;

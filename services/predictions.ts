@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MAX_PREDICT_ROWS_PER_CALL, PREDICTION_RETENTION_DAYS } from '../config/plans';
-import { ModelVersionSchema, OutcomeSchema, PredictionSchema, type Model, type ModelVersion, type Prediction } from '../db/entities';
+import { ModelVersionSchema, OutcomeSchema, type Model, type ModelVersion, type Prediction } from '../db/entities';
 import { findEngine } from '../engines/catalogue';
 import { gunzipText } from './compression';
 import { answeredCallChargerFor } from './charge-batch';
@@ -8,7 +8,7 @@ import { callExpired, chargeCall, knownToAfford, noteCharged, releaseReservation
 import type { Row } from './datasets';
 import { INLINE_MAX_ROWS, type EnginePool } from './engine-pool';
 import { AppError, notFound } from './errors';
-import { newId } from './ids';
+import { newIdRun } from './ids';
 import { sql, SqlParams, type Queryable } from './sql';
 import { LRUCache } from 'lru-cache';
 import { isServable } from './models';
@@ -59,10 +59,14 @@ export function checkPredictionRows(model: Pick<Model, 'featureColumns' | 'targe
   }
 }
 
-interface ScoredRow {
-  id: string;
-  features: Row;
-  output: Record<string, unknown>;
+/**
+ * One call's scored rows, stored as one row of `prediction_calls` keyed by `stem`; row i's request_id
+ * is `outputs[i].request_id` (the stem and its position, services/ids.ts newIdRun).
+ */
+export interface ScoredRows {
+  stem: string;
+  features: Row[];
+  outputs: Array<Record<string, unknown>>;
 }
 
 /** One call's scored rows, as stored. */
@@ -71,21 +75,21 @@ interface ScoredBatch {
   workspaceId: string;
   versionNumber: number;
   httpRequestId: string;
-  rows: ScoredRow[];
+  rows: ScoredRows;
 }
 
 /**
  * The scored rows as a CTE (`stored`): with `onlyAfter`, written only if that CTE of the same
- * statement (the charge's `led`, a settlement) has a row. The rows travel as one JSON parameter that
- * PostgreSQL unpacks (jsonb_to_recordset), so a 1,000-row call costs one round trip, not 1,000 bound rows.
+ * statement (the charge's `led`, a settlement) has a row. A call's rows are one row of
+ * `prediction_calls` (migration 20261124130000: a 1,000-row call costs one table row, not 1,000).
  */
 const storedRows =
   (batch: ScoredBatch, onlyAfter: string | null) =>
   (p: SqlParams): string =>
     `stored as (
-  insert into predictions (id, model_id, workspace_id, version_number, http_request_id, features, output, created_at)
-  select x.id, ${p.add(batch.modelId)}, ${p.add(batch.workspaceId)}, ${p.add(batch.versionNumber)}, ${p.add(batch.httpRequestId)}, x.features, x.output, now()
-    from jsonb_to_recordset(${p.add(JSON.stringify(batch.rows))}::jsonb) as x(id text, features jsonb, output jsonb)
+  insert into prediction_calls (id, model_id, workspace_id, version_number, http_request_id, first_index, row_count, features, output, created_at)
+  select ${p.add(batch.rows.stem)}, ${p.add(batch.modelId)}, ${p.add(batch.workspaceId)}, ${p.add(batch.versionNumber)}, ${p.add(batch.httpRequestId)}, 0,
+         ${p.add(batch.rows.outputs.length)}, ${p.add(JSON.stringify(batch.rows.features))}::json, ${p.add(JSON.stringify(batch.rows.outputs))}::json, now()
    ${onlyAfter ? `where exists (select 1 from ${onlyAfter})` : ''}
 )`;
 
@@ -195,13 +199,15 @@ async function priced(em: EntityManager, model: ScoringModel, rows: Row[]): Prom
   return { version, cost: price * rows.length };
 }
 
-async function score(pool: EnginePool, em: EntityManager, version: ModelVersion, rows: Row[]): Promise<ScoredRow[]> {
+async function score(pool: EnginePool, em: EntityManager, version: ModelVersion, rows: Row[]): Promise<ScoredRows> {
   const scored = await pool.predict(version.id, () => artefactOf(em, version), rows);
-  return scored.map((p, i) => {
-    const output: Record<string, unknown> = { request_id: newId('request'), prediction: p.prediction };
+  const { stem, ids } = newIdRun('request', scored.length);
+  const outputs = scored.map((p, i) => {
+    const output: Record<string, unknown> = { request_id: ids[i], prediction: p.prediction };
     for (const [label, probability] of Object.entries(p.probabilities ?? {})) output[`proba_${label}`] = probability;
-    return { id: output.request_id as string, features: rows[i] ?? {}, output };
+    return output;
   });
+  return { stem, features: rows, outputs };
 }
 
 /**
@@ -268,11 +274,11 @@ export async function predict(
       holdSeconds: input.holdSeconds,
       model: { id: modelId, version: version.number },
     };
-    const batch = (scored: ScoredRow[]): ScoredBatch => ({ modelId, workspaceId, versionNumber: version.number, httpRequestId: input.httpRequestId, rows: scored });
-    const result = (scored: ScoredRow[], remaining: number, reservationId: string | null): PredictResult => ({
+    const batch = (scored: ScoredRows): ScoredBatch => ({ modelId, workspaceId, versionNumber: version.number, httpRequestId: input.httpRequestId, rows: scored });
+    const result = (scored: ScoredRows, remaining: number, reservationId: string | null): PredictResult => ({
       modelId,
       version: { id: version.id, number: version.number },
-      predictions: scored.map((r) => r.output),
+      predictions: scored.outputs,
       charged: cost,
       remaining,
       reservationId,
@@ -323,7 +329,7 @@ export async function prunePredictions(em: EntityManager, now: Date): Promise<nu
   const cutoff = new Date(now.getTime() - PREDICTION_RETENTION_DAYS * 86_400_000);
   const rows = await em
     .getConnection()
-    .execute<Array<{ n: number }>>(`with gone as (delete from predictions where created_at < ? returning 1) select count(*)::int as n from gone`, [cutoff]);
+    .execute<Array<{ n: number }>>(`with gone as (delete from prediction_calls where created_at < ? returning row_count) select coalesce(sum(row_count), 0)::int as n from gone`, [cutoff]);
   return rows[0]?.n ?? 0;
 }
 
@@ -333,23 +339,60 @@ export interface PredictionHistoryEntry {
   outcome?: unknown;
 }
 
-/** A page of a model's scored rows, newest first, with their reported outcomes. */
+interface HistoryRow {
+  id: string;
+  version_number: number;
+  http_request_id: string;
+  features: Record<string, unknown>;
+  output: Record<string, unknown>;
+  created_at: Date;
+}
+
+/**
+ * A page of a model's scored rows, newest first (calls by time, a call's rows from its last), with their
+ * reported outcomes. Only the calls that hold the page's rows are unpacked: the running sum of the
+ * calls' row counts says which ones.
+ */
 export async function predictionHistory(
   em: EntityManager,
-  model: Model,
+  model: Pick<Model, 'id'> & { workspace: { id: string } },
   page: { limit: number; offset: number },
 ): Promise<{ items: PredictionHistoryEntry[]; total: number }> {
   try {
-    const [predictions, total] = await em.findAndCount(
-      PredictionSchema,
-      { modelId: model.id },
-      { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset },
+    const connection = em.getConnection();
+    const [counted] = await connection.execute<Array<{ n: number }>>(`select coalesce(sum(row_count), 0)::int as n from prediction_calls where model_id = ?`, [model.id]);
+    const rows = await connection.execute<HistoryRow[]>(
+      `with calls as (
+         select id, row_count, sum(row_count) over (order by created_at desc, id desc) as upto
+           from prediction_calls where model_id = ?
+       ), picked as (
+         select id, upto - row_count as before from calls where upto > ? and upto - row_count < ?
+       ), numbered as (
+         select p.*, k.before + row_number() over (partition by p.call_id order by p.id desc) - 1 as position
+           from picked k join predictions p on p.call_id = k.id
+       )
+       select id, version_number, http_request_id, features, output, created_at from numbered
+        where position >= ? and position < ? order by position`,
+      [model.id, page.offset, page.offset + page.limit, page.offset, page.offset + page.limit],
     );
+    const predictions: Prediction[] = rows.map((r) => ({
+      id: r.id,
+      modelId: model.id,
+      workspaceId: model.workspace.id,
+      versionNumber: r.version_number,
+      httpRequestId: r.http_request_id,
+      features: r.features,
+      output: r.output,
+      createdAt: new Date(r.created_at),
+    }));
     const outcomes = predictions.length
       ? await em.find(OutcomeSchema, { predictionId: { $in: predictions.map((p) => p.id) } }, { fields: ['predictionId', 'actual'] })
       : [];
     const actualOf = new Map(outcomes.map((o) => [o.predictionId, o.actual]));
-    return { items: predictions.map((prediction) => (actualOf.has(prediction.id) ? { prediction, outcome: actualOf.get(prediction.id) } : { prediction })), total };
+    return {
+      items: predictions.map((prediction) => (actualOf.has(prediction.id) ? { prediction, outcome: actualOf.get(prediction.id) } : { prediction })),
+      total: counted?.n ?? 0,
+    };
   } catch (err) {
     throw new AppError('PREDICTION_HISTORY_UNAVAILABLE', 503, 'The prediction history cannot be read right now; retry later.', {}, err);
   }

@@ -1,6 +1,10 @@
 import { EntitySchema } from '@mikro-orm/core';
 
-/** One scored row, kept for the prediction history and to match reported outcomes by `id` (request_id). */
+/**
+ * One scored row, kept for the prediction history and to match reported outcomes by `id` (request_id).
+ * Stored one call per row in `prediction_calls`; `predictions` is the view that shows them row by row
+ * (migration 20261124130000). Read-only: the services write calls with SQL (predictions.ts).
+ */
 export interface Prediction {
   id: string;
   modelId: string;
@@ -16,15 +20,14 @@ export interface Prediction {
 export const PredictionSchema = new EntitySchema<Prediction>({
   name: 'Prediction',
   tableName: 'predictions',
-  indexes: [{ properties: ['modelId', 'createdAt'] }],
   properties: {
     id: { type: 'string', primary: true, length: 40 },
     modelId: { type: 'string', length: 40 },
     workspaceId: { type: 'string', length: 40 },
     versionNumber: { type: 'integer' },
     httpRequestId: { type: 'string', length: 40 },
-    features: { type: 'json' },
-    output: { type: 'json' },
+    features: { type: 'json', columnType: 'json' },
+    output: { type: 'json', columnType: 'json' },
     createdAt: { type: 'datetime', defaultRaw: 'now()' },
   },
 });

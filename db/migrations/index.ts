@@ -5,6 +5,7 @@ import { Migration20261123050000_service_path } from './Migration20261123050000_
 import { Migration20261123070000_accounts } from './Migration20261123070000_accounts';
 import { Migration20261123090000_webhooks } from './Migration20261123090000_webhooks';
 import { Migration20261123080000_billing } from './Migration20261123080000_billing';
+import { Migration20261124130000_prediction_calls } from './Migration20261124130000_prediction_calls';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -17,4 +18,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123070000_accounts', class: Migration20261123070000_accounts },
   { name: 'Migration20261123090000_webhooks', class: Migration20261123090000_webhooks },
   { name: 'Migration20261123080000_billing', class: Migration20261123080000_billing },
+  { name: 'Migration20261124130000_prediction_calls', class: Migration20261124130000_prediction_calls },
 ];

@@ -28,6 +28,31 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     return { ...account, modelId: res.body.id as string };
   }
 
+  it('finds the features of any row of a call by its request_id, and refuses ids of no row: 400 and nothing recorded', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const sent = withoutTarget(churnRows(5, 31), 'churned');
+    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: sent });
+    const ids: string[] = scored.body.predictions.map((p: { request_id: string }) => p.request_id);
+    const recorded = await h.http
+      .post(`/v1/models/${modelId}/outcomes`)
+      .set('X-API-Key', apiKey)
+      .send({ outcomes: [{ request_id: ids[3], actual: 'yes' }, { request_id: ids[0], actual: 'no' }] });
+    expect(recorded.status).toBe(201);
+    const stored = await h.orm.em.fork().find(OutcomeSchema, { modelId }, { orderBy: { predictionId: 'asc' } });
+    expect(stored.map((o) => [o.predictionId, o.features])).toEqual([
+      [ids[0], sent[0]],
+      [ids[3], sent[3]],
+    ]);
+    const stem = ids[0]!.slice(0, 22);
+    const otherStem = `${stem.slice(0, 21)}${stem[21] === 'a' ? 'b' : 'a'}`;
+    // past the call's last row, too short, too long, not base62, another call
+    for (const forged of [`${stem}0005`, `${stem}000`, `${stem}0000x`, `${stem}00-1`, `${otherStem}0000`]) {
+      const res = await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ request_id: forged, actual: 'yes' }] });
+      expectError(res, 400, 'VALIDATION_ERROR');
+    }
+    expect(await h.orm.em.fork().count(OutcomeSchema, { modelId })).toBe(2);
+  });
+
   it('matches outcomes by request_id and by features; a refresh makes version 2 serve while version 1 stays listed', async () => {
     const { apiKey, modelId } = await trainedModel();
     const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: withoutTarget(churnRows(2, 5), 'churned') });

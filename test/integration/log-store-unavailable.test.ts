@@ -39,7 +39,7 @@ describe('log store unavailable', () => {
   });
 
   it('answers 503 PREDICTION_HISTORY_UNAVAILABLE and PERFORMANCE_UNAVAILABLE when the predictions cannot be read', async () => {
-    await withTableHidden('predictions', async () => {
+    await withTableHidden('prediction_calls', async () => {
       expectError(await h.http.get(`/v1/models/${modelId}/predictions`).set('X-API-Key', apiKey), 503, 'PREDICTION_HISTORY_UNAVAILABLE');
       expectError(await h.http.get(`/v1/models/${modelId}/performance`).set('X-API-Key', apiKey), 503, 'PERFORMANCE_UNAVAILABLE');
     });

@@ -142,6 +142,31 @@ describe('prediction, credits and idempotency', () => {
     expect(history.body.data[0].features).toEqual(rows(1, 9)[0]);
   });
 
+  it('pages the prediction history across calls: newest call first, a call from its last row, each row once, with its total', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const ids: string[][] = [];
+    for (const [n, seed] of [[3, 21], [2, 22], [4, 23]] as const) {
+      const res = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(n, seed) });
+      expect(res.status).toBe(200);
+      ids.push(res.body.predictions.map((p: { request_id: string }) => p.request_id));
+    }
+    const expected = [...ids].reverse().flatMap((call) => [...call].reverse());
+    const seen: string[] = [];
+    for (let offset = 0; offset < 10; offset += 2) {
+      const page = await h.http.get(`/v1/models/${modelId}/predictions?limit=2&offset=${offset}`).set('X-API-Key', apiKey);
+      expect(page.status).toBe(200);
+      expect(page.body.pagination).toEqual({ total: 9, limit: 2, offset, has_more: offset + 2 < 9 });
+      seen.push(...page.body.data.map((p: { request_id: string }) => p.request_id));
+    }
+    expect(seen).toEqual(expected);
+    const middle = await h.http.get(`/v1/models/${modelId}/predictions?limit=3&offset=3`).set('X-API-Key', apiKey);
+    expect(middle.body.data.map((p: { request_id: string; features: unknown }) => [p.request_id, p.features])).toEqual([
+      [ids[2]![0], rows(4, 23)[0]],
+      [ids[1]![1], rows(2, 22)[1]],
+      [ids[1]![0], rows(2, 22)[0]],
+    ]);
+  });
+
   it('stores the rows of a large call exactly as sent, text with tabs, newlines, backslashes and quotes included, with and without an Idempotency-Key', async () => {
     const { apiKey, modelId } = await trainedModel();
     const awkward = ['red', 'a\tb', 'line\nbreak\r\n', 'back\\slash\\N', '"quoted"', 'ünïcødé ✓', '\\.', ''];

@@ -3,6 +3,7 @@ import { gzipJson } from '../../services/compression';
 import { createModelForTraining, loadContext } from '../../services/models';
 import { releaseLapsedReservations, releaseReservation, reserveCredits } from '../../services/credits';
 import { requestFingerprint } from '../../services/idempotency';
+import { newIdRun } from '../../services/ids';
 import { storeWithSettlement } from '../../services/predictions';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { expectError, signInByMail, startHarness, trainedChurnModel, type Harness } from '../support/harness';
@@ -128,19 +129,20 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       const account = await h.provision('build');
       const stores = { em: h.orm.em.fork(), callPool: h.callPool };
       const spec = { accountId: account.account.id, workspaceId: account.workspace.id, amount: 2, operation: 'models.predict', holdSeconds: 1 };
-      const batch = (id: string) => ({
+      const runs = { kept: newIdRun('request', 2), lapsed: newIdRun('request', 2) };
+      const batch = (id: 'kept' | 'lapsed') => ({
         modelId: 'mdl_store',
         workspaceId: account.workspace.id,
         versionNumber: 1,
         httpRequestId: `req_${id}`,
-        rows: [0, 1].map((i) => ({ id: `req_${id}_${i}`, features: { x: i }, output: { request_id: `req_${id}_${i}`, prediction: 'yes' } })),
+        rows: { stem: runs[id].stem, features: [{ x: 0 }, { x: 1 }], outputs: runs[id].ids.map((rid) => ({ request_id: rid, prediction: 'yes' })) },
       });
       const storedFor = async (id: string) =>
         (await h.orm.em.fork().getConnection().execute<Array<{ id: string }>>(`select id from predictions where http_request_id = ? order by id`, [`req_${id}`])).map((r) => r.id);
 
       const held = await reserveCredits(stores, { ...spec, reference: 'req_kept' });
       await storeWithSettlement(h.callPool, held.id, batch('kept'));
-      expect(await storedFor('kept')).toEqual(['req_kept_0', 'req_kept_1']);
+      expect(await storedFor('kept')).toEqual(runs.kept.ids);
 
       const lapsed = await reserveCredits(stores, { ...spec, reference: 'req_lapsed' });
       expect(await releaseLapsedReservations(h.orm.em.fork(), new Date(Date.now() + 5_000))).toBe(1);
