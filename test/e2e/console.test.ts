@@ -93,7 +93,8 @@ describe('the web console in a real browser', () => {
   test('signs in with the code mailed to the local mail catcher; the sign-in page has no serious accessibility violation', async () => {
     await page.goto(`${base}/console`);
     await page.waitForURL(/\/console\/sign-in$/);
-    await expect(heading('Sign in').isVisible()).resolves.toBe(true);
+    // The console routes on the client: the URL changes before the page has rendered, so wait for the heading.
+    await heading('Sign in').waitFor();
     await expectAccessible('sign-in');
     await screenshot(page, 'sign-in');
     const before = h.mailbox.lastId();
