@@ -30,11 +30,11 @@ describe('engine 5: 4.0.0 with a smaller learning rate and a longer patience on 
     expect(resolveConfigV5(small)).toEqual({ ...v4, learningRate: 0.05, maxRounds: 2000, earlyStoppingRounds: 100 });
     const large = prepare(signalRows(V5_SMALL_WORK + 1, 1, 'regression'), 'target', 'regression');
     expect(resolveConfigV5(large)).toEqual(resolveConfigV4(large));
-    // multiclass counts rows x classes: 1,001 rows of 3 classes are large
-    const multi = prepare(signalRows(1001, 2, 'multiclass'), 'target', 'classification');
+    // multiclass counts rows x classes: 667 rows of 3 classes are large, 666 small
+    const multi = prepare(signalRows(667, 2, 'multiclass'), 'target', 'classification');
     expect(multi.nClasses).toBe(3);
     expect(resolveConfigV5(multi)).toEqual(resolveConfigV4(multi));
-    const multiSmall = prepare(signalRows(1000, 2, 'multiclass'), 'target', 'classification');
+    const multiSmall = prepare(signalRows(666, 2, 'multiclass'), 'target', 'classification');
     expect(resolveConfigV5(multiSmall).learningRate).toBe(0.05);
     // an override applies on top, as for 4.0.0
     expect(resolveConfigV5(small, { learningRate: 0.2, grower: { lambdaL2: 5 } })).toEqual({ ...resolveConfigV5(small), learningRate: 0.2, grower: { ...v4.grower, lambdaL2: 5 } });
@@ -56,7 +56,8 @@ describe('engine 5: 4.0.0 with a smaller learning rate and a longer patience on 
     expect(JSON.stringify(v5.model.predictor)).not.toBe(JSON.stringify(v4.model.predictor));
   });
 
-  it('is servable and trainable by name', () => {
+  it('is the version new models get, and is servable', () => {
+    expect(TABULAR_ENGINE.version).toBe('5.0.0');
     expect(TABULAR_ENGINE.servableVersions).toContain('5.0.0');
   });
 });
