@@ -7,7 +7,10 @@
  * candidate's ratio to LightGBM is then about this ratio × 1.0.0's (4.45× summed on an idle machine).
  *
  *   tsx bench/tabular/paired.ts [--engine-version 4.0.0] [--only a,b] [--folds 5] [--config JSON] [--json FILE]
- *     [--base-from DIR [--base-candidate]]
+ *     [--base-from DIR [--base-candidate]] [--seed 0]
+ *
+ * `--seed S`: the seed of the benchmark's folds and of training (default 0, run.ts's); another seed
+ * gives a replicate on other splits, to check that a difference found with seed 0 is not its noise.
  *
  * `--base-from DIR`: 1.0.0 is trained by the engine of another checkout (DIR/engines/tabular, e.g.
  * `git archive <commit> engines | tar -x -C DIR`, with DIR/node_modules linked), so that a change that
@@ -30,6 +33,7 @@ function arg(name: string): string | undefined {
 
 const dataDir = path.resolve(__dirname, '..', '..', '..', 'shared', 'data', 'tabular');
 const nFolds = Number(arg('folds') ?? 5);
+const seed = Number(arg('seed') ?? 0);
 const version = (arg('engine-version') ?? '4.0.0') as EngineVersion;
 const only = arg('only') ? new Set((arg('only') as string).split(',')) : null;
 const config = arg('config') ? (JSON.parse(arg('config') as string) as EngineConfigOverride) : undefined;
@@ -55,7 +59,7 @@ for (const entry of manifest.filter((m) => !only || only.has(m.name))) {
     y = rows.map((r) => idx.get(String(r.target)) as number);
   }
   const K = classKeys.length;
-  const folds = Array.from(makeFolds(y, nFolds, 0, task === 'regression' ? 0 : K));
+  const folds = Array.from(makeFolds(y, nFolds, seed, task === 'regression' ? 0 : K));
   const scores: number[] = [];
   const baseScores: number[] = [];
   let fitOurs = 0;
@@ -73,7 +77,7 @@ for (const entry of manifest.filter((m) => !only || only.has(m.name))) {
     };
     const train = (v: EngineVersion, c?: EngineConfigOverride, engine: Engine = { trainTabular, predictRows }): { model: TabularModel; s: number } => {
       const t0 = process.cpuUsage();
-      const m = engine.trainTabular(tr, { target: 'target', task: task === 'regression' ? 'regression' : 'classification', seed: 0, config: c, engineVersion: v });
+      const m = engine.trainTabular(tr, { target: 'target', task: task === 'regression' ? 'regression' : 'classification', seed, config: c, engineVersion: v });
       const t = process.cpuUsage(t0);
       return { model: m.model, s: (t.user + t.system) / 1e6 };
     };
@@ -100,4 +104,4 @@ for (const entry of manifest.filter((m) => !only || only.has(m.name))) {
 }
 console.log(`summed fit: ${sumOurs.toFixed(1)} s vs 1.0.0${baseFrom ? ` (${baseFrom})` : ''} ${sumBase.toFixed(1)} s, x${(sumOurs / sumBase).toFixed(2)}${baseCandidate ? `; base ${version} ${sumBaseCandidate.toFixed(1)} s, x${(sumBaseCandidate / sumBase).toFixed(2)}` : ''}`);
 const jsonOut = arg('json');
-if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({ version, config, folds: nFolds, datasets: out, fit_s: sumOurs, v1_fit_s: sumBase, base_from: baseFrom ?? null, ...(baseCandidate ? { base_candidate_fit_s: sumBaseCandidate } : {}) }, null, 2));
+if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({ version, config, folds: nFolds, seed, datasets: out, fit_s: sumOurs, v1_fit_s: sumBase, base_from: baseFrom ?? null, ...(baseCandidate ? { base_candidate_fit_s: sumBaseCandidate } : {}) }, null, 2));
