@@ -30,6 +30,9 @@ export interface LinearOptions {
   maxIter: number;
   /** stop when no coefficient moves by more than this in an iteration */
   tol: number;
+  /** blend with the trees: greedy selection steps and start (portfolio.ts, blendWeights) */
+  blendSteps: number;
+  blendStart: 'best' | 'all';
   /** compute budget: fitted only on data of at most this many rows */
   maxRows: number;
   /**
@@ -46,6 +49,8 @@ export const DEFAULT_LINEAR_OPTIONS: LinearOptions = {
   alphas: [0.1, 0.03, 0.01, 0.003, 0.001],
   maxIter: 20,
   tol: 1e-4,
+  blendSteps: 25,
+  blendStart: 'best',
   maxRows: 4000,
   maxWork: 3e5,
   maxGramWork: 1e8,

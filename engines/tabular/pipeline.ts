@@ -199,7 +199,7 @@ export function addLinearMember(p: Prepared, core: CoreResult, override?: Partia
   const folds = core.foldModels.map((f) => f.validRows);
   const fit = fitLinear(Z, p.n, D, p.y, p.task, p.nClasses, folds, opts);
   if (!fit) return { core };
-  const blend = blendWeights([core.oofRaw, fit.oofRaw], p.y, core.lossName, K, 25, 'best');
+  const blend = blendWeights([core.oofRaw, fit.oofRaw], p.y, core.lossName, K, opts.blendSteps, opts.blendStart);
   const [wt, wl] = [blend.weights[0], blend.weights[1]];
   if (!(wl > 0)) return { core, weights: blend.weights, alpha: fit.alpha };
   const oofRaw = new Float64Array(core.oofRaw.length);
