@@ -228,22 +228,49 @@ export function basisMatrix(b: Basis, X: Float64Array, n: number, F: number): Fl
   return Z;
 }
 
-/** Adds the linear part's raw scores to `raw` (n x K), after scaling the tree scores by treeWeight. */
+/**
+ * Adds the linear part's raw scores to `raw` (n x K), after scaling the tree scores by treeWeight.
+ * Each numeric feature's clipped, standardised value is computed once per row and shared by its
+ * linear and hinge terms; the terms are summed in basis order, as in training's basis matrix.
+ */
 export function applyLinear(part: LinearPart, X: Float64Array, n: number, F: number, raw: Float64Array): void {
   const K = part.nOutputs;
-  const D = part.termFeature.length;
-  const z = new Float64Array(D);
-  const { coef, intercept, treeWeight } = part;
-  for (let i = 0; i < n; i++) {
-    basisRow(part, X, i * F, z);
-    for (let k = 0; k < K; k++) {
-      let s = intercept[k];
-      for (let d = 0; d < D; d++) {
-        const v = z[d];
-        if (v !== 0) s += v * coef[d * K + k];
-      }
-      raw[i * K + k] = treeWeight * raw[i * K + k] + s;
+  const { coef, intercept, treeWeight, termFeature, termKind, termValue, numFill, numLo, numHi, numMean, numScale } = part;
+  const D = termFeature.length;
+  // numeric features with a linear or hinge term
+  const used: number[] = [];
+  const seen = new Uint8Array(F);
+  for (let d = 0; d < D; d++) {
+    const f = termFeature[d];
+    if ((termKind[d] === TERM_LINEAR || termKind[d] === TERM_HINGE) && !seen[f]) {
+      seen[f] = 1;
+      used.push(f);
     }
+  }
+  const t = new Float64Array(F);
+  const s = new Float64Array(K);
+  for (let i = 0; i < n; i++) {
+    const base = i * F;
+    for (let u = 0; u < used.length; u++) {
+      const f = used[u];
+      const x = X[base + f];
+      const v = Number.isFinite(x) ? x : numFill[f];
+      t[f] = (Math.min(numHi[f], Math.max(numLo[f], v)) - numMean[f]) / numScale[f];
+    }
+    for (let k = 0; k < K; k++) s[k] = intercept[k];
+    for (let d = 0; d < D; d++) {
+      const f = termFeature[d];
+      const kind = termKind[d];
+      let v: number;
+      if (kind === TERM_LINEAR) v = t[f];
+      else if (kind === TERM_HINGE) v = Math.max(0, t[f] - termValue[d]);
+      else if (kind === TERM_MISSING) v = Number.isFinite(X[base + f]) ? 0 : 1;
+      else v = X[base + f] === termValue[d] ? 1 : 0;
+      if (v === 0) continue;
+      const c = d * K;
+      for (let k = 0; k < K; k++) s[k] += v * coef[c + k];
+    }
+    for (let k = 0; k < K; k++) raw[i * K + k] = treeWeight * raw[i * K + k] + s[k];
   }
 }
 
