@@ -3,6 +3,7 @@
  */
 import { predictRawFast } from './compiled';
 import type { FlatPredictor } from './predictor';
+import { applyLinear, type LinearPart } from './linear';
 import { encodeInto, encodeRows, type ClassLabel, type ColumnSchema, type FeatureSpec, type Row, type Task } from './schema';
 import { rawToOutput } from './train';
 
@@ -20,6 +21,8 @@ export interface TabularModel {
   /** encoded features, in predictor order */
   features: FeatureSpec[];
   predictor: FlatPredictor;
+  /** engine 6 (artefact format 2): a linear member blended with the trees; absent otherwise */
+  linear?: LinearPart;
 }
 
 export interface Prediction {
@@ -35,7 +38,9 @@ export function encodeForModel(model: TabularModel, rows: Row[]): Float64Array {
 /** Model outputs for an encoded matrix: probabilities (n x C) or values (n). */
 export function outputsFromMatrix(model: TabularModel, X: Float64Array, n: number): Float64Array {
   const C = model.classes ? model.classes.length : 1;
-  return rawToOutput(model.task, predictRawFast(model.predictor, X, n), n, C);
+  const raw = predictRawFast(model.predictor, X, n);
+  if (model.linear) applyLinear(model.linear, X, n, model.features.length, raw);
+  return rawToOutput(model.task, raw, n, C);
 }
 
 /**

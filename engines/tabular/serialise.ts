@@ -6,9 +6,16 @@
 import { TabularModelFormatError } from './errors';
 import type { TabularModel } from './model';
 import type { FlatPredictor } from './predictor';
+import type { LinearPart } from './linear';
 
 export const ARTEFACT_FORMAT = 'tabular-gbdt';
-export const ARTEFACT_FORMAT_VERSION = 1;
+/**
+ * The artefact format of the current engine version's models, the newest this engine reads. Format 1:
+ * the flat tree predictor (engines 1.0.0-5.0.0). Format 2 (engine 6.0.0): format 1 plus an optional
+ * `linear` part (engine 6's linear member; absent when the blend gave it no weight). A model keeps the
+ * format it was trained in (`TabularModel.formatVersion`), so an older model re-serialises exactly.
+ */
+export const ARTEFACT_FORMAT_VERSION = 2;
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const B64_INDEX = new Int16Array(128).fill(-1);
@@ -119,12 +126,54 @@ const ARRAYS: Array<[keyof FlatPredictor, ArrayKind]> = [
   ['nodeGain', 'f64'],
 ];
 
+const LINEAR_ARRAYS: Array<[keyof LinearPart, ArrayKind]> = [
+  ['numFill', 'f64'],
+  ['numLo', 'f64'],
+  ['numHi', 'f64'],
+  ['numMean', 'f64'],
+  ['numScale', 'f64'],
+  ['termFeature', 'i32'],
+  ['termKind', 'u8'],
+  ['termValue', 'f64'],
+  ['intercept', 'f64'],
+  ['coef', 'f64'],
+];
+
+/** Weights as the little-endian bytes of a float64 (exact round trip, as the arrays). */
+function encodeNumber(v: number): { kind: ArrayKind; data: string } {
+  return encodeArray(Float64Array.of(v));
+}
+
+function decodeNumber(e: unknown): number {
+  const a = decodeArray(e, 'f64');
+  if (a.length !== 1) throw new TabularModelFormatError('corrupt artefact: bad number');
+  return a[0];
+}
+
+function encodeLinear(l: LinearPart): Record<string, unknown> {
+  const arrays: Record<string, { kind: ArrayKind; data: string }> = {};
+  for (const [name] of LINEAR_ARRAYS) arrays[name] = encodeArray(l[name] as Float64Array);
+  return { nOutputs: l.nOutputs, treeWeight: encodeNumber(l.treeWeight), linearWeight: encodeNumber(l.linearWeight), arrays };
+}
+
+function decodeLinear(e: unknown): LinearPart {
+  const o = e as { nOutputs?: unknown; treeWeight?: unknown; linearWeight?: unknown; arrays?: Record<string, unknown> };
+  if (!o || typeof o.nOutputs !== 'number' || !o.arrays) throw new TabularModelFormatError('corrupt artefact: linear part missing');
+  const out: Record<string, unknown> = { nOutputs: o.nOutputs, treeWeight: decodeNumber(o.treeWeight), linearWeight: decodeNumber(o.linearWeight) };
+  for (const [name, kind] of LINEAR_ARRAYS) out[name] = decodeArray(o.arrays[name], kind);
+  const l = out as unknown as LinearPart;
+  if (l.termKind.length !== l.termFeature.length || l.termValue.length !== l.termFeature.length || l.intercept.length !== l.nOutputs || l.coef.length !== l.termFeature.length * l.nOutputs) {
+    throw new TabularModelFormatError('corrupt artefact: bad linear part');
+  }
+  return l;
+}
+
 export function serialise(model: TabularModel): string {
   const arrays: Record<string, { kind: ArrayKind; data: string }> = {};
   for (const [name] of ARRAYS) arrays[name] = encodeArray(model.predictor[name] as Float64Array);
   return JSON.stringify({
     format: ARTEFACT_FORMAT,
-    formatVersion: ARTEFACT_FORMAT_VERSION,
+    formatVersion: model.linear || model.formatVersion === 2 ? 2 : 1,
     engine: model.engine,
     task: model.task,
     target: model.target,
@@ -133,6 +182,7 @@ export function serialise(model: TabularModel): string {
     columns: model.columns,
     features: model.features,
     predictor: { nFeatures: model.predictor.nFeatures, nOutputs: model.predictor.nOutputs, arrays },
+    ...(model.linear ? { linear: encodeLinear(model.linear) } : {}),
   });
 }
 
@@ -144,7 +194,7 @@ export function deserialise(text: string): TabularModel {
     throw new TabularModelFormatError('artefact is not valid JSON');
   }
   if (!o || o.format !== ARTEFACT_FORMAT) throw new TabularModelFormatError(`not a ${ARTEFACT_FORMAT} artefact`);
-  if (o.formatVersion !== ARTEFACT_FORMAT_VERSION) {
+  if (o.formatVersion !== 1 && o.formatVersion !== 2) {
     throw new TabularModelFormatError(`unknown artefact format version ${String(o.formatVersion)} (this engine reads ${ARTEFACT_FORMAT_VERSION})`);
   }
   const p = o.predictor as { nFeatures: number; nOutputs: number; arrays: Record<string, unknown> };
@@ -155,7 +205,7 @@ export function deserialise(text: string): TabularModel {
   for (const [name, kind] of ARRAYS) pred[name] = decodeArray(p.arrays[name], kind);
   return {
     engine: o.engine as TabularModel['engine'],
-    formatVersion: ARTEFACT_FORMAT_VERSION,
+    formatVersion: o.formatVersion,
     task: o.task as TabularModel['task'],
     target: o.target as string,
     classes: o.classes as TabularModel['classes'],
@@ -163,5 +213,6 @@ export function deserialise(text: string): TabularModel {
     columns: o.columns as TabularModel['columns'],
     features: o.features as TabularModel['features'],
     predictor: pred as unknown as FlatPredictor,
+    ...(o.formatVersion === 2 && o.linear !== undefined ? { linear: decodeLinear(o.linear) } : {}),
   };
 }

@@ -10,6 +10,7 @@ import { makeLoss, softmaxRow, sigmoid, type LossName } from './loss';
 import { mergePredictors, predictRaw, type FlatPredictor } from './predictor';
 import { Prng } from './prng';
 import type { MemberName } from './portfolio';
+import type { LinearOptions } from './linear';
 
 export type InternalTask = 'binary' | 'multiclass' | 'regression';
 
@@ -41,6 +42,8 @@ export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & {
   members?: MemberName[];
   /** engine 2 only (experiments): greedy blend from the best member alone or from every member once */
   blendStart?: 'best' | 'all';
+  /** engine 6 only (experiments): options of the linear member (linear.ts) */
+  linear?: Partial<LinearOptions>;
 };
 
 /**
