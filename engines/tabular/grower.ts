@@ -132,6 +132,9 @@ interface LeafState {
   c: number;
   depth: number;
   hist: Float64Array | null;
+  /** hist's non-zero bins are among those of the rows idx[histFrom..histTo) (the leaf it was built for) */
+  histFrom: number;
+  histTo: number;
   /** hist holds the sums of the leaf's own rows, added in row order (built from them, not by subtraction) */
   exact: boolean;
   /** hist's empty bins hold exactly +0: it is exact, or its parent's exact histogram minus its sibling's */
@@ -315,6 +318,9 @@ interface SymmetricSegment {
   h: number;
   c: number;
   hist: Float64Array | null;
+  /** as LeafState's */
+  histFrom: number;
+  histTo: number;
 }
 
 /** The split every node of one level of a symmetric tree takes, with its summed gain. */
@@ -368,7 +374,9 @@ export class TreeGrower {
     this.inBag = new Uint8Array(n);
     this.active = new Int32Array(F);
     // sorting a leaf's rows beats scanning every bin while the leaf has fewer rows than about half
-    // the bins of a numeric feature (capped: the sort is an insertion sort)
+    // the bins of a numeric feature (capped: the sort was an insertion sort). The threshold is part of
+    // the models (it decides which leaves get a histogram by subtraction, whose sums differ in
+    // rounding from those of their rows), so it stays although bestSplitFromRows no longer sorts.
     let numericBins = 0;
     let numeric = 0;
     for (let f = 0; f < F; f++) {
@@ -377,9 +385,6 @@ export class TreeGrower {
       numeric++;
     }
     this.rowSplitMax = numeric === 0 ? 0 : Math.min(64, Math.floor(numericBins / numeric / 2));
-    this.rowBin = new Int32Array(this.rowSplitMax);
-    this.rowRef = new Int32Array(this.rowSplitMax);
-    this.rowIds = new Int32Array(257);
   }
 
   /** catOrderFrom 'outOfBag': per bin, the category's smoothed ratio over the out-of-bag rows */
@@ -404,10 +409,10 @@ export class TreeGrower {
 
   /** leaves of at most this many rows search their splits from their rows (bestSplitFromRows) */
   private readonly rowSplitMax: number;
-  private readonly rowBin: Int32Array;
-  private readonly rowRef: Int32Array;
-  private readonly rowIds: Int32Array;
   private readonly rowStats = new Float64Array(257 * 3);
+  /** bestSplitFromRows' bitmap of the bins seen (256 bits) and list of them */
+  private readonly rowSeen = new Int32Array(8);
+  private readonly rowList = new Int32Array(257);
   /**
    * growSymmetricFast's candidate positions per active feature a and bin b, at a * 257 + b: the
    * position t of b in the feature's cut order (the bin for numeric features, its rank for
@@ -479,12 +484,36 @@ export class TreeGrower {
     subtractHistRows(this.slots, this.F, this.idx, start, end, parent, child, active, nActive, this.slotMark, this.slotStamp);
   }
 
+  /** A histogram of zeros: the pool's are cleared when they are given back (giveBack). */
   private takeHist(): Float64Array {
-    const h = this.pool.pop();
-    if (!h) return new Float64Array(this.totalBins * 3);
-    if (this.nActive === this.F) h.fill(0);
-    else for (let a = 0; a < this.nActive; a++) h.fill(0, this.offsets[this.active[a]] * 3, this.offsets[this.active[a] + 1] * 3);
-    return h;
+    return this.pool.pop() ?? new Float64Array(this.totalBins * 3);
+  }
+
+  /**
+   * Returns a histogram to the pool, all zeros again. Only the bins of the rows idx[from..to) it was
+   * built for can be non-zero (builds and subtractions of this tree touch its active features only,
+   * the bins of that leaf's rows, which stay in that range while the tree grows): for a leaf of few
+   * rows those are cleared, not every bin, so a small child's histogram costs its rows both ways.
+   */
+  private giveBack(h: Float64Array, from: number, to: number): void {
+    const nActive = this.nActive;
+    if ((to - from) * nActive * 2 < this.activeSlots) {
+      const slots = this.slots;
+      const idx = this.idx;
+      const active = this.active;
+      const F = this.F;
+      for (let k = from; k < to; k++) {
+        const base = idx[k] * F;
+        for (let a = 0; a < nActive; a++) {
+          const j = slots[base + active[a]];
+          h[j] = 0;
+          h[j + 1] = 0;
+          h[j + 2] = 0;
+        }
+      }
+    } else if (nActive === this.F) h.fill(0);
+    else for (let a = 0; a < nActive; a++) h.fill(0, this.offsets[this.active[a]] * 3, this.offsets[this.active[a] + 1] * 3);
+    this.pool.push(h);
   }
 
   private buildHist(hist: Float64Array, start: number, end: number, grad: Float64Array, hess: Float64Array, active: Int32Array, nActive: number): void {
@@ -507,7 +536,7 @@ export class TreeGrower {
       feature: [], thresholdBin: [], defaultLeft: [], isCategorical: [], catLeft: [], left: [], right: [], gain: [], leafValue: [], leafCount: [],
     };
     const [g0, h0] = this.loadRoot(grad, hess, rows, m);
-    const root: LeafState = { start: 0, end: m, g: g0, h: h0, c: m, depth: 0, hist: this.takeHist(), exact: true, zeroEmpty: true, split: null, parentNode: -1, isLeft: false };
+    const root: LeafState = { start: 0, end: m, g: g0, h: h0, c: m, depth: 0, hist: this.takeHist(), histFrom: 0, histTo: m, exact: true, zeroEmpty: true, split: null, parentNode: -1, isLeft: false };
     this.buildHist(root.hist as Float64Array, 0, m, grad, hess, active, nActive);
     const leaves: LeafState[] = [root];
     root.split = this.canSplit(root) ? this.findBestSplit(root, active, nActive) : null;
@@ -542,40 +571,46 @@ export class TreeGrower {
         else tree.right[leaf.parentNode] = nodeId;
       }
       const leftLeaf: LeafState = {
-        start: leaf.start, end: leaf.start + nLeft, g: s.lg, h: s.lh, c: nLeft, depth: leaf.depth + 1, hist: null, exact: false, zeroEmpty: false, split: null, parentNode: nodeId, isLeft: true,
+        start: leaf.start, end: leaf.start + nLeft, g: s.lg, h: s.lh, c: nLeft, depth: leaf.depth + 1, hist: null, histFrom: 0, histTo: 0, exact: false, zeroEmpty: false, split: null, parentNode: nodeId, isLeft: true,
       };
       const rightLeaf: LeafState = {
-        start: leaf.start + nLeft, end: leaf.end, g: leaf.g - s.lg, h: leaf.h - s.lh, c: leaf.c - nLeft, depth: leaf.depth + 1, hist: null, exact: false, zeroEmpty: false, split: null, parentNode: nodeId, isLeft: false,
+        start: leaf.start + nLeft, end: leaf.end, g: leaf.g - s.lg, h: leaf.h - s.lh, c: leaf.c - nLeft, depth: leaf.depth + 1, hist: null, histFrom: 0, histTo: 0, exact: false, zeroEmpty: false, split: null, parentNode: nodeId, isLeft: false,
       };
       const parentHist = leaf.hist;
-      const canL = this.canSplit(leftLeaf);
-      const canR = this.canSplit(rightLeaf);
+      // the split that fills the tree makes leaves that are never split: no histograms or searches
+      const full = leaves.length + 1 >= p.maxLeaves;
+      const canL = !full && this.canSplit(leftLeaf);
+      const canR = !full && this.canSplit(rightLeaf);
       const smaller = leftLeaf.c <= rightLeaf.c ? leftLeaf : rightLeaf;
       const larger = smaller === leftLeaf ? rightLeaf : leftLeaf;
       if ((canL || canR) && larger.c <= this.rowSplitMax) {
         // both children are small: their splits are searched from their rows, without histograms
-        if (parentHist) this.pool.push(parentHist);
+        if (parentHist) this.giveBack(parentHist, leaf.histFrom, leaf.histTo);
         if (canL) leftLeaf.split = this.findBestSplit(leftLeaf, active, nActive);
         if (canR) rightLeaf.split = this.findBestSplit(rightLeaf, active, nActive);
       } else if ((canL || canR) && parentHist) {
         const sh = this.takeHist();
         this.buildHist(sh, smaller.start, smaller.end, grad, hess, active, nActive);
         smaller.hist = sh;
+        smaller.histFrom = smaller.start;
+        smaller.histTo = smaller.end;
         smaller.exact = true;
         smaller.zeroEmpty = true;
         if (this.canSplit(larger)) {
           this.subtractChild(parentHist, sh, smaller.start, smaller.end, active, nActive);
           larger.hist = parentHist;
+          larger.histFrom = leaf.histFrom;
+          larger.histTo = leaf.histTo;
           // an empty bin of the larger child had all its parent's rows in the smaller one: x - x = +0
           // when the parent's sums were added in the same row order as the smaller child's
           larger.zeroEmpty = leaf.exact;
-        } else this.pool.push(parentHist);
+        } else this.giveBack(parentHist, leaf.histFrom, leaf.histTo);
         if (canL) leftLeaf.split = this.findBestSplit(leftLeaf, active, nActive);
         if (canR) rightLeaf.split = this.findBestSplit(rightLeaf, active, nActive);
         if (!canL) this.release(leftLeaf);
         if (!canR) this.release(rightLeaf);
       } else if (parentHist) {
-        this.pool.push(parentHist);
+        this.giveBack(parentHist, leaf.histFrom, leaf.histTo);
       }
       leaves[best] = leftLeaf;
       leaves.push(rightLeaf);
@@ -634,7 +669,7 @@ export class TreeGrower {
     const depthMax = symmetricDepth(p);
     const lambda = p.lambdaL2;
     const [g0, h0] = this.loadRoot(grad, hess, rows, m);
-    let segs: SymmetricSegment[] = [{ start: 0, end: m, g: g0, h: h0, c: m, hist: depthMax > 0 ? this.takeHist() : null }];
+    let segs: SymmetricSegment[] = [{ start: 0, end: m, g: g0, h: h0, c: m, hist: depthMax > 0 ? this.takeHist() : null, histFrom: 0, histTo: m }];
     if (segs[0].hist) this.buildHist(segs[0].hist, 0, m, grad, hess, active, nActive);
     // categorical features: one order of the bins per tree, by the root's smoothed G/H ratio
     const catRank = new Map<number, Int32Array>();
@@ -668,8 +703,8 @@ export class TreeGrower {
           lg += grad[idx[k]];
           lh += hess[idx[k]];
         }
-        const left: SymmetricSegment = { start: s.start, end: s.start + nLeft, g: lg, h: lh, c: nLeft, hist: null };
-        const right: SymmetricSegment = { start: s.start + nLeft, end: s.end, g: s.g - lg, h: s.h - lh, c: s.c - nLeft, hist: null };
+        const left: SymmetricSegment = { start: s.start, end: s.start + nLeft, g: lg, h: lh, c: nLeft, hist: null, histFrom: 0, histTo: 0 };
+        const right: SymmetricSegment = { start: s.start + nLeft, end: s.end, g: s.g - lg, h: s.h - lh, c: s.c - nLeft, hist: null, histFrom: 0, histTo: 0 };
         if (!last && s.hist) {
           const smaller = left.c <= right.c ? left : right;
           const larger = smaller === left ? right : left;
@@ -677,14 +712,18 @@ export class TreeGrower {
           this.buildHist(sh, smaller.start, smaller.end, grad, hess, active, nActive);
           this.subtractChild(s.hist, sh, smaller.start, smaller.end, active, nActive);
           smaller.hist = sh;
+          smaller.histFrom = smaller.start;
+          smaller.histTo = smaller.end;
           larger.hist = s.hist;
-        } else if (s.hist) this.pool.push(s.hist);
+          larger.histFrom = s.histFrom;
+          larger.histTo = s.histTo;
+        } else if (s.hist) this.giveBack(s.hist, s.histFrom, s.histTo);
         s.hist = null;
         next.push(left, right);
       }
       segs = next;
     }
-    for (const s of segs) if (s.hist) this.pool.push(s.hist);
+    for (const s of segs) if (s.hist) this.giveBack(s.hist, s.histFrom, s.histTo);
     const tree: BuiltTree = {
       feature: [], thresholdBin: [], defaultLeft: [], isCategorical: [], catLeft: [], left: [], right: [], gain: [], leafValue: [], leafCount: [],
     };
@@ -898,11 +937,15 @@ export class TreeGrower {
           prevR = gr;
         }
       }
-      for (let t = 1; t < nCand; t++) gainR[t] += gainR[t - 1];
-      if (anyMissing) for (let t = 1; t < nCand; t++) gainL[t] += gainL[t - 1];
+      // the gains at each cut are the running sums of the changes (the same additions, in the same
+      // order, as summing the buffers up in place first), compared as they are formed
+      let sumR = 0;
+      let sumL = 0;
       for (let t = 0; t < nCand; t++) {
-        if (gainR[t] > bestGain) {
-          bestGain = gainR[t];
+        sumR = t === 0 ? gainR[0] : gainR[t] + sumR;
+        if (anyMissing) sumL = t === 0 ? gainL[0] : gainL[t] + sumL;
+        if (sumR > bestGain) {
+          bestGain = sumR;
           best = { feature: f, bin: t, defaultLeft: false, catLeft: null };
           if (rank) {
             const catLeft = new Uint8Array(nb + 1);
@@ -911,8 +954,8 @@ export class TreeGrower {
             best.defaultLeft = catLeft[nb] === 1;
           }
         }
-        if (anyMissing && t < nb - 1 && gainL[t] > bestGain) {
-          bestGain = gainL[t];
+        if (anyMissing && t < nb - 1 && sumL > bestGain) {
+          bestGain = sumL;
           best = { feature: f, bin: t, defaultLeft: true, catLeft: null };
         }
       }
@@ -922,7 +965,7 @@ export class TreeGrower {
 
   private release(l: LeafState): void {
     if (l.hist) {
-      this.pool.push(l.hist);
+      this.giveBack(l.hist, l.histFrom, l.histTo);
       l.hist = null;
     }
   }
@@ -999,9 +1042,11 @@ export class TreeGrower {
   }
 
   /**
-   * Split search for a small leaf without a histogram: the leaf's rows are sorted by bin (stably, so
-   * each bin's sums are added in the same order as a histogram would add them) and only the bins
-   * present are scanned, instead of every bin of the feature.
+   * Split search for a small leaf without a histogram: its rows' sums per bin, added in the leaf's row
+   * order (as a histogram would add them), in a bin-indexed scratch of which only the bins present
+   * are cleared and scanned (listed in increasing order from a bitmap of the bins seen), instead of
+   * every bin of the feature. Same sums, in the same order, as sorting the rows stably by bin (what
+   * this did before, in time quadratic in the rows).
    */
   private bestSplitFromRows(leaf: LeafState, f: number, floor: number): SplitInfo | null {
     const nb = this.info.numBins[f];
@@ -1011,63 +1056,47 @@ export class TreeGrower {
     const grad = this.grad;
     const hess = this.hess;
     const stats = this.rowStats;
-    if (this.info.isCategorical[f]) {
-      stats.fill(0, 0, (nb + 1) * 3);
-      for (let k = leaf.start; k < leaf.end; k++) {
-        const i = idx[k];
-        const j = bins[i * F + f] * 3;
-        stats[j] += grad[i];
-        stats[j + 1] += hess[i];
-        stats[j + 2] += 1;
-      }
-      return this.bestCategoricalSplit(leaf, f, stats, 0);
-    }
-    const c = leaf.end - leaf.start;
-    const rb = this.rowBin;
-    const rr = this.rowRef;
-    for (let t = 0; t < c; t++) {
-      const i = idx[leaf.start + t];
+    const seen = this.rowSeen;
+    seen.fill(0);
+    for (let k = leaf.start; k < leaf.end; k++) {
+      const i = idx[k];
       const b = bins[i * F + f];
-      // insertion sort by bin, stable: equal bins keep the leaf's row order
-      let u = t - 1;
-      while (u >= 0 && rb[u] > b) {
-        rb[u + 1] = rb[u];
-        rr[u + 1] = rr[u];
-        u--;
+      const j = b * 3;
+      const w = b >> 5;
+      const bit = 1 << (b & 31);
+      if ((seen[w] & bit) === 0) {
+        seen[w] |= bit;
+        stats[j] = 0;
+        stats[j + 1] = 0;
+        stats[j + 2] = 0;
       }
-      rb[u + 1] = b;
-      rr[u + 1] = i;
+      stats[j] += grad[i];
+      stats[j + 1] += hess[i];
+      stats[j + 2] += 1;
     }
-    // present value bins below nb-1 as (g, h, count) triples in bin order, then the missing triple;
-    // rows of the last value bin are in neither (it is not a threshold)
-    const ids = this.rowIds;
-    let nScan = 0;
-    let gm = 0;
-    let hm = 0;
-    let cm = 0;
-    for (let t = 0; t < c; t++) {
-      const b = rb[t];
-      const i = rr[t];
-      if (b === nb) {
-        gm += grad[i];
-        hm += hess[i];
-        cm += 1;
-      } else if (b < nb - 1) {
-        if (nScan === 0 || ids[nScan - 1] !== b) {
-          stats.fill(0, nScan * 3, nScan * 3 + 3);
-          ids[nScan++] = b;
-        }
-        const j = (nScan - 1) * 3;
-        stats[j] += grad[i];
-        stats[j + 1] += hess[i];
-        stats[j + 2] += 1;
+    const isCat = this.info.isCategorical[f] === 1;
+    // categorical: every present bin; numeric: the present value bins below nb-1 (the last value bin
+    // is not a threshold), the missing bin's triple read at nb
+    const limit = isCat ? nb + 1 : nb - 1;
+    const list = this.rowList;
+    let nList = 0;
+    for (let w = 0; w < 8; w++) {
+      let x = seen[w];
+      while (x !== 0) {
+        const low = x & -x;
+        x ^= low;
+        const b = (w << 5) + 31 - Math.clz32(low);
+        if (b >= limit) break;
+        list[nList++] = b;
       }
     }
-    const mOff = nScan * 3;
-    stats[mOff] = gm;
-    stats[mOff + 1] = hm;
-    stats[mOff + 2] = cm;
-    return this.scanNumeric(leaf, f, floor, stats, 0, nScan, mOff, ids);
+    if (isCat) return this.bestCategoricalSplit(leaf, f, stats, 0, list, nList);
+    if ((seen[nb >> 5] & (1 << (nb & 31))) === 0) {
+      stats[nb * 3] = 0;
+      stats[nb * 3 + 1] = 0;
+      stats[nb * 3 + 2] = 0;
+    }
+    return this.scanNumeric(leaf, f, floor, stats, 0, nb - 1, nb * 3, null, list, nList);
   }
 
   /** `listed`: the active feature's index when findBestSplit marked the leaf's bins, else -1 */
