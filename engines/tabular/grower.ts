@@ -346,8 +346,53 @@ export class TreeGrower {
   private readonly n: number;
   /** partitions' goes-left table of a numeric split */
   private readonly goLeft = new Uint8Array(256);
-  /** after grow(): leaf index of every row of the sample, -1 for rows outside it */
-  readonly rowLeaf: Int32Array;
+  /**
+   * After grow(): leaf index of every row of the sample, -1 for rows outside it (built when asked,
+   * from the leaves' row ranges: the boosting loop reads the ranges, addLeafValues).
+   */
+  get rowLeaf(): Int32Array {
+    if (this.rowLeafStale) {
+      const out = this.rowLeafBuf;
+      out.fill(-1);
+      for (let l = 0; l < this.nLeaves; l++) for (let k = this.leafStart[l]; k < this.leafEnd[l]; k++) out[this.idx[k]] = l;
+      this.rowLeafStale = false;
+    }
+    return this.rowLeafBuf;
+  }
+
+  private readonly rowLeafBuf: Int32Array;
+  private rowLeafStale = false;
+  /** the last tree's leaves: leaf l holds the rows idx[leafStart[l]..leafEnd[l]) */
+  private leafStart = new Int32Array(0);
+  private leafEnd = new Int32Array(0);
+  private nLeaves = 0;
+
+  private setLeafRanges(ranges: ReadonlyArray<{ start: number; end: number }>): void {
+    const L = ranges.length;
+    if (this.leafStart.length < L) {
+      this.leafStart = new Int32Array(Math.max(L, 2 * this.leafStart.length));
+      this.leafEnd = new Int32Array(this.leafStart.length);
+    }
+    for (let l = 0; l < L; l++) {
+      this.leafStart[l] = ranges[l].start;
+      this.leafEnd[l] = ranges[l].end;
+    }
+    this.nLeaves = L;
+    this.rowLeafStale = true;
+  }
+
+  /**
+   * out[i * stride + offset] += values[leaf of row i] for the rows of the last tree's sample, leaf by
+   * leaf: the same one addition per row as through rowLeaf, without building it.
+   */
+  addLeafValues(out: Float64Array, stride: number, offset: number, values: ArrayLike<number>): void {
+    const idx = this.idx;
+    for (let l = 0; l < this.nLeaves; l++) {
+      const v = values[l];
+      const end = this.leafEnd[l];
+      for (let k = this.leafStart[l]; k < end; k++) out[idx[k] * stride + offset] += v;
+    }
+  }
   private readonly catRatio: Float64Array;
 
   constructor(
@@ -364,7 +409,7 @@ export class TreeGrower {
     this.tmp = new Uint32Array(n);
     this.n = n;
     this.cols = binColumns(bins, n, F);
-    this.rowLeaf = new Int32Array(n);
+    this.rowLeafBuf = new Int32Array(n);
     this.slots = this.totalBins * 3 < 65536 ? new Uint16Array(n * F) : new Uint32Array(n * F);
     for (let i = 0; i < n; i++) for (let f = 0; f < F; f++) this.slots[i * F + f] = (this.offsets[f] + bins[i * F + f]) * 3;
     this.catOrder = new Int32Array(257);
@@ -526,7 +571,6 @@ export class TreeGrower {
    */
   grow(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array): BuiltTree {
     const p = this.params;
-    const idx = this.idx;
     const { active, nActive } = this.setActive(featureMask);
     this.grad = grad;
     this.hess = hess;
@@ -615,11 +659,7 @@ export class TreeGrower {
       leaves[best] = leftLeaf;
       leaves.push(rightLeaf);
     }
-    this.rowLeaf.fill(-1);
-    for (let l = 0; l < leaves.length; l++) {
-      const leaf = leaves[l];
-      for (let k = leaf.start; k < leaf.end; k++) this.rowLeaf[idx[k]] = l;
-    }
+    this.setLeafRanges(leaves);
     for (const l of leaves) {
       tree.leafValue.push(-l.g / (l.h + p.lambdaL2));
       tree.leafCount.push(l.c);
@@ -747,9 +787,8 @@ export class TreeGrower {
         }
       }
     }
-    this.rowLeaf.fill(-1);
-    segs.forEach((s, l) => {
-      for (let k = s.start; k < s.end; k++) this.rowLeaf[idx[k]] = l;
+    this.setLeafRanges(segs);
+    segs.forEach((s) => {
       tree.leafValue.push(s.h + lambda > 0 ? -s.g / (s.h + lambda) : 0);
       tree.leafCount.push(s.c);
     });
