@@ -455,6 +455,8 @@ export class TreeGrower {
   /** leaves of at most this many rows search their splits from their rows (bestSplitFromRows) */
   private readonly rowSplitMax: number;
   private readonly rowStats = new Float64Array(257 * 3);
+  /** growLevels' categorical ratios at the root */
+  private readonly rankRatio = new Float64Array(257);
   /** bestSplitFromRows' bitmap of the bins seen (256 bits) and list of them */
   private readonly rowSeen = new Int32Array(8);
   private readonly rowList = new Int32Array(257);
@@ -720,10 +722,21 @@ export class TreeGrower {
         if (!this.info.isCategorical[f]) continue;
         const nb = this.info.numBins[f];
         const off = this.offsets[f] * 3;
-        const order = Array.from({ length: nb + 1 }, (_, b) => b);
-        const ratio = order.map((b) => (root[off + b * 3 + 2] > 0 ? root[off + b * 3] / (root[off + b * 3 + 1] + p.catSmooth) : 0));
-        order.sort((x, y) => ratio[x] - ratio[y] || x - y);
-        catRank.set(f, Int32Array.from(order));
+        // the bins by (ratio, bin), a strict total order, so an insertion sort gives the order the
+        // array sort with that comparator gave, without its per-tree arrays and closures
+        const ratio = this.rankRatio;
+        const order = new Int32Array(nb + 1);
+        for (let b = 0; b <= nb; b++) {
+          const r = root[off + b * 3 + 2] > 0 ? root[off + b * 3] / (root[off + b * 3 + 1] + p.catSmooth) : 0;
+          ratio[b] = r;
+          let u = b - 1;
+          while (u >= 0 && ratio[order[u]] > r) {
+            order[u + 1] = order[u];
+            u--;
+          }
+          order[u + 1] = b;
+        }
+        catRank.set(f, order);
       }
     }
     const levels: LevelSplit[] = [];
