@@ -132,9 +132,6 @@ interface LeafState {
   c: number;
   depth: number;
   hist: Float64Array | null;
-  /** hist's non-zero bins are among those of the rows idx[histFrom..histTo) (the leaf it was built for) */
-  histFrom: number;
-  histTo: number;
   /** hist holds the sums of the leaf's own rows, added in row order (built from them, not by subtraction) */
   exact: boolean;
   /** hist's empty bins hold exactly +0: it is exact, or its parent's exact histogram minus its sibling's */
@@ -318,9 +315,6 @@ interface SymmetricSegment {
   h: number;
   c: number;
   hist: Float64Array | null;
-  /** as LeafState's */
-  histFrom: number;
-  histTo: number;
 }
 
 /** The split every node of one level of a symmetric tree takes, with its summed gain. */
@@ -531,36 +525,12 @@ export class TreeGrower {
     subtractHistRows(this.slots, this.F, this.idx, start, end, parent, child, active, nActive, this.slotMark, this.slotStamp);
   }
 
-  /** A histogram of zeros: the pool's are cleared when they are given back (giveBack). */
   private takeHist(): Float64Array {
-    return this.pool.pop() ?? new Float64Array(this.totalBins * 3);
-  }
-
-  /**
-   * Returns a histogram to the pool, all zeros again. Only the bins of the rows idx[from..to) it was
-   * built for can be non-zero (builds and subtractions of this tree touch its active features only,
-   * the bins of that leaf's rows, which stay in that range while the tree grows): for a leaf of few
-   * rows those are cleared, not every bin, so a small child's histogram costs its rows both ways.
-   */
-  private giveBack(h: Float64Array, from: number, to: number): void {
-    const nActive = this.nActive;
-    if ((to - from) * nActive * 2 < this.activeSlots) {
-      const slots = this.slots;
-      const idx = this.idx;
-      const active = this.active;
-      const F = this.F;
-      for (let k = from; k < to; k++) {
-        const base = idx[k] * F;
-        for (let a = 0; a < nActive; a++) {
-          const j = slots[base + active[a]];
-          h[j] = 0;
-          h[j + 1] = 0;
-          h[j + 2] = 0;
-        }
-      }
-    } else if (nActive === this.F) h.fill(0);
-    else for (let a = 0; a < nActive; a++) h.fill(0, this.offsets[this.active[a]] * 3, this.offsets[this.active[a] + 1] * 3);
-    this.pool.push(h);
+    const h = this.pool.pop();
+    if (!h) return new Float64Array(this.totalBins * 3);
+    if (this.nActive === this.F) h.fill(0);
+    else for (let a = 0; a < this.nActive; a++) h.fill(0, this.offsets[this.active[a]] * 3, this.offsets[this.active[a] + 1] * 3);
+    return h;
   }
 
   private buildHist(hist: Float64Array, start: number, end: number, grad: Float64Array, hess: Float64Array, active: Int32Array, nActive: number): void {
@@ -582,7 +552,7 @@ export class TreeGrower {
       feature: [], thresholdBin: [], defaultLeft: [], isCategorical: [], catLeft: [], left: [], right: [], gain: [], leafValue: [], leafCount: [],
     };
     const [g0, h0] = this.loadRoot(grad, hess, rows, m);
-    const root: LeafState = { start: 0, end: m, g: g0, h: h0, c: m, depth: 0, hist: this.takeHist(), histFrom: 0, histTo: m, exact: true, zeroEmpty: true, split: null, parentNode: -1, isLeft: false };
+    const root: LeafState = { start: 0, end: m, g: g0, h: h0, c: m, depth: 0, hist: this.takeHist(), exact: true, zeroEmpty: true, split: null, parentNode: -1, isLeft: false };
     this.buildHist(root.hist as Float64Array, 0, m, grad, hess, active, nActive);
     const leaves: LeafState[] = [root];
     root.split = this.canSplit(root) ? this.findBestSplit(root, active, nActive) : null;
@@ -617,10 +587,10 @@ export class TreeGrower {
         else tree.right[leaf.parentNode] = nodeId;
       }
       const leftLeaf: LeafState = {
-        start: leaf.start, end: leaf.start + nLeft, g: s.lg, h: s.lh, c: nLeft, depth: leaf.depth + 1, hist: null, histFrom: 0, histTo: 0, exact: false, zeroEmpty: false, split: null, parentNode: nodeId, isLeft: true,
+        start: leaf.start, end: leaf.start + nLeft, g: s.lg, h: s.lh, c: nLeft, depth: leaf.depth + 1, hist: null, exact: false, zeroEmpty: false, split: null, parentNode: nodeId, isLeft: true,
       };
       const rightLeaf: LeafState = {
-        start: leaf.start + nLeft, end: leaf.end, g: leaf.g - s.lg, h: leaf.h - s.lh, c: leaf.c - nLeft, depth: leaf.depth + 1, hist: null, histFrom: 0, histTo: 0, exact: false, zeroEmpty: false, split: null, parentNode: nodeId, isLeft: false,
+        start: leaf.start + nLeft, end: leaf.end, g: leaf.g - s.lg, h: leaf.h - s.lh, c: leaf.c - nLeft, depth: leaf.depth + 1, hist: null, exact: false, zeroEmpty: false, split: null, parentNode: nodeId, isLeft: false,
       };
       const parentHist = leaf.hist;
       // the split that fills the tree makes leaves that are never split: no histograms or searches
@@ -631,32 +601,28 @@ export class TreeGrower {
       const larger = smaller === leftLeaf ? rightLeaf : leftLeaf;
       if ((canL || canR) && larger.c <= this.rowSplitMax) {
         // both children are small: their splits are searched from their rows, without histograms
-        if (parentHist) this.giveBack(parentHist, leaf.histFrom, leaf.histTo);
+        if (parentHist) this.pool.push(parentHist);
         if (canL) leftLeaf.split = this.findBestSplit(leftLeaf, active, nActive);
         if (canR) rightLeaf.split = this.findBestSplit(rightLeaf, active, nActive);
       } else if ((canL || canR) && parentHist) {
         const sh = this.takeHist();
         this.buildHist(sh, smaller.start, smaller.end, grad, hess, active, nActive);
         smaller.hist = sh;
-        smaller.histFrom = smaller.start;
-        smaller.histTo = smaller.end;
         smaller.exact = true;
         smaller.zeroEmpty = true;
         if (this.canSplit(larger)) {
           this.subtractChild(parentHist, sh, smaller.start, smaller.end, active, nActive);
           larger.hist = parentHist;
-          larger.histFrom = leaf.histFrom;
-          larger.histTo = leaf.histTo;
           // an empty bin of the larger child had all its parent's rows in the smaller one: x - x = +0
           // when the parent's sums were added in the same row order as the smaller child's
           larger.zeroEmpty = leaf.exact;
-        } else this.giveBack(parentHist, leaf.histFrom, leaf.histTo);
+        } else this.pool.push(parentHist);
         if (canL) leftLeaf.split = this.findBestSplit(leftLeaf, active, nActive);
         if (canR) rightLeaf.split = this.findBestSplit(rightLeaf, active, nActive);
         if (!canL) this.release(leftLeaf);
         if (!canR) this.release(rightLeaf);
       } else if (parentHist) {
-        this.giveBack(parentHist, leaf.histFrom, leaf.histTo);
+        this.pool.push(parentHist);
       }
       leaves[best] = leftLeaf;
       leaves.push(rightLeaf);
@@ -711,7 +677,7 @@ export class TreeGrower {
     const depthMax = symmetricDepth(p);
     const lambda = p.lambdaL2;
     const [g0, h0] = this.loadRoot(grad, hess, rows, m);
-    let segs: SymmetricSegment[] = [{ start: 0, end: m, g: g0, h: h0, c: m, hist: depthMax > 0 ? this.takeHist() : null, histFrom: 0, histTo: m }];
+    let segs: SymmetricSegment[] = [{ start: 0, end: m, g: g0, h: h0, c: m, hist: depthMax > 0 ? this.takeHist() : null }];
     if (segs[0].hist) this.buildHist(segs[0].hist, 0, m, grad, hess, active, nActive);
     // categorical features: one order of the bins per tree, by the root's smoothed G/H ratio
     const catRank = new Map<number, Int32Array>();
@@ -756,8 +722,8 @@ export class TreeGrower {
           lg += grad[idx[k]];
           lh += hess[idx[k]];
         }
-        const left: SymmetricSegment = { start: s.start, end: s.start + nLeft, g: lg, h: lh, c: nLeft, hist: null, histFrom: 0, histTo: 0 };
-        const right: SymmetricSegment = { start: s.start + nLeft, end: s.end, g: s.g - lg, h: s.h - lh, c: s.c - nLeft, hist: null, histFrom: 0, histTo: 0 };
+        const left: SymmetricSegment = { start: s.start, end: s.start + nLeft, g: lg, h: lh, c: nLeft, hist: null };
+        const right: SymmetricSegment = { start: s.start + nLeft, end: s.end, g: s.g - lg, h: s.h - lh, c: s.c - nLeft, hist: null };
         if (!last && s.hist) {
           const smaller = left.c <= right.c ? left : right;
           const larger = smaller === left ? right : left;
@@ -765,18 +731,14 @@ export class TreeGrower {
           this.buildHist(sh, smaller.start, smaller.end, grad, hess, active, nActive);
           this.subtractChild(s.hist, sh, smaller.start, smaller.end, active, nActive);
           smaller.hist = sh;
-          smaller.histFrom = smaller.start;
-          smaller.histTo = smaller.end;
           larger.hist = s.hist;
-          larger.histFrom = s.histFrom;
-          larger.histTo = s.histTo;
-        } else if (s.hist) this.giveBack(s.hist, s.histFrom, s.histTo);
+        } else if (s.hist) this.pool.push(s.hist);
         s.hist = null;
         next.push(left, right);
       }
       segs = next;
     }
-    for (const s of segs) if (s.hist) this.giveBack(s.hist, s.histFrom, s.histTo);
+    for (const s of segs) if (s.hist) this.pool.push(s.hist);
     const tree: BuiltTree = {
       feature: [], thresholdBin: [], defaultLeft: [], isCategorical: [], catLeft: [], left: [], right: [], gain: [], leafValue: [], leafCount: [],
     };
@@ -1017,7 +979,7 @@ export class TreeGrower {
 
   private release(l: LeafState): void {
     if (l.hist) {
-      this.giveBack(l.hist, l.histFrom, l.histTo);
+      this.pool.push(l.hist);
       l.hist = null;
     }
   }
