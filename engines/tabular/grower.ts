@@ -1060,7 +1060,8 @@ export class TreeGrower {
    * order (as a histogram would add them), in a bin-indexed scratch of which only the bins present
    * are cleared and scanned (listed in increasing order from a bitmap of the bins seen), instead of
    * every bin of the feature. Same sums, in the same order, as sorting the rows stably by bin (what
-   * this did before, in time quadratic in the rows).
+   * this did before, in time quadratic in the rows). The scans read the listed bins only (and the
+   * numeric missing bin, set below), so the scratch's other bins may hold an earlier leaf's sums.
    */
   private bestSplitFromRows(leaf: LeafState, f: number, floor: number): SplitInfo | null {
     const nb = this.info.numBins[f];
