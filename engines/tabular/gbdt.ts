@@ -150,14 +150,15 @@ export function boost(
       const lr = useSym ? params.learningRate * (params.grower.symmetricHybridLrScale ?? 1) : params.learningRate;
       for (let l = 0; l < tree.leafValue.length; l++) tree.leafValue[l] *= lr;
       trees.push(tree);
-      const rowLeaf = useSym ? (symGrower as TreeGrower).rowLeaf : grower.rowLeaf;
       const lv = tree.leafValue;
       // symmetric trees: leaves from their levels' splits directly (routeSymmetric)
       if (nOut > 0 && useSym) router.routeSymmetric(tree, info, grower.cols, n, outside, nOut, outsideLeaf);
       else if (nOut > 0) router.route(tree, info, grower.cols, n, outside, nOut, outsideLeaf);
-      for (let i = 0; i < n; i++) {
-        const l = rowLeaf[i];
-        raw[i * K + k] += lv[l >= 0 ? l : outsideLeaf[i]];
+      // the sample's rows from the grower's leaves, the others from the router: one addition per row
+      (useSym ? (symGrower as TreeGrower) : grower).addLeafValues(raw, K, k, lv);
+      for (let j = 0; j < nOut; j++) {
+        const i = outside[j];
+        raw[i * K + k] += lv[outsideLeaf[i]];
       }
       if (nv > 0) {
         if (useSym) router.routeSymmetric(tree, info, validCols, nv, null, nv, validLeaf);

@@ -340,8 +340,53 @@ export class TreeGrower {
   private readonly n: number;
   /** partitions' goes-left table of a numeric split */
   private readonly goLeft = new Uint8Array(256);
-  /** after grow(): leaf index of every row of the sample, -1 for rows outside it */
-  readonly rowLeaf: Int32Array;
+  /**
+   * After grow(): leaf index of every row of the sample, -1 for rows outside it (built when asked,
+   * from the leaves' row ranges: the boosting loop reads the ranges, addLeafValues).
+   */
+  get rowLeaf(): Int32Array {
+    if (this.rowLeafStale) {
+      const out = this.rowLeafBuf;
+      out.fill(-1);
+      for (let l = 0; l < this.nLeaves; l++) for (let k = this.leafStart[l]; k < this.leafEnd[l]; k++) out[this.idx[k]] = l;
+      this.rowLeafStale = false;
+    }
+    return this.rowLeafBuf;
+  }
+
+  private readonly rowLeafBuf: Int32Array;
+  private rowLeafStale = false;
+  /** the last tree's leaves: leaf l holds the rows idx[leafStart[l]..leafEnd[l]) */
+  private leafStart = new Int32Array(0);
+  private leafEnd = new Int32Array(0);
+  private nLeaves = 0;
+
+  private setLeafRanges(ranges: ReadonlyArray<{ start: number; end: number }>): void {
+    const L = ranges.length;
+    if (this.leafStart.length < L) {
+      this.leafStart = new Int32Array(Math.max(L, 2 * this.leafStart.length));
+      this.leafEnd = new Int32Array(this.leafStart.length);
+    }
+    for (let l = 0; l < L; l++) {
+      this.leafStart[l] = ranges[l].start;
+      this.leafEnd[l] = ranges[l].end;
+    }
+    this.nLeaves = L;
+    this.rowLeafStale = true;
+  }
+
+  /**
+   * out[i * stride + offset] += values[leaf of row i] for the rows of the last tree's sample, leaf by
+   * leaf: the same one addition per row as through rowLeaf, without building it.
+   */
+  addLeafValues(out: Float64Array, stride: number, offset: number, values: ArrayLike<number>): void {
+    const idx = this.idx;
+    for (let l = 0; l < this.nLeaves; l++) {
+      const v = values[l];
+      const end = this.leafEnd[l];
+      for (let k = this.leafStart[l]; k < end; k++) out[idx[k] * stride + offset] += v;
+    }
+  }
   private readonly catRatio: Float64Array;
 
   constructor(
@@ -358,7 +403,7 @@ export class TreeGrower {
     this.tmp = new Uint32Array(n);
     this.n = n;
     this.cols = binColumns(bins, n, F);
-    this.rowLeaf = new Int32Array(n);
+    this.rowLeafBuf = new Int32Array(n);
     this.slots = this.totalBins * 3 < 65536 ? new Uint16Array(n * F) : new Uint32Array(n * F);
     for (let i = 0; i < n; i++) for (let f = 0; f < F; f++) this.slots[i * F + f] = (this.offsets[f] + bins[i * F + f]) * 3;
     this.catOrder = new Int32Array(257);
@@ -368,7 +413,9 @@ export class TreeGrower {
     this.inBag = new Uint8Array(n);
     this.active = new Int32Array(F);
     // sorting a leaf's rows beats scanning every bin while the leaf has fewer rows than about half
-    // the bins of a numeric feature (capped: the sort is an insertion sort)
+    // the bins of a numeric feature (capped: the sort was an insertion sort). The threshold is part of
+    // the models (it decides which leaves get a histogram by subtraction, whose sums differ in
+    // rounding from those of their rows), so it stays although bestSplitFromRows no longer sorts.
     let numericBins = 0;
     let numeric = 0;
     for (let f = 0; f < F; f++) {
@@ -377,9 +424,6 @@ export class TreeGrower {
       numeric++;
     }
     this.rowSplitMax = numeric === 0 ? 0 : Math.min(64, Math.floor(numericBins / numeric / 2));
-    this.rowBin = new Int32Array(this.rowSplitMax);
-    this.rowRef = new Int32Array(this.rowSplitMax);
-    this.rowIds = new Int32Array(257);
   }
 
   /** catOrderFrom 'outOfBag': per bin, the category's smoothed ratio over the out-of-bag rows */
@@ -404,10 +448,12 @@ export class TreeGrower {
 
   /** leaves of at most this many rows search their splits from their rows (bestSplitFromRows) */
   private readonly rowSplitMax: number;
-  private readonly rowBin: Int32Array;
-  private readonly rowRef: Int32Array;
-  private readonly rowIds: Int32Array;
   private readonly rowStats = new Float64Array(257 * 3);
+  /** growLevels' categorical ratios at the root */
+  private readonly rankRatio = new Float64Array(257);
+  /** bestSplitFromRows' bitmap of the bins seen (256 bits) and list of them */
+  private readonly rowSeen = new Int32Array(8);
+  private readonly rowList = new Int32Array(257);
   /**
    * growSymmetricFast's candidate positions per active feature a and bin b, at a * 257 + b: the
    * position t of b in the feature's cut order (the bin for numeric features, its rank for
@@ -497,7 +543,6 @@ export class TreeGrower {
    */
   grow(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array): BuiltTree {
     const p = this.params;
-    const idx = this.idx;
     const { active, nActive } = this.setActive(featureMask);
     this.grad = grad;
     this.hess = hess;
@@ -548,8 +593,10 @@ export class TreeGrower {
         start: leaf.start + nLeft, end: leaf.end, g: leaf.g - s.lg, h: leaf.h - s.lh, c: leaf.c - nLeft, depth: leaf.depth + 1, hist: null, exact: false, zeroEmpty: false, split: null, parentNode: nodeId, isLeft: false,
       };
       const parentHist = leaf.hist;
-      const canL = this.canSplit(leftLeaf);
-      const canR = this.canSplit(rightLeaf);
+      // the split that fills the tree makes leaves that are never split: no histograms or searches
+      const full = leaves.length + 1 >= p.maxLeaves;
+      const canL = !full && this.canSplit(leftLeaf);
+      const canR = !full && this.canSplit(rightLeaf);
       const smaller = leftLeaf.c <= rightLeaf.c ? leftLeaf : rightLeaf;
       const larger = smaller === leftLeaf ? rightLeaf : leftLeaf;
       if ((canL || canR) && larger.c <= this.rowSplitMax) {
@@ -580,11 +627,7 @@ export class TreeGrower {
       leaves[best] = leftLeaf;
       leaves.push(rightLeaf);
     }
-    this.rowLeaf.fill(-1);
-    for (let l = 0; l < leaves.length; l++) {
-      const leaf = leaves[l];
-      for (let k = leaf.start; k < leaf.end; k++) this.rowLeaf[idx[k]] = l;
-    }
+    this.setLeafRanges(leaves);
     for (const l of leaves) {
       tree.leafValue.push(-l.g / (l.h + p.lambdaL2));
       tree.leafCount.push(l.c);
@@ -645,10 +688,21 @@ export class TreeGrower {
         if (!this.info.isCategorical[f]) continue;
         const nb = this.info.numBins[f];
         const off = this.offsets[f] * 3;
-        const order = Array.from({ length: nb + 1 }, (_, b) => b);
-        const ratio = order.map((b) => (root[off + b * 3 + 2] > 0 ? root[off + b * 3] / (root[off + b * 3 + 1] + p.catSmooth) : 0));
-        order.sort((x, y) => ratio[x] - ratio[y] || x - y);
-        catRank.set(f, Int32Array.from(order));
+        // the bins by (ratio, bin), a strict total order, so an insertion sort gives the order the
+        // array sort with that comparator gave, without its per-tree arrays and closures
+        const ratio = this.rankRatio;
+        const order = new Int32Array(nb + 1);
+        for (let b = 0; b <= nb; b++) {
+          const r = root[off + b * 3 + 2] > 0 ? root[off + b * 3] / (root[off + b * 3 + 1] + p.catSmooth) : 0;
+          ratio[b] = r;
+          let u = b - 1;
+          while (u >= 0 && ratio[order[u]] > r) {
+            order[u + 1] = order[u];
+            u--;
+          }
+          order[u + 1] = b;
+        }
+        catRank.set(f, order);
       }
     }
     const levels: LevelSplit[] = [];
@@ -708,9 +762,8 @@ export class TreeGrower {
         }
       }
     }
-    this.rowLeaf.fill(-1);
-    segs.forEach((s, l) => {
-      for (let k = s.start; k < s.end; k++) this.rowLeaf[idx[k]] = l;
+    this.setLeafRanges(segs);
+    segs.forEach((s) => {
       tree.leafValue.push(s.h + lambda > 0 ? -s.g / (s.h + lambda) : 0);
       tree.leafCount.push(s.c);
     });
@@ -898,11 +951,15 @@ export class TreeGrower {
           prevR = gr;
         }
       }
-      for (let t = 1; t < nCand; t++) gainR[t] += gainR[t - 1];
-      if (anyMissing) for (let t = 1; t < nCand; t++) gainL[t] += gainL[t - 1];
+      // the gains at each cut are the running sums of the changes (the same additions, in the same
+      // order, as summing the buffers up in place first), compared as they are formed
+      let sumR = 0;
+      let sumL = 0;
       for (let t = 0; t < nCand; t++) {
-        if (gainR[t] > bestGain) {
-          bestGain = gainR[t];
+        sumR = t === 0 ? gainR[0] : gainR[t] + sumR;
+        if (anyMissing) sumL = t === 0 ? gainL[0] : gainL[t] + sumL;
+        if (sumR > bestGain) {
+          bestGain = sumR;
           best = { feature: f, bin: t, defaultLeft: false, catLeft: null };
           if (rank) {
             const catLeft = new Uint8Array(nb + 1);
@@ -911,8 +968,8 @@ export class TreeGrower {
             best.defaultLeft = catLeft[nb] === 1;
           }
         }
-        if (anyMissing && t < nb - 1 && gainL[t] > bestGain) {
-          bestGain = gainL[t];
+        if (anyMissing && t < nb - 1 && sumL > bestGain) {
+          bestGain = sumL;
           best = { feature: f, bin: t, defaultLeft: true, catLeft: null };
         }
       }
@@ -999,9 +1056,12 @@ export class TreeGrower {
   }
 
   /**
-   * Split search for a small leaf without a histogram: the leaf's rows are sorted by bin (stably, so
-   * each bin's sums are added in the same order as a histogram would add them) and only the bins
-   * present are scanned, instead of every bin of the feature.
+   * Split search for a small leaf without a histogram: its rows' sums per bin, added in the leaf's row
+   * order (as a histogram would add them), in a bin-indexed scratch of which only the bins present
+   * are cleared and scanned (listed in increasing order from a bitmap of the bins seen), instead of
+   * every bin of the feature. Same sums, in the same order, as sorting the rows stably by bin (what
+   * this did before, in time quadratic in the rows). The scans read the listed bins only (and the
+   * numeric missing bin, set below), so the scratch's other bins may hold an earlier leaf's sums.
    */
   private bestSplitFromRows(leaf: LeafState, f: number, floor: number): SplitInfo | null {
     const nb = this.info.numBins[f];
@@ -1011,63 +1071,47 @@ export class TreeGrower {
     const grad = this.grad;
     const hess = this.hess;
     const stats = this.rowStats;
-    if (this.info.isCategorical[f]) {
-      stats.fill(0, 0, (nb + 1) * 3);
-      for (let k = leaf.start; k < leaf.end; k++) {
-        const i = idx[k];
-        const j = bins[i * F + f] * 3;
-        stats[j] += grad[i];
-        stats[j + 1] += hess[i];
-        stats[j + 2] += 1;
-      }
-      return this.bestCategoricalSplit(leaf, f, stats, 0);
-    }
-    const c = leaf.end - leaf.start;
-    const rb = this.rowBin;
-    const rr = this.rowRef;
-    for (let t = 0; t < c; t++) {
-      const i = idx[leaf.start + t];
+    const seen = this.rowSeen;
+    seen.fill(0);
+    for (let k = leaf.start; k < leaf.end; k++) {
+      const i = idx[k];
       const b = bins[i * F + f];
-      // insertion sort by bin, stable: equal bins keep the leaf's row order
-      let u = t - 1;
-      while (u >= 0 && rb[u] > b) {
-        rb[u + 1] = rb[u];
-        rr[u + 1] = rr[u];
-        u--;
+      const j = b * 3;
+      const w = b >> 5;
+      const bit = 1 << (b & 31);
+      if ((seen[w] & bit) === 0) {
+        seen[w] |= bit;
+        stats[j] = 0;
+        stats[j + 1] = 0;
+        stats[j + 2] = 0;
       }
-      rb[u + 1] = b;
-      rr[u + 1] = i;
+      stats[j] += grad[i];
+      stats[j + 1] += hess[i];
+      stats[j + 2] += 1;
     }
-    // present value bins below nb-1 as (g, h, count) triples in bin order, then the missing triple;
-    // rows of the last value bin are in neither (it is not a threshold)
-    const ids = this.rowIds;
-    let nScan = 0;
-    let gm = 0;
-    let hm = 0;
-    let cm = 0;
-    for (let t = 0; t < c; t++) {
-      const b = rb[t];
-      const i = rr[t];
-      if (b === nb) {
-        gm += grad[i];
-        hm += hess[i];
-        cm += 1;
-      } else if (b < nb - 1) {
-        if (nScan === 0 || ids[nScan - 1] !== b) {
-          stats.fill(0, nScan * 3, nScan * 3 + 3);
-          ids[nScan++] = b;
-        }
-        const j = (nScan - 1) * 3;
-        stats[j] += grad[i];
-        stats[j + 1] += hess[i];
-        stats[j + 2] += 1;
+    const isCat = this.info.isCategorical[f] === 1;
+    // categorical: every present bin; numeric: the present value bins below nb-1 (the last value bin
+    // is not a threshold), the missing bin's triple read at nb
+    const limit = isCat ? nb + 1 : nb - 1;
+    const list = this.rowList;
+    let nList = 0;
+    for (let w = 0; w < 8; w++) {
+      let x = seen[w];
+      while (x !== 0) {
+        const low = x & -x;
+        x ^= low;
+        const b = (w << 5) + 31 - Math.clz32(low);
+        if (b >= limit) break;
+        list[nList++] = b;
       }
     }
-    const mOff = nScan * 3;
-    stats[mOff] = gm;
-    stats[mOff + 1] = hm;
-    stats[mOff + 2] = cm;
-    return this.scanNumeric(leaf, f, floor, stats, 0, nScan, mOff, ids);
+    if (isCat) return this.bestCategoricalSplit(leaf, f, stats, 0, list, nList);
+    if ((seen[nb >> 5] & (1 << (nb & 31))) === 0) {
+      stats[nb * 3] = 0;
+      stats[nb * 3 + 1] = 0;
+      stats[nb * 3 + 2] = 0;
+    }
+    return this.scanNumeric(leaf, f, floor, stats, 0, nb - 1, nb * 3, null, list, nList);
   }
 
   /** `listed`: the active feature's index when findBestSplit marked the leaf's bins, else -1 */

@@ -98,10 +98,19 @@ export class SoftmaxLoss extends BaseLoss {
     const count = rows ? (m as number) : n;
     for (let r = 0; r < count; r++) {
       const i = rows ? rows[r] : r;
-      softmaxRow(raw, i * K, K, p, 0);
+      // softmaxRow's operations, with its last pass (e / s) fused into the gradient's
+      const off = i * K;
+      let mx = -Infinity;
+      for (let k = 0; k < K; k++) if (raw[off + k] > mx) mx = raw[off + k];
+      let s = 0;
+      for (let k = 0; k < K; k++) {
+        const e = Math.exp(raw[off + k] - mx);
+        p[k] = e;
+        s += e;
+      }
       const yi = y[i];
       for (let k = 0; k < K; k++) {
-        const pk = p[k];
+        const pk = p[k] / s;
         grad[k * n + i] = pk - (yi === k ? 1 : 0);
         hess[k * n + i] = Math.max(factor * pk * (1 - pk), 1e-16);
       }

@@ -39,3 +39,31 @@ describe('PartitionRouter', () => {
     }
   });
 });
+
+describe('TreeGrower leaf ranges', () => {
+  it('addLeafValues adds to the sample rows what rowLeaf gives, and rowLeaf is the walked leaf (-1 outside the sample)', () => {
+    for (let trial = 0; trial < 6; trial++) {
+      const n = 150 + trial * 40;
+      const { F, g, h, info, bins } = makeData(31 + trial, n);
+      const symmetric = trial % 2 === 1;
+      const params: GrowerParams = { ...DEFAULT_GROWER_PARAMS, minDataInLeaf: 3, lambdaL2: 1, symmetric, maxDepth: symmetric ? 4 : 0 };
+      const grower = new TreeGrower(bins, n, F, info, params);
+      const rng = new Prng(100 + trial);
+      const rows = Uint32Array.from({ length: n }, (_, i) => i).filter(() => rng.nextFloat() < 0.8);
+      const mask = new Uint8Array(F).fill(1);
+      for (let t = 0; t < 2; t++) {
+        const tree = symmetric ? grower.growSymmetricFast(g, h, rows, rows.length, mask) : grower.grow(g, h, rows, rows.length, mask);
+        const K = 3;
+        const out = new Float64Array(n * K).fill(0.5);
+        grower.addLeafValues(out, K, 1, tree.leafValue);
+        const inSample = new Set(Array.from(rows));
+        for (let i = 0; i < n; i++) {
+          const l = grower.rowLeaf[i];
+          expect(l).toBe(inSample.has(i) ? leafOfBinned(tree, info, bins, i * F) : -1);
+          expect(out[i * K + 1]).toBe(l >= 0 ? 0.5 + tree.leafValue[l] : 0.5);
+          expect(out[i * K]).toBe(0.5);
+        }
+      }
+    }
+  });
+});
