@@ -45,6 +45,8 @@ export interface TrainTask {
 
 export interface TrainOutput {
   artefact: string;
+  /** The artefact's own format (a version's models keep the format it writes, not the newest this engine reads). */
+  formatVersion: number;
   report: DataReport;
   validation: { metric: string; score: number; higher_is_better: boolean; baseline_score: number };
   topFactors: Array<{ feature: string; importance: number }> | null;
@@ -73,6 +75,7 @@ function trainNow(task: TrainTask): TrainOutput {
   task.progressPort?.close();
   return {
     artefact: serialiseModel(trained.model),
+    formatVersion: trained.model.formatVersion,
     report: trained.report,
     validation: trained.validation,
     topFactors: trained.topFactors ?? null,

@@ -52,7 +52,7 @@ export async function fitAndStoreVersion(
     artefact: await gzipText(trained.artefact),
     engineId: TABULAR_ENGINE.id,
     engineVersion: TABULAR_ENGINE.version,
-    formatVersion: TABULAR_ENGINE.artefactFormatVersion,
+    formatVersion: trained.formatVersion,
     report: trained.report as unknown as Record<string, unknown>,
     validation: trained.validation,
     topFactors: trained.topFactors,

@@ -179,7 +179,9 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features: rows[0], actual: 'no' }] });
     const refreshed = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey);
     expect(refreshed.status).toBe(201);
-    expect(refreshed.body.version.engine.version).toBe('6.0.0');
+    expect(refreshed.body.version.engine.version).toBe('5.0.0');
+    // the stored format is the artefact's own (5.0.0 writes format 1), not the newest the engine reads
+    expect(refreshed.body.version.format_version).toBe(1);
     expect((await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows })).status).toBe(200);
   });
 

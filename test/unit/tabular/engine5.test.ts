@@ -56,8 +56,8 @@ describe('engine 5: 4.0.0 with a smaller learning rate and a longer patience on 
     expect(JSON.stringify(v5.model.predictor)).not.toBe(JSON.stringify(v4.model.predictor));
   });
 
-  it('stays servable after 6.0.0 became the default', () => {
-    expect(TABULAR_ENGINE.version).toBe('6.0.0');
+  it('is the version new models get, and is servable', () => {
+    expect(TABULAR_ENGINE.version).toBe('5.0.0');
     expect(TABULAR_ENGINE.servableVersions).toContain('5.0.0');
   });
 });
