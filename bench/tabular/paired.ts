@@ -24,7 +24,7 @@ import Papa from 'papaparse';
 import { predictRows, trainTabular, type EngineConfigOverride, type EngineVersion, type TabularModel } from '../../engines/tabular/index';
 import { makeFolds } from '../../engines/tabular/train';
 import { logLoss, rmse, rocAuc } from '../../engines/tabular/metrics';
-import { readCsv } from './csv';
+import { encodedTarget, readCsv } from './csv';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -50,14 +50,7 @@ const mean = (a: number[]): number => a.reduce((s, v) => s + v, 0) / Math.max(1,
 for (const entry of manifest.filter((m) => !only || only.has(m.name))) {
   const task = entry.task;
   const rows = readCsv(path.join(dataDir, `${entry.name}.csv`));
-  let classKeys: string[] = [];
-  let y: number[];
-  if (task === 'regression') y = rows.map((r) => Number(r.target));
-  else {
-    classKeys = [...new Set(rows.map((r) => String(r.target)))].sort();
-    const idx = new Map(classKeys.map((k, i) => [k, i]));
-    y = rows.map((r) => idx.get(String(r.target)) as number);
-  }
+  const { y, classKeys } = encodedTarget(rows, 'target', task === 'regression');
   const K = classKeys.length;
   const folds = Array.from(makeFolds(y, nFolds, seed, task === 'regression' ? 0 : K));
   const scores: number[] = [];

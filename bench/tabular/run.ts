@@ -22,7 +22,7 @@ import Papa from 'papaparse';
 import { predictRows, trainTabular, TABULAR_ENGINE, type EngineConfigOverride, type EngineVersion } from '../../engines/tabular/index';
 import { makeFolds } from '../../engines/tabular/train';
 import { accuracy, logLoss, rmse, rocAuc } from '../../engines/tabular/metrics';
-import { readCsv, type BenchRow } from './csv';
+import { encodedTarget, readCsv, type BenchRow } from './csv';
 import { measureThroughput } from './throughput';
 
 const PINNED = ['lightgbm==4.6.0', 'scikit-learn==1.7.2', 'pandas==2.3.3', 'numpy==2.3.5', 'catboost==1.2.10'];
@@ -133,15 +133,7 @@ function main(): void {
     const task = entry.task as Task;
     const rows = readCsv(path.join(dataDir, `${entry.name}.csv`));
     const target = 'target';
-    // class index per row (classes sorted by their string form)
-    let classKeys: string[] = [];
-    let y: number[];
-    if (task === 'regression') y = rows.map((r) => Number(r[target]));
-    else {
-      classKeys = [...new Set(rows.map((r) => String(r[target])))].sort();
-      const idx = new Map(classKeys.map((k, i) => [k, i]));
-      y = rows.map((r) => idx.get(String(r[target])) as number);
-    }
+    const { y, classKeys } = encodedTarget(rows, target, task === 'regression');
     const K = classKeys.length;
     const folds = Array.from(makeFolds(y, nFolds, seed, task === 'regression' ? 0 : K));
     const dres: DatasetResult = { name: entry.name, task, rows: rows.length, results: {} };

@@ -63,12 +63,20 @@ export const TERM_HINGE = 2;
 export const TERM_CODE = 3;
 
 /** The linear part of a model (artefact part of engine 6): raw = treeWeight · trees(x) + intercept + coef · basis(x). */
-export interface LinearPart {
+export interface LinearPart extends Basis {
   /** weight of the tree predictor's raw score in the blend */
   treeWeight: number;
   /** weight of the linear member (already folded into intercept and coef; informative) */
   linearWeight: number;
   nOutputs: number;
+  /** per output */
+  intercept: Float64Array;
+  /** term-major: coef[d * nOutputs + k] */
+  coef: Float64Array;
+}
+
+/** The fixed basis of the linear member, computed from the feature values only. */
+export interface Basis {
   /** per encoded feature (numeric ones; zero for categorical): fill value, clip range, centre, scale */
   numFill: Float64Array;
   numLo: Float64Array;
@@ -76,21 +84,6 @@ export interface LinearPart {
   numMean: Float64Array;
   numScale: Float64Array;
   /** per basis term: feature, kind (TERM_*), value (hinge knot or category code) */
-  termFeature: Int32Array;
-  termKind: Uint8Array;
-  termValue: Float64Array;
-  /** per output */
-  intercept: Float64Array;
-  /** term-major: coef[d * nOutputs + k] */
-  coef: Float64Array;
-}
-
-export interface Basis {
-  numFill: Float64Array;
-  numLo: Float64Array;
-  numHi: Float64Array;
-  numMean: Float64Array;
-  numScale: Float64Array;
   termFeature: Int32Array;
   termKind: Uint8Array;
   termValue: Float64Array;
