@@ -15,14 +15,3 @@ export function readCsv(file: string): BenchRow[] {
     return o;
   });
 }
-
-/**
- * The target column as numbers: values for regression, else class indices with the classes sorted by
- * their string form (`classKeys`), as every system of the benchmark is scored.
- */
-export function encodedTarget(rows: BenchRow[], target: string, regression: boolean): { y: number[]; classKeys: string[] } {
-  if (regression) return { y: rows.map((r) => Number(r[target])), classKeys: [] };
-  const classKeys = [...new Set(rows.map((r) => String(r[target])))].sort();
-  const index = new Map(classKeys.map((k, i) => [k, i]));
-  return { y: rows.map((r) => index.get(String(r[target])) as number), classKeys };
-}

@@ -12,20 +12,16 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import Papa from 'papaparse';
 import { predictRows, type TabularModel } from '../../engines/tabular/index';
 import { addLinearMember, prepare, trainPrepared } from '../../engines/tabular/pipeline';
 import type { LinearOptions } from '../../engines/tabular/linear';
-import { makeFolds } from '../../engines/tabular/train';
-import { logLoss, rmse, rocAuc } from '../../engines/tabular/metrics';
-import { encodedTarget, readCsv } from './csv';
+import { DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, scorePredictions } from './datasets';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-const dataDir = path.resolve(__dirname, '..', '..', '..', 'shared', 'data', 'tabular');
 const nFolds = Number(arg('folds') ?? 5);
 const seed = Number(arg('seed') ?? 0);
 const only = arg('only') ? new Set((arg('only') as string).split(',')) : null;
@@ -42,7 +38,6 @@ for (const line of results.slice(start).split('\n').slice(2)) {
   if (Number.isFinite(v) && cells[5] !== '') catboost.set(cells[1], v);
 }
 
-const manifest = Papa.parse<Record<string, string>>(fs.readFileSync(path.join(dataDir, 'manifest.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
 const out: unknown[] = [];
 let sumTrees = 0;
 let sumLinear = 0;
@@ -55,27 +50,17 @@ const auc5: number[] = [];
 const auc6: number[] = [];
 const aucCb: number[] = [];
 const mean = (a: number[]): number => a.reduce((s, v) => s + v, 0) / Math.max(1, a.length);
-for (const entry of manifest.filter((m) => !only || only.has(m.name))) {
-  const task = entry.task;
-  const rows = readCsv(path.join(dataDir, `${entry.name}.csv`));
-  const { y, classKeys } = encodedTarget(rows, 'target', task === 'regression');
-  const K = classKeys.length;
-  const folds = Array.from(makeFolds(y, nFolds, seed, task === 'regression' ? 0 : K));
+for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
+  const d = loadDataset(DEV_DATA_DIR, entry, nFolds, seed);
+  const task = d.task;
   const s5: number[] = [];
   const s6: number[] = [];
   const weights: string[] = [];
   let tTrees = 0;
   let tLinear = 0;
   for (let f = 0; f < nFolds; f++) {
-    const tr = rows.filter((_, i) => folds[i] !== f);
-    const te = rows.filter((_, i) => folds[i] === f);
-    const yt = y.filter((_, i) => folds[i] === f);
-    const scoreOf = (model: TabularModel): number => {
-      const p = predictRows(model, te);
-      if (task === 'binary') return rocAuc(yt, p.map((q) => q.probabilities?.[classKeys[1]] ?? 0));
-      if (task === 'multiclass') return logLoss(yt, p.flatMap((q) => classKeys.map((k) => q.probabilities?.[k] ?? 0)), K);
-      return rmse(yt, p.map((q) => q.prediction as number));
-    };
+    const { train: tr, test: te, yTest: yt } = foldSplit(d, f);
+    const scoreOf = (model: TabularModel): number => scorePredictions(d, yt, predictRows(model, te));
     const t0 = process.cpuUsage();
     const p = prepare(tr, 'target', task === 'regression' ? 'regression' : 'classification');
     const r5 = trainPrepared(p, { engineVersion: '5.0.0', seed });

@@ -20,18 +20,14 @@
 import { createRequire } from 'module';
 import * as fs from 'fs';
 import * as path from 'path';
-import Papa from 'papaparse';
 import { predictRows, trainTabular, type EngineConfigOverride, type EngineVersion, type TabularModel } from '../../engines/tabular/index';
-import { makeFolds } from '../../engines/tabular/train';
-import { logLoss, rmse, rocAuc } from '../../engines/tabular/metrics';
-import { encodedTarget, readCsv } from './csv';
+import { DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, scorePredictions } from './datasets';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-const dataDir = path.resolve(__dirname, '..', '..', '..', 'shared', 'data', 'tabular');
 const nFolds = Number(arg('folds') ?? 5);
 const seed = Number(arg('seed') ?? 0);
 const version = (arg('engine-version') ?? '4.0.0') as EngineVersion;
@@ -42,32 +38,21 @@ const baseFrom = arg('base-from');
 const baseEngine: Engine = baseFrom ? (createRequire(__filename)(path.resolve(baseFrom, 'engines', 'tabular', 'index')) as Engine) : { trainTabular, predictRows };
 const baseCandidate = baseFrom !== undefined && process.argv.includes('--base-candidate');
 let sumBaseCandidate = 0;
-const manifest = Papa.parse<Record<string, string>>(fs.readFileSync(path.join(dataDir, 'manifest.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
 const out: unknown[] = [];
 let sumOurs = 0;
 let sumBase = 0;
 const mean = (a: number[]): number => a.reduce((s, v) => s + v, 0) / Math.max(1, a.length);
-for (const entry of manifest.filter((m) => !only || only.has(m.name))) {
-  const task = entry.task;
-  const rows = readCsv(path.join(dataDir, `${entry.name}.csv`));
-  const { y, classKeys } = encodedTarget(rows, 'target', task === 'regression');
-  const K = classKeys.length;
-  const folds = Array.from(makeFolds(y, nFolds, seed, task === 'regression' ? 0 : K));
+for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
+  const d = loadDataset(DEV_DATA_DIR, entry, nFolds, seed);
+  const task = d.task;
   const scores: number[] = [];
   const baseScores: number[] = [];
   let fitOurs = 0;
   let fitBase = 0;
   let fitBaseCandidate = 0;
   for (let f = 0; f < nFolds; f++) {
-    const tr = rows.filter((_, i) => folds[i] !== f);
-    const te = rows.filter((_, i) => folds[i] === f);
-    const yt = y.filter((_, i) => folds[i] === f);
-    const scoreOf = (model: TabularModel, engine: Engine = { trainTabular, predictRows }): number => {
-      const p = engine.predictRows(model, te);
-      if (task === 'binary') return rocAuc(yt, p.map((q) => q.probabilities?.[classKeys[1]] ?? 0));
-      if (task === 'multiclass') return logLoss(yt, p.flatMap((q) => classKeys.map((k) => q.probabilities?.[k] ?? 0)), K);
-      return rmse(yt, p.map((q) => q.prediction as number));
-    };
+    const { train: tr, test: te, yTest: yt } = foldSplit(d, f);
+    const scoreOf = (model: TabularModel, engine: Engine = { trainTabular, predictRows }): number => scorePredictions(d, yt, engine.predictRows(model, te));
     const train = (v: EngineVersion, c?: EngineConfigOverride, engine: Engine = { trainTabular, predictRows }): { model: TabularModel; s: number } => {
       const t0 = process.cpuUsage();
       const m = engine.trainTabular(tr, { target: 'target', task: task === 'regression' ? 'regression' : 'classification', seed, config: c, engineVersion: v });

@@ -18,11 +18,10 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import Papa from 'papaparse';
 import { predictRows, trainTabular, TABULAR_ENGINE, type EngineConfigOverride, type EngineVersion } from '../../engines/tabular/index';
-import { makeFolds } from '../../engines/tabular/train';
 import { accuracy, logLoss, rmse, rocAuc } from '../../engines/tabular/metrics';
-import { encodedTarget, readCsv, type BenchRow } from './csv';
+import type { BenchRow } from './csv';
+import { loadDataset, manifestEntries, type BenchTask } from './datasets';
 import { measureThroughput } from './throughput';
 
 const PINNED = ['lightgbm==4.6.0', 'scikit-learn==1.7.2', 'pandas==2.3.3', 'numpy==2.3.5', 'catboost==1.2.10'];
@@ -30,7 +29,7 @@ const repoRoot = path.resolve(__dirname, '..', '..');
 const venv = path.join(repoRoot, '.bench', 'venv-tabular');
 const venvPython = path.join(venv, 'bin', 'python');
 
-type Task = 'binary' | 'multiclass' | 'regression';
+type Task = BenchTask;
 type System = 'ours' | 'lightgbm' | 'sklearn_hgb' | 'catboost';
 const PEER_SYSTEMS: System[] = ['lightgbm', 'sklearn_hgb', 'catboost'];
 const SYSTEMS: System[] = ['ours', ...PEER_SYSTEMS];
@@ -123,19 +122,15 @@ function main(): void {
   const useCache = args['no-cache'] !== 'true';
   for (const p of peers) if (!PEER_SYSTEM[p]) throw new Error(`unknown peer ${p} (lightgbm, sklearn, catboost)`);
   const only = args.only ? new Set(args.only.split(',').map((s) => s.trim())) : null;
-  const manifest = Papa.parse<Record<string, string>>(fs.readFileSync(path.join(dataDir, 'manifest.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;
-  const entries = manifest.filter((m) => !only || only.has(m.name));
+  const entries = manifestEntries(dataDir, only);
   if (entries.length === 0) throw new Error('no dataset selected');
   if (peers.length > 0) ensureVenv();
 
   const results: DatasetResult[] = [];
   for (const entry of entries) {
-    const task = entry.task as Task;
-    const rows = readCsv(path.join(dataDir, `${entry.name}.csv`));
+    const { task, rows, y, classKeys, folds } = loadDataset(dataDir, entry, nFolds, seed);
     const target = 'target';
-    const { y, classKeys } = encodedTarget(rows, target, task === 'regression');
     const K = classKeys.length;
-    const folds = Array.from(makeFolds(y, nFolds, seed, task === 'regression' ? 0 : K));
     const dres: DatasetResult = { name: entry.name, task, rows: rows.length, results: {} };
     const collect = (system: System, foldPreds: FoldPred[]): void => {
       const scores: number[] = [];
