@@ -3,7 +3,7 @@
  * (early stopping, progress) receive a frozen state after every round, as in LightGBM's callback.py.
  */
 import type { BinnedFeatureInfo } from './binning';
-import { type GrowerParams, type BuiltTree, PartitionRouter, TreeGrower, binColumns, leafOfRouted, routerOf } from './grower';
+import { type GrowerParams, type BuiltTree, type RootCounts, PartitionRouter, TreeGrower, binColumns, leafOfRouted, routerOf } from './grower';
 import type { Loss } from './loss';
 import { Prng } from './prng';
 import { PredictorBuilder, type FlatPredictor } from './predictor';
@@ -144,9 +144,11 @@ export function boost(
       const g = K === 1 ? grad : grad.subarray(k * n, (k + 1) * n);
       const h = K === 1 ? hess : hess.subarray(k * n, (k + 1) * n);
       const useSym = symGrower !== null && it % every === 0;
+      // the round's trees share their rows and features, hence their roots' counts
+      const counts: RootCounts = K === 1 ? 'none' : k === 0 ? 'keep' : 'reuse';
       const tree = useSym
-        ? (symGrower as TreeGrower).growSymmetricFast(g, h, rows, m, mask)
-        : params.grower.symmetric ? grower.growSymmetric(g, h, rows, m, mask) : grower.grow(g, h, rows, m, mask);
+        ? (symGrower as TreeGrower).growSymmetricFast(g, h, rows, m, mask, counts)
+        : params.grower.symmetric ? grower.growSymmetric(g, h, rows, m, mask) : grower.grow(g, h, rows, m, mask, counts);
       const lr = useSym ? params.learningRate * (params.grower.symmetricHybridLrScale ?? 1) : params.learningRate;
       for (let l = 0; l < tree.leafValue.length; l++) tree.leafValue[l] *= lr;
       trees.push(tree);

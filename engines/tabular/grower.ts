@@ -237,6 +237,50 @@ function histSome(slots: Uint16Array | Uint32Array, F: number, idx: Uint32Array,
   }
 }
 
+/**
+ * histSome without the counts: the gradients' and hessians' sums only, for a root whose counts are
+ * known (TreeGrower.grow's rootCounts). The same additions in the same order as histSome's.
+ */
+function histSumsSome(slots: Uint16Array | Uint32Array, F: number, idx: Uint32Array, start: number, end: number, grad: Float64Array, hess: Float64Array, hist: Float64Array, active: Int32Array, nActive: number): void {
+  let k = start;
+  for (; k + 3 < end; k += 4) {
+    const i0 = idx[k];
+    const i1 = idx[k + 1];
+    const i2 = idx[k + 2];
+    const i3 = idx[k + 3];
+    const g0 = grad[i0], h0 = hess[i0], b0 = i0 * F;
+    const g1 = grad[i1], h1 = hess[i1], b1 = i1 * F;
+    const g2 = grad[i2], h2 = hess[i2], b2 = i2 * F;
+    const g3 = grad[i3], h3 = hess[i3], b3 = i3 * F;
+    for (let a = 0; a < nActive; a++) {
+      const f = active[a];
+      let j = slots[b0 + f];
+      hist[j] += g0;
+      hist[j + 1] += h0;
+      j = slots[b1 + f];
+      hist[j] += g1;
+      hist[j + 1] += h1;
+      j = slots[b2 + f];
+      hist[j] += g2;
+      hist[j + 1] += h2;
+      j = slots[b3 + f];
+      hist[j] += g3;
+      hist[j + 1] += h3;
+    }
+  }
+  for (; k < end; k++) {
+    const i = idx[k];
+    const g = grad[i];
+    const h = hess[i];
+    const base = i * F;
+    for (let a = 0; a < nActive; a++) {
+      const j = slots[base + active[a]];
+      hist[j] += g;
+      hist[j + 1] += h;
+    }
+  }
+}
+
 function subtractHist(parent: Float64Array, child: Float64Array, offsets: Int32Array, active: Int32Array, nActive: number): void {
   for (let a = 0; a < nActive; a++) {
     const f = active[a];
@@ -306,6 +350,9 @@ export function binColumns(bins: Uint8Array, n: number, F: number): Uint8Array {
   for (let i = 0; i < n; i++) for (let f = 0; f < F; f++) cols[f * n + i] = bins[i * F + f];
   return cols;
 }
+
+/** What a tree does with the counts of its root histogram (TreeGrower.buildRoot). */
+export type RootCounts = 'none' | 'keep' | 'reuse';
 
 /** A node of a symmetric tree being grown: its rows idx[start..end), sums and histogram. */
 interface SymmetricSegment {
@@ -538,10 +585,31 @@ export class TreeGrower {
     else histSome(this.slots, this.F, this.idx, start, end, grad, hess, hist, active, nActive);
   }
 
+  /** the counts of a root histogram (every third entry), kept for the next trees of the same sample */
+  private rootCounts = new Float64Array(0);
+
   /**
-   * Grows one tree on the rows `rows[0..m)` with the features whose mask is 1.
+   * The root's histogram. A multiclass round grows one tree per class on the same rows and features,
+   * whose roots' counts are equal: `rootCounts` 'keep' keeps this root's, 'reuse' copies those kept
+   * (by a tree of the same rows and features) instead of counting the rows again.
    */
-  grow(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array): BuiltTree {
+  private buildRoot(hist: Float64Array, m: number, grad: Float64Array, hess: Float64Array, active: Int32Array, nActive: number, rootCounts: RootCounts): void {
+    if (rootCounts !== 'reuse') this.buildHist(hist, 0, m, grad, hess, active, nActive);
+    else histSumsSome(this.slots, this.F, this.idx, 0, m, grad, hess, hist, active, nActive);
+    if (rootCounts === 'none') return;
+    if (this.rootCounts.length < this.totalBins * 3) this.rootCounts = new Float64Array(this.totalBins * 3);
+    const counts = this.rootCounts;
+    for (let a = 0; a < nActive; a++) {
+      const to = this.offsets[active[a] + 1] * 3;
+      if (rootCounts === 'keep') for (let j = this.offsets[active[a]] * 3 + 2; j < to; j += 3) counts[j] = hist[j];
+      else for (let j = this.offsets[active[a]] * 3 + 2; j < to; j += 3) hist[j] = counts[j];
+    }
+  }
+
+  /**
+   * Grows one tree on the rows `rows[0..m)` with the features whose mask is 1 (`rootCounts`: see buildRoot).
+   */
+  grow(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array, rootCounts: RootCounts = 'none'): BuiltTree {
     const p = this.params;
     const { active, nActive } = this.setActive(featureMask);
     this.grad = grad;
@@ -553,7 +621,7 @@ export class TreeGrower {
     };
     const [g0, h0] = this.loadRoot(grad, hess, rows, m);
     const root: LeafState = { start: 0, end: m, g: g0, h: h0, c: m, depth: 0, hist: this.takeHist(), exact: true, zeroEmpty: true, split: null, parentNode: -1, isLeft: false };
-    this.buildHist(root.hist as Float64Array, 0, m, grad, hess, active, nActive);
+    this.buildRoot(root.hist as Float64Array, m, grad, hess, active, nActive, rootCounts);
     const leaves: LeafState[] = [root];
     root.split = this.canSplit(root) ? this.findBestSplit(root, active, nActive) : null;
 
@@ -665,12 +733,12 @@ export class TreeGrower {
    * nodes holding missing values of the feature (elsewhere they equal the missing-right ones, so the
    * chosen split is the same). A unit test checks the trees equal growSymmetric's.
    */
-  growSymmetricFast(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array): BuiltTree {
-    return this.growLevels(grad, hess, rows, m, featureMask, 'fast');
+  growSymmetricFast(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array, rootCounts: RootCounts = 'none'): BuiltTree {
+    return this.growLevels(grad, hess, rows, m, featureMask, 'fast', rootCounts);
   }
 
   /** A symmetric tree, level by level, with the split search of growSymmetric or growSymmetricFast. */
-  private growLevels(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array, search: 'exact' | 'fast'): BuiltTree {
+  private growLevels(grad: Float64Array, hess: Float64Array, rows: Uint32Array, m: number, featureMask: Uint8Array, search: 'exact' | 'fast', rootCounts: RootCounts = 'none'): BuiltTree {
     const p = this.params;
     const idx = this.idx;
     const { active, nActive } = this.setActive(featureMask);
@@ -678,7 +746,7 @@ export class TreeGrower {
     const lambda = p.lambdaL2;
     const [g0, h0] = this.loadRoot(grad, hess, rows, m);
     let segs: SymmetricSegment[] = [{ start: 0, end: m, g: g0, h: h0, c: m, hist: depthMax > 0 ? this.takeHist() : null }];
-    if (segs[0].hist) this.buildHist(segs[0].hist, 0, m, grad, hess, active, nActive);
+    if (segs[0].hist) this.buildRoot(segs[0].hist, m, grad, hess, active, nActive, rootCounts);
     // categorical features: one order of the bins per tree, by the root's smoothed G/H ratio
     const catRank = new Map<number, Int32Array>();
     if (depthMax > 0) {

@@ -67,3 +67,26 @@ describe('TreeGrower leaf ranges', () => {
     }
   });
 });
+
+describe('TreeGrower root counts', () => {
+  it('a tree whose root reuses the counts kept by a tree of the same rows and features is the tree grown without them', () => {
+    for (let trial = 0; trial < 6; trial++) {
+      const n = 180 + trial * 60;
+      const { F, g, h, info, bins } = makeData(51 + trial, n);
+      const other = makeData(71 + trial, n);
+      const symmetric = trial % 2 === 1;
+      const params: GrowerParams = { ...DEFAULT_GROWER_PARAMS, minDataInLeaf: 3, lambdaL2: 1, symmetric, maxDepth: symmetric ? 5 : 0 };
+      const rng = new Prng(200 + trial);
+      const rows = Uint32Array.from({ length: n }, (_, i) => i).filter(() => rng.nextFloat() < 0.8);
+      const mask = Uint8Array.from({ length: F }, (_, f) => (f % 4 === 3 ? 0 : 1));
+      const grow = (t: TreeGrower, gg: Float64Array, hh: Float64Array, counts: 'none' | 'keep' | 'reuse') =>
+        symmetric ? t.growSymmetricFast(gg, hh, rows, rows.length, mask, counts) : t.grow(gg, hh, rows, rows.length, mask, counts);
+      const shared = new TreeGrower(bins, n, F, info, params);
+      grow(shared, g, h, 'keep');
+      const reused = grow(shared, other.g, other.h, 'reuse');
+      const plain = grow(new TreeGrower(bins, n, F, info, params), other.g, other.h, 'none');
+      expect(plain.feature.length).toBeGreaterThan(3);
+      expect(reused).toEqual(plain);
+    }
+  });
+});
