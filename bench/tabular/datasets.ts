@@ -63,3 +63,27 @@ export function scorePredictions(d: BenchDataset, yTest: number[], predictions: 
   if (d.task === 'multiclass') return logLoss(yTest, predictions.flatMap((q) => d.classKeys.map((k) => q.probabilities?.[k] ?? 0)), d.classKeys.length);
   return rmse(yTest, predictions.map((q) => q.prediction as number));
 }
+
+/**
+ * CatBoost's recorded score per dataset (benchmark folds, seed 0): the CatBoost column of the 5.0.0
+ * table of bench/RESULTS.md (dataset | task | 5.0.0 | 4.0.0 | CatBoost | ...), so that scripts which do
+ * not run the peers can count wins against it.
+ */
+export function recordedCatBoost(): Map<string, number> {
+  const catboost = new Map<string, number>();
+  const results = fs.readFileSync(path.resolve(__dirname, '..', 'RESULTS.md'), 'utf8');
+  const start = results.indexOf('| dataset | task | 5.0.0 | 4.0.0 | CatBoost');
+  for (const line of results.slice(start).split('\n').slice(2)) {
+    if (!line.startsWith('|')) break;
+    const cells = line.split('|').map((c) => c.trim().replace(/\*/g, ''));
+    const v = Number(cells[5]);
+    if (Number.isFinite(v) && cells[5] !== '') catboost.set(cells[1], v);
+  }
+  return catboost;
+}
+
+/** Whether `score` beats CatBoost's recorded `catboost` at the table's precision (4 digits, 3 for RMSE). */
+export function beatsRecorded(task: BenchTask, score: number, catboost: number): boolean {
+  const r = Number(score.toFixed(task === 'regression' ? 3 : 4));
+  return task === 'binary' ? r > catboost : r < catboost;
+}

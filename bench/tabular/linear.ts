@@ -11,11 +11,10 @@
  * `--linear '{"hinges":3}'`: options of the member (LinearOptions, engines/tabular/linear.ts).
  */
 import * as fs from 'fs';
-import * as path from 'path';
 import { predictRows, type TabularModel } from '../../engines/tabular/index';
 import { addLinearMember, prepare, trainPrepared } from '../../engines/tabular/pipeline';
 import type { LinearOptions } from '../../engines/tabular/linear';
-import { DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, scorePredictions } from './datasets';
+import { beatsRecorded, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions } from './datasets';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -27,16 +26,7 @@ const seed = Number(arg('seed') ?? 0);
 const only = arg('only') ? new Set((arg('only') as string).split(',')) : null;
 const linearOpts = arg('linear') ? (JSON.parse(arg('linear') as string) as Partial<LinearOptions>) : undefined;
 
-// CatBoost's recorded scores: the 5.0.0 table of bench/RESULTS.md (dataset | task | 5.0.0 | 4.0.0 | CatBoost | ...)
-const catboost = new Map<string, number>();
-const results = fs.readFileSync(path.resolve(__dirname, '..', 'RESULTS.md'), 'utf8');
-const start = results.indexOf('| dataset | task | 5.0.0 | 4.0.0 | CatBoost');
-for (const line of results.slice(start).split('\n').slice(2)) {
-  if (!line.startsWith('|')) break;
-  const cells = line.split('|').map((c) => c.trim().replace(/\*/g, ''));
-  const v = Number(cells[5]);
-  if (Number.isFinite(v) && cells[5] !== '') catboost.set(cells[1], v);
-}
+const catboost = recordedCatBoost();
 
 const out: unknown[] = [];
 let sumTrees = 0;
@@ -86,11 +76,8 @@ for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
   let cbText = '-';
   if (cb !== undefined) {
     nCat++;
-    // the table rounds; compare at its precision
-    const digits = task === 'regression' ? 3 : 4;
-    const r = (v: number): number => Number(v.toFixed(digits));
-    const w5 = hib ? r(a) > cb : r(a) < cb;
-    const w6 = hib ? r(b) > cb : r(b) < cb;
+    const w5 = beatsRecorded(task, a, cb);
+    const w6 = beatsRecorded(task, b, cb);
     if (w5) wins5++;
     if (w6) wins6++;
     cbText = `cb ${cb} ${w5 ? 'W' : 'L'}->${w6 ? 'W' : 'L'}`;

@@ -1,3 +1,4 @@
+import { TABULAR_ENGINE } from '../../engines/tabular/index';
 import { ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { expectError, startHarness, type Harness } from '../support/harness';
@@ -179,9 +180,9 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features: rows[0], actual: 'no' }] });
     const refreshed = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey);
     expect(refreshed.status).toBe(201);
-    expect(refreshed.body.version.engine.version).toBe('5.0.0');
-    // the stored format is the artefact's own (5.0.0 writes format 1), not the newest the engine reads
-    expect(refreshed.body.version.format_version).toBe(1);
+    expect(refreshed.body.version.engine.version).toBe(TABULAR_ENGINE.version);
+    // the stored format is the trained artefact's own: 7.0.0 always writes format 2 (engine6/7 tests: 5.0.0 writes 1)
+    expect(refreshed.body.version.format_version).toBe(2);
     expect((await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows })).status).toBe(200);
   });
 

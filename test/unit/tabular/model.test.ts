@@ -53,8 +53,8 @@ describe('training, prediction and artefact', () => {
   it('round-trips the artefact to byte-identical predictions', () => {
     const text = serialiseModel(trained.model);
     const parsed = JSON.parse(text) as { formatVersion: number; engine: { id: string } };
-    // 5.0.0 (the default) writes format 1; format 2 (6.0.0's linear part) is the newest this engine reads
-    expect(parsed.formatVersion).toBe(1);
+    // 7.0.0 (the default) writes format 2 (format 1 plus an optional linear part), the newest this engine reads
+    expect(parsed.formatVersion).toBe(2);
     expect(TABULAR_ENGINE.artefactFormatVersion).toBe(2);
     expect(parsed.engine.id).toBe('tabular-gbdt');
     const loaded = loadModel(text);
