@@ -202,9 +202,9 @@ export interface LinearMemberResult {
  * Engine 6: the linear member (linear.ts) fitted on the tree ensemble's own folds (each fold model's
  * held-out rows), blended with the trees by non-negative weights summing to one fitted on the
  * out-of-fold raw scores (portfolio.ts, blendWeights: never worse there than the better member
- * alone). Fitted only within a compute budget (LinearOptions: at most 4,000 rows, and rows × basis
- * terms × outputs at most 300,000 for classification): above it the member was costly and got no
- * weight on the development datasets but one (bench/RESULTS.md, engine 6.0.0).
+ * alone). Fitted only within a compute budget (LinearOptions: at most 4,000 rows, at most 512 basis
+ * terms, and rows × basis terms × outputs at most 300,000 for classification): above it the member was
+ * costly and got no weight on the development datasets but one (bench/RESULTS.md, engine 6.0.0).
  */
 export function addLinearMember(p: Prepared, core: CoreResult, override?: Partial<LinearOptions>): LinearMemberResult {
   const opts: LinearOptions = { ...DEFAULT_LINEAR_OPTIONS, ...(override ?? {}) };
@@ -212,7 +212,7 @@ export function addLinearMember(p: Prepared, core: CoreResult, override?: Partia
   if (p.n > opts.maxRows) return { core };
   const basis = fitBasis(p.X, p.n, p.F, p.categorical, opts.hinges);
   const D = basis.termFeature.length;
-  if (D === 0 || (p.task === 'regression' ? p.n * D * D > opts.maxGramWork : p.n * D * K > opts.maxWork)) return { core };
+  if (D === 0 || D > opts.maxTerms || (p.task === 'regression' ? p.n * D * D > opts.maxGramWork : p.n * D * K > opts.maxWork)) return { core };
   const Z = basisMatrix(basis, p.X, p.n, p.F);
   const folds = core.foldModels.map((f) => f.validRows);
   const fit = fitLinear(Z, p.n, D, p.y, p.task, p.nClasses, folds, opts);

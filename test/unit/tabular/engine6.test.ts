@@ -141,6 +141,32 @@ describe('engine 6: the linear member', () => {
     expect(err(a.model)).toBeLessThan(err(v5.model));
   });
 
+  it('skips the member on a wide table of few rows, whose basis has more than maxTerms terms (a cubic-cost fit)', () => {
+    const rng = new Prng(17);
+    // 60 rows of 150 numeric columns: 600 basis terms (each column linear plus 3 hinges), within the
+    // classification budget of rows x terms (36,000 of 300,000) but over the 512 terms
+    const rows: Row[] = Array.from({ length: 60 }, () => {
+      const row: Row = {};
+      let signal = 0;
+      for (let f = 0; f < 150; f++) {
+        const x = rng.nextFloat();
+        row[`x${f}`] = x;
+        if (f < 3) signal += x;
+      }
+      return { ...row, target: signal > 1.5 ? 'a' : 'b' };
+    });
+    const p = prepare(rows, 'target', 'classification');
+    const { core } = trainPrepared(p, { engineVersion: '5.0.0', seed: 1, config: FAST });
+    expect(DEFAULT_LINEAR_OPTIONS.maxTerms).toBe(512);
+    expect(fitBasis(p.X, p.n, p.F, p.categorical, DEFAULT_LINEAR_OPTIONS.hinges).termFeature.length).toBe(600);
+    const skipped = addLinearMember(p, core);
+    expect(skipped.weights).toBeUndefined();
+    expect(skipped.core).toBe(core);
+    // the term budget is what skips it: with room for 600 terms the member is fitted and blended
+    expect(addLinearMember(p, core, { maxTerms: 600 }).weights).toBeDefined();
+    expect(trainTabular(rows, { target: 'target', seed: 1, engineVersion: '7.0.0', config: FAST }).model.linear).toBeUndefined();
+  });
+
   it('writes 5.0.0\'s artefact but for the version and format 2 when the linear member is not fitted', () => {
     // the member not fitted (a compute budget of zero): the trees alone, as 5.0.0's
     const rng = new Prng(11);
