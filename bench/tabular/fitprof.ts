@@ -10,11 +10,7 @@ import Papa from 'papaparse';
 import { trainTabular, type EngineVersion } from '../../engines/tabular/index';
 import { makeFolds } from '../../engines/tabular/train';
 import { readCsv } from './csv';
-
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+import { arg } from './cli';
 
 const dataDir = process.env.TABULAR_DATA ?? path.resolve(__dirname, '..', '..', '..', 'shared', 'data', 'tabular');
 const version = (arg('engine-version') ?? '4.0.0') as EngineVersion;

@@ -15,11 +15,7 @@ import { predictRows, type TabularModel } from '../../engines/tabular/index';
 import { addLinearMember, prepare, trainPrepared } from '../../engines/tabular/pipeline';
 import type { LinearOptions } from '../../engines/tabular/linear';
 import { beatsRecorded, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions } from './datasets';
-
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+import { arg } from './cli';
 
 const nFolds = Number(arg('folds') ?? 5);
 const seed = Number(arg('seed') ?? 0);

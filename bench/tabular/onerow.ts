@@ -7,11 +7,7 @@
  */
 import { predictRows, trainTabular, type EngineVersion } from '../../engines/tabular/index';
 import { DEV_DATA_DIR, loadDataset, manifestEntries } from './datasets';
-
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+import { arg } from './cli';
 
 const versions = (arg('versions') ?? '5.0.0,7.0.0').split(',') as EngineVersion[];
 const only = new Set((arg('only') ?? 'credit_g,vehicle,bodyfat').split(','));

@@ -11,11 +11,7 @@ import * as path from 'path';
 import Papa from 'papaparse';
 import { serialiseModel, trainTabular, type EngineVersion } from '../../engines/tabular/index';
 import { readCsv } from './csv';
-
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+import { arg } from './cli';
 
 const dataDir = path.resolve(__dirname, '..', '..', '..', 'shared', 'data', 'tabular');
 const versions = (arg('versions') ?? '1.0.0,4.0.0').split(',') as EngineVersion[];

@@ -3,20 +3,16 @@
  * each version's CPU seconds (user + system), so the comparison holds under any load. Every fold trains
  * 5.0.0, adds the linear member to its trees exactly as 6.0.0's training does (addLinearMember, as
  * linear.ts; 6.0.0's CPU is 5.0.0's plus the member's), and trains 7.0.0 where its configuration differs
- * (small data, at most V5_SMALL_WORK row-outputs; elsewhere 7.0.0 trains 6.0.0's model). Wins against
+ * (small data, isSmallData; elsewhere 7.0.0 trains 6.0.0's model). Wins against
  * CatBoost are counted on seed 0 only, against its recorded scores (bench/RESULTS.md).
  *
  *   tsx bench/tabular/versions.ts [--only a,b] [--seed 0] [--json FILE]
  */
 import * as fs from 'fs';
 import { predictRows, type TabularModel } from '../../engines/tabular/index';
-import { addLinearMember, prepare, trainPrepared, V5_SMALL_WORK } from '../../engines/tabular/pipeline';
+import { addLinearMember, isSmallData, prepare, trainPrepared } from '../../engines/tabular/pipeline';
 import { beatsRecorded, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions, type BenchTask } from './datasets';
-
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+import { arg } from './cli';
 
 const seed = Number(arg('seed') ?? 0);
 const only = arg('only') ? new Set((arg('only') as string).split(',')) : null;
@@ -52,7 +48,8 @@ for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
     const v6: TabularModel = { ...v5.model, engine: { ...v5.model.engine, version: '6.0.0' }, formatVersion: 2, ...(linear.part ? { linear: linear.part } : {}) };
     let v7: TabularModel = { ...v6, engine: { ...v6.engine, version: '7.0.0' } };
     let cpu7 = trees + member;
-    if ((p.task === 'multiclass' ? p.n * p.nClasses : p.n) <= V5_SMALL_WORK) {
+    if (isSmallData(p)) {
+      // trained from its own preparation, so that its CPU seconds count what 5.0.0's do
       t0 = cpuSeconds();
       v7 = trainPrepared(prepare(train, 'target', task), { engineVersion: '7.0.0', seed }).model;
       cpu7 = cpuSeconds() - t0;

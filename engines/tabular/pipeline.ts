@@ -155,6 +155,11 @@ export function resolveConfigV4(p: Prepared, override?: EngineConfigOverride): E
 /** Engine 5: data up to this many row-outputs (rows, × classes for multiclass) count as small. */
 export const V5_SMALL_WORK = 2000;
 
+/** Small data for engines 5 and 7: at most V5_SMALL_WORK row-outputs. */
+export function isSmallData(p: Prepared): boolean {
+  return (p.task === 'multiclass' ? p.n * p.nClasses : p.n) <= V5_SMALL_WORK;
+}
+
 /**
  * Engine 5: 4.0.0's configuration, except on small data (at most V5_SMALL_WORK row-outputs), where
  * the learning rate is halved (0.05 instead of 0.1), the round cap doubled (2,000) and the early-stopping
@@ -165,8 +170,7 @@ export const V5_SMALL_WORK = 2000;
  */
 export function resolveConfigV5(p: Prepared, override?: EngineConfigOverride): EngineConfig {
   const v4 = resolveConfigV4(p);
-  const work = p.task === 'multiclass' ? p.n * p.nClasses : p.n;
-  const v5: EngineConfig = work <= V5_SMALL_WORK ? { ...v4, learningRate: 0.05, maxRounds: 2000, earlyStoppingRounds: 100 } : v4;
+  const v5: EngineConfig = isSmallData(p) ? { ...v4, learningRate: 0.05, maxRounds: 2000, earlyStoppingRounds: 100 } : v4;
   if (!override) return v5;
   return { ...v5, ...configPart(override), grower: { ...v5.grower, ...(override.grower ?? {}) } };
 }
@@ -182,8 +186,7 @@ export const V7_SMALL_PATIENCE = 40;
  */
 export function resolveConfigV7(p: Prepared, override?: EngineConfigOverride): EngineConfig {
   const v5 = resolveConfigV5(p);
-  const work = p.task === 'multiclass' ? p.n * p.nClasses : p.n;
-  const v7: EngineConfig = work <= V5_SMALL_WORK ? { ...v5, earlyStoppingRounds: V7_SMALL_PATIENCE } : v5;
+  const v7: EngineConfig = isSmallData(p) ? { ...v5, earlyStoppingRounds: V7_SMALL_PATIENCE } : v5;
   if (!override) return v7;
   return { ...v7, ...configPart(override), grower: { ...v7.grower, ...(override.grower ?? {}) } };
 }

@@ -1,4 +1,4 @@
-import { DEFAULT_GROWER_PARAMS, PartitionRouter, TreeGrower, binColumns, leafOfBinned, type GrowerParams } from '../../../engines/tabular/grower';
+import { DEFAULT_GROWER_PARAMS, PartitionRouter, TreeGrower, binColumns, leafOfBinned, type GrowerParams, type RootCounts } from '../../../engines/tabular/grower';
 import { Prng } from '../../../engines/tabular/prng';
 import { binnedGradients } from './helpers';
 
@@ -79,7 +79,7 @@ describe('TreeGrower root counts', () => {
       const rng = new Prng(200 + trial);
       const rows = Uint32Array.from({ length: n }, (_, i) => i).filter(() => rng.nextFloat() < 0.8);
       const mask = Uint8Array.from({ length: F }, (_, f) => (f % 4 === 3 ? 0 : 1));
-      const grow = (t: TreeGrower, gg: Float64Array, hh: Float64Array, counts: 'none' | 'keep' | 'reuse') =>
+      const grow = (t: TreeGrower, gg: Float64Array, hh: Float64Array, counts: RootCounts) =>
         symmetric ? t.growSymmetricFast(gg, hh, rows, rows.length, mask, counts) : t.grow(gg, hh, rows, rows.length, mask, counts);
       const shared = new TreeGrower(bins, n, F, info, params);
       grow(shared, g, h, 'keep');
