@@ -33,7 +33,7 @@ export const ENGINE_CATALOGUE: readonly EngineEntry[] = [
     tasks: TABULAR_ENGINE.tasks,
     creditPricePerRow: TABULAR_ENGINE.creditPricePerRow,
     pricedPer: 'scored_row',
-    description: 'Gradient-boosted decision trees on histograms, with native missing values and categoricals, blended on small data (up to 4,000 rows) with a regularised linear model.',
+    description: 'Gradient-boosted decision trees on histograms, with native missing values and categoricals, blended on small data with a regularised linear model (up to 4,000 rows) and a forest of extremely randomised trees (up to 500 rows).',
     isDefault: true,
   },
   {

@@ -4,6 +4,7 @@
 import { predictRawFast } from './compiled';
 import type { FlatPredictor } from './predictor';
 import { applyLinear, type LinearPart } from './linear';
+import { mixOutputs, predictForest, type ForestPart } from './forest';
 import { encodeInto, encodeRows, type ClassLabel, type ColumnSchema, type FeatureSpec, type Row, type Task } from './schema';
 import { rawToOutput } from './train';
 
@@ -23,6 +24,8 @@ export interface TabularModel {
   predictor: FlatPredictor;
   /** engine 6 (artefact format 2): a linear member blended with the trees; absent otherwise */
   linear?: LinearPart;
+  /** engine 8 (artefact format 3): a forest member mixed into the outputs; absent otherwise */
+  forest?: ForestPart;
 }
 
 export interface Prediction {
@@ -40,7 +43,9 @@ export function outputsFromMatrix(model: TabularModel, X: Float64Array, n: numbe
   const C = model.classes ? model.classes.length : 1;
   const raw = predictRawFast(model.predictor, X, n);
   if (model.linear) applyLinear(model.linear, X, n, model.features.length, raw);
-  return rawToOutput(model.task, raw, n, C);
+  const out = rawToOutput(model.task, raw, n, C);
+  if (model.forest) mixOutputs(out, predictForest(model.forest, X, n, model.features.length), model.forest.weight);
+  return out;
 }
 
 /**

@@ -8,6 +8,7 @@ import { blendWeights, fitPortfolio, memberConfig, membersFor, MEMBERS_V3, type 
 import { basisMatrix, fitBasis, fitLinear, DEFAULT_LINEAR_OPTIONS, type LinearOptions, type LinearPart } from './linear';
 import { defaultConfig, fitCore, rawToOutput, type CoreResult, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
 import { logLoss, rmse, rocAuc } from './metrics';
+import { DEFAULT_FOREST_OPTIONS, fitForest, forestOutputs, mixOutputs, mixWeight, predictForest, type ForestOptions, type ForestPart } from './forest';
 
 export const ENGINE_ID = 'tabular-gbdt';
 /**
@@ -21,21 +22,23 @@ export const ENGINE_ID = 'tabular-gbdt';
  * regression on standardised numerics with hinge terms, missing indicators and category indicators)
  * fitted on the same folds and blended by out-of-fold weights, on data of at most 4,000 rows
  * (addLinearMember). 7.0.0: 6.0.0 whose small-data trees stop after a patience of 40 rounds instead of
- * 100 (resolveConfigV7), the member making up for the shorter patience. 1.0.0-5.0.0 write artefact
- * format 1, 6.0.0 and 7.0.0 format 2 (format 1 plus an optional linear part); all are scored by the
- * same code, so a model of any version keeps serving exactly what it served.
+ * 100 (resolveConfigV7), the member making up for the shorter patience. 8.0.0: 7.0.0 plus a forest
+ * member (forest.ts: extremely randomised trees) mixed into the outputs by an out-of-fold weight, on
+ * data of at most 500 rows (addForestMember). 1.0.0-5.0.0 write artefact format 1, 6.0.0 and 7.0.0
+ * format 2 (format 1 plus an optional linear part), 8.0.0 format 3 (format 2 plus an optional forest
+ * part); all are scored by the same code, so a model of any version keeps serving exactly what it served.
  */
-export const ENGINE_VERSIONS = ['1.0.0', '2.0.0', '3.0.0', '4.0.0', '5.0.0', '6.0.0', '7.0.0'] as const;
+export const ENGINE_VERSIONS = ['1.0.0', '2.0.0', '3.0.0', '4.0.0', '5.0.0', '6.0.0', '7.0.0', '8.0.0'] as const;
 export type EngineVersion = (typeof ENGINE_VERSIONS)[number];
 /**
- * The version new models are trained with: 7.0.0 (6.0.0's linear member with a shorter patience for
- * small data's trees), better than 5.0.0 on 15 and worse on 5 of the 36 development datasets (46 / 13
- * over three fold splits), 19/32 wins against CatBoost's defaults (5.0.0: 17), and no more fit time than
- * 5.0.0 (bench/RESULTS.md, engine 7.0.0). 6.0.0 was never the default: on the host of its measurement it
- * took 5.05-5.07× LightGBM's fit time. Before 7.0.0: 5.0.0, 4.0.0, 1.0.0. Models of every earlier
- * version keep the version they were trained with and its predictions.
+ * The version new models are trained with: 8.0.0 (7.0.0 plus the forest member on data of at most 500
+ * rows), better than 7.0.0 on 8 and worse on 3 of the 12 development datasets it changes, 22/32 wins
+ * against CatBoost's defaults (7.0.0: 19) (bench/RESULTS.md, engine 8.0.0). 6.0.0 was never the
+ * default: on the host of its measurement it took 5.05-5.07× LightGBM's fit time. Before 8.0.0: 7.0.0,
+ * 5.0.0, 4.0.0, 1.0.0. Models of every earlier version keep the version they were trained with and
+ * its predictions.
  */
-export const ENGINE_VERSION: EngineVersion = '7.0.0';
+export const ENGINE_VERSION: EngineVersion = '8.0.0';
 
 export interface Prepared {
   analysis: Analysis;
@@ -121,6 +124,7 @@ function configPart(override: EngineConfigOverride): Partial<Omit<EngineConfig, 
   delete rest.members;
   delete rest.blendStart;
   delete rest.linear;
+  delete rest.forest;
   delete rest.grower;
   return rest;
 }
@@ -236,6 +240,46 @@ export function addLinearMember(p: Prepared, core: CoreResult, override?: Partia
   return { part, core: { ...core, oofRaw }, weights: blend.weights, alpha: fit.alpha };
 }
 
+export interface ForestMemberResult {
+  /** the model's forest part; undefined when the mixture gives the forest no weight (or it is not fitted) */
+  part?: ForestPart;
+  /** the forest's out-of-fold outputs (n x K, NaN where a row was not held out) */
+  oofOut?: Float64Array;
+  weight?: number;
+}
+
+/**
+ * Engine 8: the forest member (forest.ts) grown on each fold model's training rows and scored on its
+ * held-out rows (the trees' own folds), its weight in the mixture with the model's outputs fitted on
+ * those out-of-fold outputs (mixWeight: never worse there than the better of the two), and, when the
+ * weight is positive, a forest grown on all rows for the model. Only on data of at most
+ * ForestOptions.maxRows rows: grown to purity, a tree has about 2n nodes, which the artefact stores.
+ */
+export function addForestMember(p: Prepared, core: CoreResult, seed: number, override?: Partial<ForestOptions>): ForestMemberResult {
+  const opts: ForestOptions = { ...DEFAULT_FOREST_OPTIONS, ...(override ?? {}) };
+  if (p.n > opts.maxRows) return {};
+  const K = forestOutputs(p.task, p.nClasses);
+  const oofOut = new Float64Array(p.n * K).fill(NaN);
+  const inFold = new Uint8Array(p.n);
+  core.foldModels.forEach((fm, f) => {
+    inFold.fill(0);
+    for (const r of fm.validRows) inFold[r] = 1;
+    const trainRows = new Int32Array(p.n - fm.validRows.length);
+    let t = 0;
+    for (let i = 0; i < p.n; i++) if (!inFold[i]) trainRows[t++] = i;
+    const forest = fitForest(p.X, p.F, p.y, p.task, p.nClasses, trainRows, opts.foldTrees, seed + 101 * (f + 1));
+    const Xv = new Float64Array(fm.validRows.length * p.F);
+    fm.validRows.forEach((r, j) => Xv.set(p.X.subarray(r * p.F, r * p.F + p.F), j * p.F));
+    const out = predictForest(forest, Xv, fm.validRows.length, p.F);
+    fm.validRows.forEach((r, j) => oofOut.set(out.subarray(j * K, j * K + K), r * K));
+  });
+  const modelOut = rawToOutput(p.task, core.oofRaw, p.n, p.nClasses);
+  const { weight } = mixWeight(p.task, p.y, modelOut, oofOut, K);
+  if (!(weight > 0)) return { oofOut, weight };
+  const all = Int32Array.from({ length: p.n }, (_, i) => i);
+  return { part: { ...fitForest(p.X, p.F, p.y, p.task, p.nClasses, all, opts.trees, seed + 100), weight }, oofOut, weight };
+}
+
 export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult {
   const seed = settings.seed ?? 42;
   const version = settings.engineVersion ?? ENGINE_VERSION;
@@ -249,16 +293,17 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     ? fitCore(input, resolveConfigV4(p, settings.config), seed, onRound)
     : version === '5.0.0' || version === '6.0.0'
     ? fitCore(input, resolveConfigV5(p, settings.config), seed, onRound)
-    : version === '7.0.0'
+    : version === '7.0.0' || version === '8.0.0'
     ? fitCore(input, resolveConfigV7(p, settings.config), seed, onRound)
     : fitPortfolio(input, resolveMembers(p, settings.config, version), seed, onRound, settings.config?.blendStart).core;
-  const withLinear = version === '6.0.0' || version === '7.0.0';
+  const withLinear = version === '6.0.0' || version === '7.0.0' || version === '8.0.0';
   const linear = withLinear ? addLinearMember(p, trees, settings.config?.linear) : undefined;
   const core = linear ? linear.core : trees;
+  const forest = version === '8.0.0' ? addForestMember(p, core, seed, settings.config?.forest) : undefined;
   const a = p.analysis;
   const model: TabularModel = {
     engine: { id: ENGINE_ID, version },
-    formatVersion: withLinear ? 2 : 1,
+    formatVersion: version === '8.0.0' ? 3 : withLinear ? 2 : 1,
     task: p.task,
     target: a.report.target,
     classes: a.target.classes,
@@ -267,6 +312,7 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     features: a.features,
     predictor: core.predictor,
     ...(linear?.part ? { linear: linear.part } : {}),
+    ...(forest?.part ? { forest: forest.part } : {}),
   };
   // validation on out-of-fold rows
   const K = p.task === 'multiclass' ? p.nClasses : 1;
@@ -277,7 +323,15 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     for (let k = 0; k < K; k++) rawHeld[j * K + k] = core.oofRaw[r * K + k];
   });
   const yHeld = Float64Array.from(rowsHeld, (r) => p.y[r]);
-  const validation = scoreOutputs(p.task, yHeld, rawToOutput(p.task, rawHeld, rowsHeld.length, p.nClasses), p.nClasses, p.y);
+  const outHeld = rawToOutput(p.task, rawHeld, rowsHeld.length, p.nClasses);
+  if (forest?.part && forest.oofOut) {
+    // every row the trees held out, the forest held out too (the same folds)
+    const Ko = forestOutputs(p.task, p.nClasses);
+    const forestHeld = new Float64Array(rowsHeld.length * Ko);
+    rowsHeld.forEach((r, j) => forestHeld.set(forest.oofOut!.subarray(r * Ko, r * Ko + Ko), j * Ko));
+    mixOutputs(outHeld, forestHeld, forest.part.weight);
+  }
+  const validation = scoreOutputs(p.task, yHeld, outHeld, p.nClasses, p.y);
   let topFactors: Factor[] | undefined;
   if (settings.explain) {
     const imp = permutationImportance(p.X, p.F, p.y, p.task, p.nClasses, core.foldModels, a.features, seed + 7);

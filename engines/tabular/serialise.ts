@@ -7,15 +7,18 @@ import { TabularModelFormatError } from './errors';
 import type { TabularModel } from './model';
 import type { FlatPredictor } from './predictor';
 import type { LinearPart } from './linear';
+import type { ForestPart } from './forest';
 
 export const ARTEFACT_FORMAT = 'tabular-gbdt';
 /**
  * The artefact format of the current engine version's models, the newest this engine reads. Format 1:
  * the flat tree predictor (engines 1.0.0-5.0.0). Format 2 (engine 6.0.0): format 1 plus an optional
- * `linear` part (engine 6's linear member; absent when the blend gave it no weight). A model keeps the
- * format it was trained in (`TabularModel.formatVersion`), so an older model re-serialises exactly.
+ * `linear` part (engine 6's linear member; absent when the blend gave it no weight). Format 3 (engine
+ * 8.0.0): format 2 plus an optional `forest` part (engine 8's forest member; absent when the mixture gave
+ * it no weight). A model keeps the format it was trained in (`TabularModel.formatVersion`), so an older
+ * model re-serialises exactly.
  */
-export const ARTEFACT_FORMAT_VERSION = 2;
+export const ARTEFACT_FORMAT_VERSION = 3;
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const B64_INDEX = new Int16Array(128).fill(-1);
@@ -168,12 +171,46 @@ function decodeLinear(e: unknown): LinearPart {
   return l;
 }
 
+const FOREST_ARRAYS: Array<[keyof ForestPart, ArrayKind]> = [
+  ['treeRoot', 'i32'],
+  ['feature', 'i32'],
+  ['threshold', 'f64'],
+  ['left', 'i32'],
+  ['right', 'i32'],
+  ['leafValue', 'f64'],
+];
+
+function encodeForest(f: ForestPart): Record<string, unknown> {
+  const arrays: Record<string, { kind: ArrayKind; data: string }> = {};
+  for (const [name] of FOREST_ARRAYS) arrays[name] = encodeArray(f[name] as Float64Array);
+  return { nOutputs: f.nOutputs, weight: encodeNumber(f.weight), arrays };
+}
+
+/** A forest part read back, its node references checked so that a walk cannot leave the arrays. */
+function decodeForest(e: unknown, nFeatures: number): ForestPart {
+  const o = e as { nOutputs?: unknown; weight?: unknown; arrays?: Record<string, unknown> };
+  if (!o || typeof o.nOutputs !== 'number' || !o.arrays) throw new TabularModelFormatError('corrupt artefact: forest part missing');
+  const out: Record<string, unknown> = { nOutputs: o.nOutputs, weight: decodeNumber(o.weight) };
+  for (const [name, kind] of FOREST_ARRAYS) out[name] = decodeArray(o.arrays[name], kind);
+  const f = out as unknown as ForestPart;
+  const nodes = f.feature.length;
+  const leaves = f.leafValue.length / f.nOutputs;
+  let ok = f.nOutputs >= 1 && Number.isInteger(leaves) && f.threshold.length === nodes && f.left.length === nodes && f.right.length === nodes && f.treeRoot.length > 0;
+  for (let i = 0; ok && i < f.treeRoot.length; i++) ok = f.treeRoot[i] >= 0 && f.treeRoot[i] < nodes;
+  for (let i = 0; ok && i < nodes; i++) {
+    // children come after their parent, so every walk ends at a leaf
+    ok = f.feature[i] < 0 ? f.left[i] >= 0 && f.left[i] < leaves : f.feature[i] < nFeatures && f.left[i] > i && f.left[i] < nodes && f.right[i] > i && f.right[i] < nodes;
+  }
+  if (!ok) throw new TabularModelFormatError('corrupt artefact: bad forest part');
+  return f;
+}
+
 export function serialise(model: TabularModel): string {
   const arrays: Record<string, { kind: ArrayKind; data: string }> = {};
   for (const [name] of ARRAYS) arrays[name] = encodeArray(model.predictor[name] as Float64Array);
   return JSON.stringify({
     format: ARTEFACT_FORMAT,
-    formatVersion: model.linear || model.formatVersion === 2 ? 2 : 1,
+    formatVersion: model.forest || model.formatVersion === 3 ? 3 : model.linear || model.formatVersion === 2 ? 2 : 1,
     engine: model.engine,
     task: model.task,
     target: model.target,
@@ -183,6 +220,7 @@ export function serialise(model: TabularModel): string {
     features: model.features,
     predictor: { nFeatures: model.predictor.nFeatures, nOutputs: model.predictor.nOutputs, arrays },
     ...(model.linear ? { linear: encodeLinear(model.linear) } : {}),
+    ...(model.forest ? { forest: encodeForest(model.forest) } : {}),
   });
 }
 
@@ -194,7 +232,7 @@ export function deserialise(text: string): TabularModel {
     throw new TabularModelFormatError('artefact is not valid JSON');
   }
   if (!o || o.format !== ARTEFACT_FORMAT) throw new TabularModelFormatError(`not a ${ARTEFACT_FORMAT} artefact`);
-  if (o.formatVersion !== 1 && o.formatVersion !== 2) {
+  if (o.formatVersion !== 1 && o.formatVersion !== 2 && o.formatVersion !== 3) {
     throw new TabularModelFormatError(`unknown artefact format version ${String(o.formatVersion)} (this engine reads ${ARTEFACT_FORMAT_VERSION})`);
   }
   const p = o.predictor as { nFeatures: number; nOutputs: number; arrays: Record<string, unknown> };
@@ -213,6 +251,7 @@ export function deserialise(text: string): TabularModel {
     columns: o.columns as TabularModel['columns'],
     features: o.features as TabularModel['features'],
     predictor: pred as unknown as FlatPredictor,
-    ...(o.formatVersion === 2 && o.linear !== undefined ? { linear: decodeLinear(o.linear) } : {}),
+    ...(o.formatVersion >= 2 && o.linear !== undefined ? { linear: decodeLinear(o.linear) } : {}),
+    ...(o.formatVersion === 3 && o.forest !== undefined ? { forest: decodeForest(o.forest, p.nFeatures) } : {}),
   };
 }

@@ -11,6 +11,7 @@ import { mergePredictors, predictRaw, type FlatPredictor } from './predictor';
 import { Prng } from './prng';
 import type { MemberName } from './portfolio';
 import type { LinearOptions } from './linear';
+import type { ForestOptions } from './forest';
 
 export type InternalTask = 'binary' | 'multiclass' | 'regression';
 
@@ -44,6 +45,8 @@ export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & {
   blendStart?: 'best' | 'all';
   /** engine 6 only (experiments): options of the linear member (linear.ts) */
   linear?: Partial<LinearOptions>;
+  /** engine 8 only (experiments): options of the forest member (forest.ts) */
+  forest?: Partial<ForestOptions>;
 };
 
 /**

@@ -1,0 +1,329 @@
+/**
+ * Engine 8's forest member: extremely randomised trees (Geurts, Ernst & Wehenkel 2006), grown to
+ * purity on the encoded matrix and averaged. Its errors differ from the boosted trees' (random cut
+ * points, no shrinkage, every tree on all rows), which is what pays on small data where boosting
+ * overfits its early-stopping folds: sonar, glass, auto_mpg (bench/RESULTS.md, engine 8.0.0).
+ *
+ * - A node draws candidate features in random order and cuts each non-constant one at a uniform point
+ *   between its smallest and largest value in the node; the cut with the largest impurity decrease wins
+ *   (Gini for classes, variance for values). `mtry` candidates: sqrt(F) for classes, F/2 for values.
+ * - Categorical codes are cut as numbers. A missing value (NaN) fails every `x <= cut` test and so
+ *   always goes right, in training and in prediction alike.
+ * - Leaves hold class frequencies (classification) or the mean (regression); the forest's output is
+ *   their average: probabilities n x K (binary K = 2) or values n, as `rawToOutput` gives them.
+ */
+import { Prng } from './prng';
+import type { InternalTask } from './train';
+
+export interface ForestOptions {
+  /** trees of the forest the model keeps (grown on all rows) */
+  trees: number;
+  /** trees of each fold's forest, grown only to estimate the weight out of fold */
+  foldTrees: number;
+  /** fitted only on data of at most this many rows (trees grown to purity have about 2n nodes each) */
+  maxRows: number;
+}
+
+export const DEFAULT_FOREST_OPTIONS: ForestOptions = { trees: 60, foldTrees: 30, maxRows: 500 };
+
+/** A forest as flat arrays; node i is a leaf when feature[i] < 0, its values at leafValue[left[i] * K]. */
+export interface Forest {
+  nOutputs: number;
+  treeRoot: Int32Array;
+  feature: Int32Array;
+  threshold: Float64Array;
+  left: Int32Array;
+  right: Int32Array;
+  leafValue: Float64Array;
+}
+
+/** Growable typed arrays for the nodes while a forest is grown. */
+class NodeBuffer {
+  feature = new Int32Array(1024);
+  threshold = new Float64Array(1024);
+  left = new Int32Array(1024);
+  right = new Int32Array(1024);
+  leafValue = new Float64Array(1024);
+  nodes = 0;
+  leaves = 0;
+
+  constructor(readonly K: number) {}
+
+  node(): number {
+    if (this.nodes === this.feature.length) {
+      const grow = <T extends Int32Array | Float64Array>(a: T): T => {
+        const b = new (a.constructor as new (n: number) => T)(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.feature = grow(this.feature);
+      this.threshold = grow(this.threshold);
+      this.left = grow(this.left);
+      this.right = grow(this.right);
+    }
+    return this.nodes++;
+  }
+
+  leaf(node: number, values: Float64Array): void {
+    if ((this.leaves + 1) * this.K > this.leafValue.length) {
+      const b = new Float64Array(this.leafValue.length * 2);
+      b.set(this.leafValue);
+      this.leafValue = b;
+    }
+    this.feature[node] = -1;
+    this.left[node] = this.leaves;
+    this.leafValue.set(values, this.leaves * this.K);
+    this.leaves++;
+  }
+}
+
+/** Outputs per row of the forest's leaves: K = 2 for binary, the class count for multiclass, 1 for regression. */
+export function forestOutputs(task: InternalTask, nClasses: number): number {
+  return task === 'regression' ? 1 : task === 'binary' ? 2 : nClasses;
+}
+
+/**
+ * Grows `trees` trees on the rows `rows` of X (n x F, row-major). `y`: class index or value.
+ * Deterministic for a seed.
+ */
+export function fitForest(
+  X: Float64Array,
+  F: number,
+  y: Float64Array,
+  task: InternalTask,
+  nClasses: number,
+  rows: Int32Array,
+  trees: number,
+  seed: number,
+): Forest {
+  const K = forestOutputs(task, nClasses);
+  const classify = task !== 'regression';
+  const mtry = classify ? Math.max(1, Math.round(Math.sqrt(F))) : Math.max(1, Math.round(F / 2));
+  const rng = new Prng(seed);
+  const buf = new NodeBuffer(K);
+  const treeRoot = new Int32Array(trees);
+  // column-major copy of the rows used: a candidate's two passes read one feature of many rows
+  const m0 = rows.length;
+  const cols = Array.from({ length: F }, (_, f) => Float64Array.from(rows, (r) => X[r * F + f]));
+  const yr = Float64Array.from(rows, (r) => y[r]);
+  const idx = new Int32Array(m0);
+  const all = Int32Array.from({ length: m0 }, (_, i) => i);
+  const order = Int32Array.from({ length: F }, (_, f) => f);
+  const leftCounts = new Float64Array(K);
+  const totals = new Float64Array(K);
+  const values = new Float64Array(K);
+  // explicit stack of [node, lo, hi]
+  const stack: number[] = [];
+
+  /** Class counts (or sum and count) of idx[lo, hi) into totals. */
+  const summarise = (lo: number, hi: number): boolean => {
+    totals.fill(0);
+    if (classify) {
+      for (let j = lo; j < hi; j++) totals[yr[idx[j]]] += 1;
+      let nonZero = 0;
+      for (let k = 0; k < K; k++) if (totals[k] > 0) nonZero++;
+      return nonZero <= 1;
+    }
+    const first = yr[idx[lo]];
+    let pure = true;
+    let sum = 0;
+    for (let j = lo; j < hi; j++) {
+      const v = yr[idx[j]];
+      sum += v;
+      if (v !== first) pure = false;
+    }
+    totals[0] = sum;
+    return pure;
+  };
+
+  const makeLeaf = (node: number, lo: number, hi: number): void => {
+    const m = hi - lo;
+    for (let k = 0; k < K; k++) values[k] = totals[k] / m;
+    buf.leaf(node, values);
+  };
+
+  for (let t = 0; t < trees; t++) {
+    idx.set(all);
+    const root = buf.node();
+    treeRoot[t] = root;
+    stack.push(root, 0, idx.length);
+    while (stack.length > 0) {
+      const hi = stack.pop() as number;
+      const lo = stack.pop() as number;
+      const node = stack.pop() as number;
+      const m = hi - lo;
+      const pure = summarise(lo, hi);
+      if (m < 2 || pure) {
+        makeLeaf(node, lo, hi);
+        continue;
+      }
+      let bestScore = -Infinity;
+      let bestFeature = -1;
+      let bestCut = 0;
+      let tried = 0;
+      for (let s = 0; s < F && tried < mtry; s++) {
+        // partial Fisher-Yates: the next candidate feature in random order
+        const r = s + rng.nextInt(F - s);
+        const f = order[r];
+        order[r] = order[s];
+        order[s] = f;
+        const col = cols[f];
+        let lowest = Infinity;
+        let highest = -Infinity;
+        let missing = 0;
+        for (let j = lo; j < hi; j++) {
+          const v = col[idx[j]];
+          if (v !== v) missing++;
+          else {
+            if (v < lowest) lowest = v;
+            if (v > highest) highest = v;
+          }
+        }
+        if (lowest === Infinity || (lowest === highest && missing === 0)) continue;
+        tried++;
+        // a cut strictly below the largest value, so that both sides hold rows; values against missing when all equal
+        let cut = lowest + rng.nextFloat() * (highest - lowest);
+        if (!(cut < highest)) cut = lowest;
+        let score: number;
+        if (classify) {
+          leftCounts.fill(0);
+          let nLeft = 0;
+          for (let j = lo; j < hi; j++) {
+            const i = idx[j];
+            if (col[i] <= cut) {
+              leftCounts[yr[i]] += 1;
+              nLeft++;
+            }
+          }
+          const nRight = m - nLeft;
+          if (nLeft === 0 || nRight === 0) continue;
+          let sl = 0;
+          let sr = 0;
+          for (let k = 0; k < K; k++) {
+            const l = leftCounts[k];
+            const rr = totals[k] - l;
+            sl += l * l;
+            sr += rr * rr;
+          }
+          score = sl / nLeft + sr / nRight;
+        } else {
+          let sumLeft = 0;
+          let nLeft = 0;
+          for (let j = lo; j < hi; j++) {
+            const i = idx[j];
+            if (col[i] <= cut) {
+              sumLeft += yr[i];
+              nLeft++;
+            }
+          }
+          const nRight = m - nLeft;
+          if (nLeft === 0 || nRight === 0) continue;
+          const sumRight = totals[0] - sumLeft;
+          score = (sumLeft * sumLeft) / nLeft + (sumRight * sumRight) / nRight;
+        }
+        if (score > bestScore) {
+          bestScore = score;
+          bestFeature = f;
+          bestCut = cut;
+        }
+      }
+      if (bestFeature < 0) {
+        makeLeaf(node, lo, hi);
+        continue;
+      }
+      // partition idx[lo, hi) into <= cut (left) and the rest
+      const bestCol = cols[bestFeature];
+      let a = lo;
+      let b = hi - 1;
+      while (a <= b) {
+        if (bestCol[idx[a]] <= bestCut) a++;
+        else {
+          const tmp = idx[a];
+          idx[a] = idx[b];
+          idx[b] = tmp;
+          b--;
+        }
+      }
+      const l = buf.node();
+      const rnode = buf.node();
+      buf.feature[node] = bestFeature;
+      buf.threshold[node] = bestCut;
+      buf.left[node] = l;
+      buf.right[node] = rnode;
+      stack.push(rnode, a, hi, l, lo, a);
+    }
+  }
+  return {
+    nOutputs: K,
+    treeRoot,
+    feature: buf.feature.slice(0, buf.nodes),
+    threshold: buf.threshold.slice(0, buf.nodes),
+    left: buf.left.slice(0, buf.nodes),
+    right: buf.right.slice(0, buf.nodes),
+    leafValue: buf.leafValue.slice(0, buf.leaves * K),
+  };
+}
+
+/** The forest's average output for the n rows of X (n x F), as n x K. */
+export function predictForest(forest: Forest, X: Float64Array, n: number, F: number): Float64Array {
+  const K = forest.nOutputs;
+  const T = forest.treeRoot.length;
+  const out = new Float64Array(n * K);
+  const { feature, threshold, left, right, leafValue, treeRoot } = forest;
+  for (let i = 0; i < n; i++) {
+    const base = i * F;
+    const o = i * K;
+    for (let t = 0; t < T; t++) {
+      let node = treeRoot[t];
+      while (feature[node] >= 0) node = X[base + feature[node]] <= threshold[node] ? left[node] : right[node];
+      const v = left[node] * K;
+      for (let k = 0; k < K; k++) out[o + k] += leafValue[v + k];
+    }
+    for (let k = 0; k < K; k++) out[o + k] /= T;
+  }
+  return out;
+}
+
+/**
+ * Mixes the forest's outputs into the model's: (1 - w) * model + w * forest, in place (probabilities
+ * or values, n x K).
+ */
+export function mixOutputs(out: Float64Array, forest: Float64Array, weight: number): void {
+  for (let j = 0; j < out.length; j++) out[j] = (1 - weight) * out[j] + weight * forest[j];
+}
+
+/** The part of a model that holds its forest member, with the member's weight in the mixture. */
+export interface ForestPart extends Forest {
+  weight: number;
+}
+
+const WEIGHT_STEPS = 20;
+
+/**
+ * The forest's weight in the mixture: the w in {0, 1/20, ..., 1} with the smallest loss of
+ * (1 - w) * model + w * forest on the out-of-fold rows (log loss of the true class, or squared error),
+ * the smaller w on ties. w = 0 and w = 1 are candidates, so the mixture is never worse there than the
+ * better of the two alone. Rows where either output is NaN (not held out) are skipped.
+ */
+export function mixWeight(task: InternalTask, y: Float64Array, model: Float64Array, forest: Float64Array, K: number): { weight: number; loss: number } {
+  let best = { weight: 0, loss: Infinity };
+  for (let s = 0; s <= WEIGHT_STEPS; s++) {
+    const w = s / WEIGHT_STEPS;
+    let loss = 0;
+    let count = 0;
+    for (let i = 0; i < y.length; i++) {
+      if (Number.isNaN(model[i * K]) || Number.isNaN(forest[i * K])) continue;
+      count++;
+      if (task === 'regression') {
+        const e = (1 - w) * model[i] + w * forest[i] - y[i];
+        loss += e * e;
+      } else {
+        const c = i * K + y[i];
+        loss -= Math.log(Math.max(1e-15, (1 - w) * model[c] + w * forest[c]));
+      }
+    }
+    if (count > 0) loss /= count;
+    if (loss < best.loss) best = { weight: w, loss };
+  }
+  return best;
+}
