@@ -82,6 +82,11 @@ export function recordedCatBoost(): Map<string, number> {
   return catboost;
 }
 
+/** 1 when score `b` is better than score `a` (higher AUC, lower log loss or RMSE), -1 when worse, 0 when equal. */
+export function compareScores(task: BenchTask, a: number, b: number): number {
+  return a === b ? 0 : (task === 'binary' ? b > a : b < a) ? 1 : -1;
+}
+
 /** Whether `score` beats CatBoost's recorded `catboost` at the table's precision (4 digits, 3 for RMSE). */
 export function beatsRecorded(task: BenchTask, score: number, catboost: number): boolean {
   const r = Number(score.toFixed(task === 'regression' ? 3 : 4));

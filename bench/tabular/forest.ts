@@ -10,8 +10,9 @@ import * as fs from 'fs';
 import { predictRows, type TabularModel } from '../../engines/tabular/index';
 import { addForestMember, prepare, trainPrepared } from '../../engines/tabular/pipeline';
 import { DEFAULT_FOREST_OPTIONS } from '../../engines/tabular/forest';
-import { beatsRecorded, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions, type BenchTask } from './datasets';
+import { beatsRecorded, compareScores, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions, type BenchTask } from './datasets';
 import { arg } from './cli';
+import { cpuSeconds, mean } from './measure';
 
 const seed = Number(arg('seed') ?? 0);
 const trees = Number(arg('trees') ?? DEFAULT_FOREST_OPTIONS.trees);
@@ -20,12 +21,6 @@ const maxRows = Number(arg('max-rows') ?? DEFAULT_FOREST_OPTIONS.maxRows);
 const only = arg('only') ? new Set((arg('only') as string).split(',')) : null;
 const catboost = seed === 0 ? recordedCatBoost() : new Map<string, number>();
 
-const cpuSeconds = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-};
-const mean = (a: number[]): number => a.reduce((s, v) => s + v, 0) / a.length;
-const better = (task: BenchTask, a: number, b: number): number => (a === b ? 0 : (task === 'binary' ? b > a : b < a) ? 1 : -1);
 
 const out: Array<{ name: string; task: BenchTask; v7: number; v8: number; cpu7: number; cpu8: number; weights: number[]; catboost: number | null }> = [];
 for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
@@ -56,10 +51,10 @@ for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
   out.push(r);
   const digits = d.task === 'regression' ? 3 : 4;
   const vs = r.catboost === null ? '' : ` | CatBoost ${r.catboost}: ${beatsRecorded(d.task, r.v7, r.catboost) ? 'win' : 'loss'} -> ${beatsRecorded(d.task, r.v8, r.catboost) ? 'win' : 'loss'}`;
-  const c = better(d.task, r.v7, r.v8);
+  const c = compareScores(d.task, r.v7, r.v8);
   console.log(`${d.name.padEnd(20)} ${d.task.padEnd(10)} 7.0.0 ${r.v7.toFixed(digits)}  8.0.0 ${r.v8.toFixed(digits)} ${c > 0 ? 'better' : c < 0 ? 'worse' : 'same'} | weights ${weights.map((w) => w.toFixed(2)).join(' ')} | CPU s ${cpu7.toFixed(2)} + ${cpuForest.toFixed(2)}${vs}`);
 }
-const c = out.map((r) => better(r.task, r.v7, r.v8));
+const c = out.map((r) => compareScores(r.task, r.v7, r.v8));
 console.log(`8.0.0 against 7.0.0: better on ${c.filter((x) => x > 0).length}, worse on ${c.filter((x) => x < 0).length} of ${out.length}`);
 console.log(`CPU s, summed: 7.0.0 ${out.reduce((s, r) => s + r.cpu7, 0).toFixed(1)}, 8.0.0 ${out.reduce((s, r) => s + r.cpu8, 0).toFixed(1)}`);
 const withCatBoost = out.filter((r) => r.catboost !== null);

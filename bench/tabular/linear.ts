@@ -16,6 +16,7 @@ import { addLinearMember, prepare, trainPrepared } from '../../engines/tabular/p
 import type { LinearOptions } from '../../engines/tabular/linear';
 import { beatsRecorded, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions } from './datasets';
 import { arg } from './cli';
+import { mean } from './measure';
 
 const nFolds = Number(arg('folds') ?? 5);
 const seed = Number(arg('seed') ?? 0);
@@ -35,7 +36,6 @@ let nCat = 0;
 const auc5: number[] = [];
 const auc6: number[] = [];
 const aucCb: number[] = [];
-const mean = (a: number[]): number => a.reduce((s, v) => s + v, 0) / Math.max(1, a.length);
 for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
   const d = loadDataset(DEV_DATA_DIR, entry, nFolds, seed);
   const task = d.task;

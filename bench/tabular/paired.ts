@@ -23,6 +23,7 @@ import * as path from 'path';
 import { predictRows, trainTabular, type EngineConfigOverride, type EngineVersion, type TabularModel } from '../../engines/tabular/index';
 import { DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, scorePredictions } from './datasets';
 import { arg } from './cli';
+import { mean } from './measure';
 
 const nFolds = Number(arg('folds') ?? 5);
 const seed = Number(arg('seed') ?? 0);
@@ -37,7 +38,6 @@ let sumBaseCandidate = 0;
 const out: unknown[] = [];
 let sumOurs = 0;
 let sumBase = 0;
-const mean = (a: number[]): number => a.reduce((s, v) => s + v, 0) / Math.max(1, a.length);
 for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
   const d = loadDataset(DEV_DATA_DIR, entry, nFolds, seed);
   const task = d.task;

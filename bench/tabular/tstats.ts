@@ -3,8 +3,8 @@
  * the engine sees the rows (binary and regression only). Within each benchmark fold, a training row's
  * statistic comes from the other internal folds' rows of its category (so never from its own target),
  * a test row's from all training rows; smoothed towards the training mean with weight `--smooth`.
- * Trains the engine (default version) on the plain rows and on the augmented rows, same folds, with
- * each one's CPU seconds.
+ * Trains engine 7.0.0 (the default when this was measured, bench/RESULTS.md, engine 8.0.0) on the plain
+ * rows and on the augmented rows, same folds, with each one's CPU seconds.
  *
  *   tsx bench/tabular/tstats.ts [--only a,b] [--smooth 1] [--inner 5] [--seed 0] [--counts]
  */
@@ -13,8 +13,9 @@ import { analyse } from '../../engines/tabular/schema';
 import { makeFolds } from '../../engines/tabular/train';
 import { trainPrepared, prepare } from '../../engines/tabular/pipeline';
 import type { BenchRow } from './csv';
-import { beatsRecorded, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions } from './datasets';
+import { beatsRecorded, compareScores, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions } from './datasets';
 import { arg } from './cli';
+import { cpuSeconds, mean } from './measure';
 
 const seed = Number(arg('seed') ?? 0);
 const smooth = Number(arg('smooth') ?? 1);
@@ -23,11 +24,6 @@ const withCounts = process.argv.includes('--counts');
 const only = arg('only') ? new Set((arg('only') as string).split(',')) : null;
 const catboost = recordedCatBoost();
 
-const cpuSeconds = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-};
-const mean = (a: number[]): number => a.reduce((s, v) => s + v, 0) / a.length;
 const keyOf = (v: unknown): string => (v === null || v === undefined || v === '' ? '\u0000missing' : String(v));
 
 function augment(train: BenchRow[], test: BenchRow[], yTrain: number[], categorical: string[]): { train: BenchRow[]; test: BenchRow[] } {
@@ -81,19 +77,19 @@ for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
     const yTrain = d.y.filter((_, i) => d.folds[i] !== f);
     const categorical = analyse(train, 'target', task).columns.filter((c) => c.used && c.type === 'categorical').map((c) => c.name);
     let t0 = cpuSeconds();
-    const m0: TabularModel = trainPrepared(prepare(train, 'target', task), { seed }).model;
+    const m0: TabularModel = trainPrepared(prepare(train, 'target', task), { engineVersion: '7.0.0', seed }).model;
     cpuPlain += cpuSeconds() - t0;
     plain.push(scorePredictions(d, yTest, predictRows(m0, test)));
     t0 = cpuSeconds();
     const aug = augment(train, test, yTrain, categorical);
-    const m1 = trainPrepared(prepare(aug.train, 'target', task), { seed }).model;
+    const m1 = trainPrepared(prepare(aug.train, 'target', task), { engineVersion: '7.0.0', seed }).model;
     cpuTs += cpuSeconds() - t0;
     ts.push(scorePredictions(d, yTest, predictRows(m1, aug.test)));
   }
   const r = { name: d.name, plain: mean(plain), ts: mean(ts), cpuPlain, cpuTs, cat: catboost.get(d.name) };
   rows.push(r);
   const digits = d.task === 'regression' ? 3 : 4;
-  const better = d.task === 'binary' ? r.ts > r.plain : r.ts < r.plain;
+  const c = compareScores(d.task, r.plain, r.ts);
   const vsCat = r.cat === undefined ? '' : ` | CatBoost ${r.cat} plain ${beatsRecorded(d.task, r.plain, r.cat) ? 'win' : 'loss'} ts ${beatsRecorded(d.task, r.ts, r.cat) ? 'win' : 'loss'}`;
-  console.log(`${d.name.padEnd(20)} ${d.task.padEnd(10)} plain ${r.plain.toFixed(digits)} ts ${r.ts.toFixed(digits)} ${r.ts === r.plain ? 'same' : better ? 'BETTER' : 'worse'} | CPU ${cpuPlain.toFixed(2)} / ${cpuTs.toFixed(2)}${vsCat}`);
+  console.log(`${d.name.padEnd(20)} ${d.task.padEnd(10)} plain ${r.plain.toFixed(digits)} ts ${r.ts.toFixed(digits)} ${c === 0 ? 'same' : c > 0 ? 'BETTER' : 'worse'} | CPU ${cpuPlain.toFixed(2)} / ${cpuTs.toFixed(2)}${vsCat}`);
 }

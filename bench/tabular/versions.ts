@@ -11,8 +11,9 @@
 import * as fs from 'fs';
 import { predictRows, type TabularModel } from '../../engines/tabular/index';
 import { addLinearMember, isSmallData, prepare, trainPrepared } from '../../engines/tabular/pipeline';
-import { beatsRecorded, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions, type BenchTask } from './datasets';
+import { beatsRecorded, compareScores, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions, type BenchTask } from './datasets';
 import { arg } from './cli';
+import { cpuSeconds, mean } from './measure';
 
 const seed = Number(arg('seed') ?? 0);
 const only = arg('only') ? new Set((arg('only') as string).split(',')) : null;
@@ -21,13 +22,6 @@ const VERSIONS = ['5.0.0', '6.0.0', '7.0.0'] as const;
 type Version = (typeof VERSIONS)[number];
 type PerVersion = Record<Version, number>;
 
-const cpuSeconds = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-};
-const mean = (a: number[]): number => a.reduce((s, v) => s + v, 0) / a.length;
-/** 1 when b is better than a, -1 when worse, 0 when equal */
-const compare = (task: BenchTask, a: number, b: number): number => (a === b ? 0 : (task === 'binary' ? b > a : b < a) ? 1 : -1);
 
 const out: Array<{ name: string; task: BenchTask; score: PerVersion; cpu_s: PerVersion; catboost: number | null }> = [];
 for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
@@ -67,7 +61,7 @@ for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
   console.log(`${d.name.padEnd(20)} ${d.task.padEnd(10)} ${VERSIONS.map((v) => `${v} ${score[v].toFixed(digits)}`).join('  ')} | CPU s ${VERSIONS.map((v) => cpu[v].toFixed(2)).join(' / ')}`);
 }
 for (const [a, b] of [['5.0.0', '6.0.0'], ['5.0.0', '7.0.0'], ['6.0.0', '7.0.0']] as const) {
-  const c = out.map((r) => compare(r.task, r.score[a], r.score[b]));
+  const c = out.map((r) => compareScores(r.task, r.score[a], r.score[b]));
   console.log(`${b} against ${a}: better on ${c.filter((x) => x > 0).length}, worse on ${c.filter((x) => x < 0).length} of ${out.length}`);
 }
 console.log(`CPU s, summed: ${VERSIONS.map((v) => `${v} ${out.reduce((s, r) => s + r.cpu_s[v], 0).toFixed(1)}`).join(', ')}`);

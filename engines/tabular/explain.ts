@@ -8,7 +8,7 @@
 import { predictRaw, type FlatPredictor } from './predictor';
 import { Prng } from './prng';
 import type { FeatureSpec } from './schema';
-import { rawToOutput, type FoldModel, type InternalTask } from './train';
+import { rawToOutput, takeRows, type FoldModel, type InternalTask } from './train';
 
 export interface Factor {
   feature: string;
@@ -52,12 +52,8 @@ export function permutationImportance(
     if (rows.length === 0) continue;
     if (rows.length > maxRowsPerFold) rows = rng.shuffle(rows).slice(0, maxRowsPerFold);
     const m = rows.length;
-    const Xv = new Float64Array(m * F);
-    const yv = new Float64Array(m);
-    rows.forEach((r, j) => {
-      Xv.set(X.subarray(r * F, r * F + F), j * F);
-      yv[j] = y[r];
-    });
+    const Xv = takeRows(X, F, rows);
+    const yv = takeRows(y, 1, rows);
     const base = meanLoss(task, rawToOutput(task, predictRaw(fm.predictor, Xv, m), m, C), yv, C);
     const Xp = new Float64Array(Xv.length);
     for (const [col, idx] of groups) {

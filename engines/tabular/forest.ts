@@ -2,7 +2,7 @@
  * Engine 8's forest member: extremely randomised trees (Geurts, Ernst & Wehenkel 2006), grown to
  * purity on the encoded matrix and averaged. Its errors differ from the boosted trees' (random cut
  * points, no shrinkage, every tree on all rows), which is what pays on small data where boosting
- * overfits its early-stopping folds: sonar, glass, auto_mpg (bench/RESULTS.md, engine 8.0.0).
+ * overfits its early-stopping folds: glass, auto_mpg, california_schools (bench/RESULTS.md, engine 8.0.0).
  *
  * - A node draws candidate features in random order and cuts each non-constant one at a uniform point
  *   between its smallest and largest value in the node; the cut with the largest impurity decrease wins

@@ -6,7 +6,7 @@ import type { TabularModel } from './model';
 import { analyse, encodeRows, type Analysis, type DataReport, type Row, type TaskOption } from './schema';
 import { blendWeights, fitPortfolio, memberConfig, membersFor, MEMBERS_V3, type MemberName } from './portfolio';
 import { basisMatrix, fitBasis, fitLinear, DEFAULT_LINEAR_OPTIONS, type LinearOptions, type LinearPart } from './linear';
-import { defaultConfig, fitCore, rawToOutput, type CoreResult, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
+import { defaultConfig, fitCore, rawToOutput, takeRows, type CoreResult, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
 import { logLoss, rmse, rocAuc } from './metrics';
 import { DEFAULT_FOREST_OPTIONS, fitForest, forestOutputs, mixOutputs, mixWeight, predictForest, type ForestOptions, type ForestPart } from './forest';
 
@@ -268,9 +268,7 @@ export function addForestMember(p: Prepared, core: CoreResult, seed: number, ove
     let t = 0;
     for (let i = 0; i < p.n; i++) if (!inFold[i]) trainRows[t++] = i;
     const forest = fitForest(p.X, p.F, p.y, p.task, p.nClasses, trainRows, opts.foldTrees, seed + 101 * (f + 1));
-    const Xv = new Float64Array(fm.validRows.length * p.F);
-    fm.validRows.forEach((r, j) => Xv.set(p.X.subarray(r * p.F, r * p.F + p.F), j * p.F));
-    const out = predictForest(forest, Xv, fm.validRows.length, p.F);
+    const out = predictForest(forest, takeRows(p.X, p.F, fm.validRows), fm.validRows.length, p.F);
     fm.validRows.forEach((r, j) => oofOut.set(out.subarray(j * K, j * K + K), r * K));
   });
   const modelOut = rawToOutput(p.task, core.oofRaw, p.n, p.nClasses);
@@ -318,18 +316,11 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
   const K = p.task === 'multiclass' ? p.nClasses : 1;
   const rowsHeld: number[] = [];
   for (let i = 0; i < p.n; i++) if (!Number.isNaN(core.oofRaw[i * K])) rowsHeld.push(i);
-  const rawHeld = new Float64Array(rowsHeld.length * K);
-  rowsHeld.forEach((r, j) => {
-    for (let k = 0; k < K; k++) rawHeld[j * K + k] = core.oofRaw[r * K + k];
-  });
   const yHeld = Float64Array.from(rowsHeld, (r) => p.y[r]);
-  const outHeld = rawToOutput(p.task, rawHeld, rowsHeld.length, p.nClasses);
+  const outHeld = rawToOutput(p.task, takeRows(core.oofRaw, K, rowsHeld), rowsHeld.length, p.nClasses);
   if (forest?.part && forest.oofOut) {
     // every row the trees held out, the forest held out too (the same folds)
-    const Ko = forestOutputs(p.task, p.nClasses);
-    const forestHeld = new Float64Array(rowsHeld.length * Ko);
-    rowsHeld.forEach((r, j) => forestHeld.set(forest.oofOut!.subarray(r * Ko, r * Ko + Ko), j * Ko));
-    mixOutputs(outHeld, forestHeld, forest.part.weight);
+    mixOutputs(outHeld, takeRows(forest.oofOut, forestOutputs(p.task, p.nClasses), rowsHeld), forest.part.weight);
   }
   const validation = scoreOutputs(p.task, yHeld, outHeld, p.nClasses, p.y);
   let topFactors: Factor[] | undefined;

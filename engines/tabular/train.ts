@@ -130,9 +130,10 @@ export function lossFor(task: InternalTask, cfg: EngineConfig): LossName {
   return task === 'binary' ? 'log_loss' : task === 'multiclass' ? 'softmax' : 'squared_error';
 }
 
-function subsetBins(bins: Uint8Array, F: number, rows: Int32Array): Uint8Array {
-  const out = new Uint8Array(rows.length * F);
-  for (let j = 0; j < rows.length; j++) out.set(bins.subarray(rows[j] * F, rows[j] * F + F), j * F);
+/** The rows `rows` of a row-major matrix of `width` columns, in that order, as a new matrix. */
+export function takeRows<T extends Float64Array | Uint8Array>(matrix: T, width: number, rows: ArrayLike<number>): T {
+  const out = new (matrix.constructor as new (length: number) => T)(rows.length * width);
+  for (let j = 0; j < rows.length; j++) out.set(matrix.subarray(rows[j] * width, rows[j] * width + width), j * width);
   return out;
 }
 
@@ -177,8 +178,8 @@ export function fitCore(
         });
       }
       const res = boost(
-        { bins: subsetBins(bins, F, tr), n: tr.length, y: ytr },
-        va.length > 0 ? { bins: subsetBins(bins, F, va), n: va.length, y: yva } : null,
+        { bins: takeRows(bins, F, tr), n: tr.length, y: ytr },
+        va.length > 0 ? { bins: takeRows(bins, F, va), n: va.length, y: yva } : null,
         info,
         F,
         loss,

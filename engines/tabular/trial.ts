@@ -10,7 +10,7 @@
 import { predictRaw } from './predictor';
 import { prepare, scoreOutputs, resolveConfig, type Prepared, type ValidationScore } from './pipeline';
 import type { Row, TaskOption } from './schema';
-import { fitCore, makeFolds, rawToOutput, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
+import { fitCore, makeFolds, rawToOutput, takeRows, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
 import { accuracy } from './metrics';
 
 export interface TrialReport {
@@ -30,13 +30,7 @@ export interface TrialReport {
 export const LEAK_LEVEL = 0.97;
 
 function subset(p: Prepared, rows: number[]): { X: Float64Array; y: Float64Array } {
-  const X = new Float64Array(rows.length * p.F);
-  const y = new Float64Array(rows.length);
-  rows.forEach((r, j) => {
-    X.set(p.X.subarray(r * p.F, r * p.F + p.F), j * p.F);
-    y[j] = p.y[r];
-  });
-  return { X, y };
+  return { X: takeRows(p.X, p.F, rows), y: takeRows(p.y, 1, rows) };
 }
 
 /** Goodness in [.., 1]: AUC (binary), accuracy (multiclass), R^2 (regression). */

@@ -1,8 +1,8 @@
-import { loadModel, predictRows, serialiseModel, trainTabular, TABULAR_ENGINE } from '../../../engines/tabular/index';
+import { serialiseModel, trainTabular, TABULAR_ENGINE } from '../../../engines/tabular/index';
 import { canServe } from '../../../engines/catalogue';
 import { prepare, resolveConfigV5, resolveConfigV7, V5_SMALL_WORK, V7_SMALL_PATIENCE } from '../../../engines/tabular/pipeline';
 import type { EngineConfigOverride } from '../../../engines/tabular/train';
-import { signalRows } from './helpers';
+import { expectDeterministicRoundTrip, signalRows } from './helpers';
 
 const FAST: EngineConfigOverride = { maxRounds: 40, folds: 3, models: 3 };
 
@@ -47,18 +47,7 @@ describe('engine 7: 6.0.0 with a shorter early-stopping patience for small data\
   });
 
   it.each(['binary', 'multiclass', 'regression'] as const)('(%s) is deterministic for a seed and round-trips through a format-2 artefact bit for bit', (kind) => {
-    const rows = signalRows(240, 12, kind);
-    const test = signalRows(60, 13, kind);
-    const options = { target: 'target', task: kind === 'regression' ? 'regression' as const : 'classification' as const, seed: 4, engineVersion: '7.0.0' as const, config: FAST };
-    const a = trainTabular(rows, options);
-    const b = trainTabular(rows, options);
-    const text = serialiseModel(a.model);
-    expect(serialiseModel(b.model)).toBe(text);
-    expect((JSON.parse(text) as { formatVersion: number }).formatVersion).toBe(2);
-    const back = loadModel(text);
-    expect(back.engine).toEqual({ id: 'tabular-gbdt', version: '7.0.0' });
-    expect(serialiseModel(back)).toBe(text);
-    expect(predictRows(back, test)).toEqual(predictRows(a.model, test));
+    expectDeterministicRoundTrip('7.0.0', kind, 2, FAST);
   });
 
   it('stays servable and trainable by name after 8.0.0 became the default', () => {
