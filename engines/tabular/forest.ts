@@ -12,6 +12,7 @@
  * - Leaves hold class frequencies (classification) or the mean (regression); the forest's output is
  *   their average: probabilities n x K (binary K = 2) or values n, as `rawToOutput` gives them.
  */
+import { rocAuc } from './metrics';
 import { Prng } from './prng';
 import type { InternalTask } from './train';
 
@@ -22,9 +23,31 @@ export interface ForestOptions {
   foldTrees: number;
   /** fitted only on data of at most this many rows (trees grown to purity have about 2n nodes each) */
   maxRows: number;
+  /** what the mixture weight minimises on binary tasks: log loss, or 1 - ROC AUC (the binary validation metric) */
+  binaryWeightBy: 'log_loss' | 'roc_auc';
 }
 
-export const DEFAULT_FOREST_OPTIONS: ForestOptions = { trees: 60, foldTrees: 30, maxRows: 500 };
+/** The engine versions with a forest member. */
+export type ForestVersion = '8.0.0' | '9.0.0';
+
+/** Engine 8.0.0's forest. */
+export const DEFAULT_FOREST_OPTIONS: ForestOptions = { trees: 60, foldTrees: 30, maxRows: 500, binaryWeightBy: 'log_loss' };
+
+/**
+ * The forest of an engine version for a task. 9.0.0 differs from 8.0.0 on classification only:
+ * - its fold forests have as many trees as the forest the model keeps. A tree grown to purity votes
+ *   one class, so a forest's probabilities come in steps of 1/trees: a forest half the size ranks rows
+ *   worse and puts more rows at 0, and its out-of-fold score undervalues the kept forest (sonar's fold
+ *   forests: AUC 0.927 with 30 trees, 0.947 with 100). Leaves of a regression forest hold means, so
+ *   their fold forests keep 30 trees (with 60, worse on 9 and better on 6 of 18 set-seed pairs,
+ *   bench/RESULTS.md).
+ * - on binary tasks the weight maximises the out-of-fold ROC AUC, the metric binary models are
+ *   validated and judged by, rather than the log loss.
+ */
+export function forestOptions(version: ForestVersion, task: InternalTask): ForestOptions {
+  if (version === '8.0.0' || task === 'regression') return { ...DEFAULT_FOREST_OPTIONS };
+  return { ...DEFAULT_FOREST_OPTIONS, foldTrees: DEFAULT_FOREST_OPTIONS.trees, binaryWeightBy: 'roc_auc' };
+}
 
 /** A forest as flat arrays; node i is a leaf when feature[i] < 0, its values at leafValue[left[i] * K]. */
 export interface Forest {
@@ -305,7 +328,15 @@ const WEIGHT_STEPS = 20;
  * the smaller w on ties. w = 0 and w = 1 are candidates, so the mixture is never worse there than the
  * better of the two alone. Rows where either output is NaN (not held out) are skipped.
  */
-export function mixWeight(task: InternalTask, y: Float64Array, model: Float64Array, forest: Float64Array, K: number): { weight: number; loss: number } {
+export function mixWeight(
+  task: InternalTask,
+  y: Float64Array,
+  model: Float64Array,
+  forest: Float64Array,
+  K: number,
+  binaryWeightBy: ForestOptions['binaryWeightBy'] = 'log_loss',
+): { weight: number; loss: number } {
+  if (task === 'binary' && binaryWeightBy === 'roc_auc') return aucWeight(y, model, forest);
   let best = { weight: 0, loss: Infinity };
   for (let s = 0; s <= WEIGHT_STEPS; s++) {
     const w = s / WEIGHT_STEPS;
@@ -326,4 +357,25 @@ export function mixWeight(task: InternalTask, y: Float64Array, model: Float64Arr
     if (loss < best.loss) best = { weight: w, loss };
   }
   return best;
+}
+
+/**
+ * mixWeight for a binary task judged by ROC AUC: the w whose mixture has the largest out-of-fold AUC
+ * (loss = 1 - AUC), the smaller w on ties. Probabilities n x 2; rows with a NaN output are skipped.
+ */
+function aucWeight(y: Float64Array, model: Float64Array, forest: Float64Array): { weight: number; loss: number } {
+  const held: number[] = [];
+  for (let i = 0; i < y.length; i++) if (!Number.isNaN(model[i * 2]) && !Number.isNaN(forest[i * 2])) held.push(i);
+  const yHeld = Float64Array.from(held, (i) => y[i]);
+  const mixed = new Float64Array(held.length);
+  let best = { weight: 0, loss: Infinity };
+  for (let s = 0; s <= WEIGHT_STEPS; s++) {
+    const w = s / WEIGHT_STEPS;
+    held.forEach((i, j) => (mixed[j] = (1 - w) * model[i * 2 + 1] + w * forest[i * 2 + 1]));
+    const auc = rocAuc(yHeld, mixed);
+    // AUC is undefined with one class held out: no evidence for the forest
+    const loss = Number.isNaN(auc) ? Infinity : 1 - auc;
+    if (loss < best.loss) best = { weight: w, loss };
+  }
+  return best.loss === Infinity ? { weight: 0, loss: NaN } : best;
 }

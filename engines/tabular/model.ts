@@ -24,7 +24,7 @@ export interface TabularModel {
   predictor: FlatPredictor;
   /** engine 6 (artefact format 2): a linear member blended with the trees; absent otherwise */
   linear?: LinearPart;
-  /** engine 8 (artefact format 3): a forest member mixed into the outputs; absent otherwise */
+  /** engines 8 and 9 (artefact format 3): a forest member mixed into the outputs; absent otherwise */
   forest?: ForestPart;
 }
 

@@ -13,9 +13,9 @@ export const ARTEFACT_FORMAT = 'tabular-gbdt';
 /**
  * The artefact format of the current engine version's models, the newest this engine reads. Format 1:
  * the flat tree predictor (engines 1.0.0-5.0.0). Format 2 (engine 6.0.0): format 1 plus an optional
- * `linear` part (engine 6's linear member; absent when the blend gave it no weight). Format 3 (engine
- * 8.0.0): format 2 plus an optional `forest` part (engine 8's forest member; absent when the mixture gave
- * it no weight). A model keeps the format it was trained in (`TabularModel.formatVersion`), so an older
+ * `linear` part (engine 6's linear member; absent when the blend gave it no weight). Format 3 (engines
+ * 8.0.0 and 9.0.0): format 2 plus an optional `forest` part (their forest member; absent when the
+ * mixture gave it no weight). A model keeps the format it was trained in (`TabularModel.formatVersion`), so an older
  * model re-serialises exactly.
  */
 export const ARTEFACT_FORMAT_VERSION = 3;

@@ -45,7 +45,7 @@ export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & {
   blendStart?: 'best' | 'all';
   /** engine 6 only (experiments): options of the linear member (linear.ts) */
   linear?: Partial<LinearOptions>;
-  /** engine 8 only (experiments): options of the forest member (forest.ts) */
+  /** engines 8 and 9 only (experiments): options of the forest member (forest.ts), over the version's */
   forest?: Partial<ForestOptions>;
 };
 
