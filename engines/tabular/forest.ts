@@ -324,8 +324,8 @@ const WEIGHT_STEPS = 20;
 
 /**
  * The forest's weight in the mixture: the w in {0, 1/20, ..., 1} with the smallest loss of
- * (1 - w) * model + w * forest on the out-of-fold rows (log loss of the true class, or squared error),
- * the smaller w on ties. w = 0 and w = 1 are candidates, so the mixture is never worse there than the
+ * (1 - w) * model + w * forest on the out-of-fold rows (log loss of the true class, squared error, or
+ * on a binary task with `binaryWeightBy` 'roc_auc' 1 - ROC AUC), the smaller w on ties. w = 0 and w = 1 are candidates, so the mixture is never worse there than the
  * better of the two alone. Rows where either output is NaN (not held out) are skipped.
  */
 export function mixWeight(

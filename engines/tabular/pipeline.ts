@@ -27,7 +27,8 @@ export const ENGINE_ID = 'tabular-gbdt';
  * data of at most 500 rows (addForestMember). 9.0.0: 8.0.0 whose classification forests are weighed
  * by fold forests as large as the kept one, binary ones by out-of-fold ROC AUC (forestOptions).
  * 1.0.0-5.0.0 write artefact format 1, 6.0.0 and 7.0.0 format 2 (format 1 plus an optional linear
- * part), 8.0.0 and 9.0.0 format 3 (format 2 plus an optional forest part); all are scored by the same code, so a model of any version keeps serving exactly what it served.
+ * part), 8.0.0 and 9.0.0 format 3 (format 2 plus an optional forest part); all are scored by the same
+ * code, so a model of any version keeps serving exactly what it served.
  */
 export const ENGINE_VERSIONS = ['1.0.0', '2.0.0', '3.0.0', '4.0.0', '5.0.0', '6.0.0', '7.0.0', '8.0.0', '9.0.0'] as const;
 export type EngineVersion = (typeof ENGINE_VERSIONS)[number];
