@@ -115,9 +115,13 @@ export interface TrainSettings {
 }
 
 export function resolveConfig(p: Prepared, override?: EngineConfigOverride): EngineConfig {
-  const base = defaultConfig(p.n, p.task, p.nClasses);
-  if (!override) return base;
-  return { ...base, ...configPart(override), grower: { ...base.grower, ...(override.grower ?? {}) } };
+  return withOverride(defaultConfig(p.n, p.task, p.nClasses), override);
+}
+
+/** A configuration with an override (experiments) applied on top, the grower's settings merged. */
+function withOverride(cfg: EngineConfig, override: EngineConfigOverride | undefined): EngineConfig {
+  if (!override) return cfg;
+  return { ...cfg, ...configPart(override), grower: { ...cfg.grower, ...(override.grower ?? {}) } };
 }
 
 /** The override without the member list (which is not a setting of a member). */
@@ -137,9 +141,7 @@ export function resolveMembers(p: Prepared, override?: EngineConfigOverride, ver
   const names = override?.members ?? (version === '2.0.0' ? membersFor(p.n, p.F, outputs) : MEMBERS_V3);
   const base = defaultConfig(p.n, p.task, p.nClasses);
   return names.map((name) => {
-    const cfg = memberConfig(name, base, p.n, outputs);
-    if (!override) return { name, cfg };
-    return { name, cfg: { ...cfg, ...configPart(override), grower: { ...cfg.grower, ...(override.grower ?? {}) } } };
+    return { name, cfg: withOverride(memberConfig(name, base, p.n, outputs), override) };
   });
 }
 
@@ -154,8 +156,7 @@ export function resolveMembers(p: Prepared, override?: EngineConfigOverride, ver
 export function resolveConfigV4(p: Prepared, override?: EngineConfigOverride): EngineConfig {
   const base = defaultConfig(p.n, p.task, p.nClasses);
   const v4: EngineConfig = { ...base, grower: { ...base.grower, symmetricEvery: 3, symmetricHybridDepth: 5, symmetricHybridL2: 3 } };
-  if (!override) return v4;
-  return { ...v4, ...configPart(override), grower: { ...v4.grower, ...(override.grower ?? {}) } };
+  return withOverride(v4, override);
 }
 
 /** Engine 5: data up to this many row-outputs (rows, × classes for multiclass) count as small. */
@@ -177,8 +178,7 @@ export function isSmallData(p: Prepared): boolean {
 export function resolveConfigV5(p: Prepared, override?: EngineConfigOverride): EngineConfig {
   const v4 = resolveConfigV4(p);
   const v5: EngineConfig = isSmallData(p) ? { ...v4, learningRate: 0.05, maxRounds: 2000, earlyStoppingRounds: 100 } : v4;
-  if (!override) return v5;
-  return { ...v5, ...configPart(override), grower: { ...v5.grower, ...(override.grower ?? {}) } };
+  return withOverride(v5, override);
 }
 
 /** Engine 7: the early-stopping patience of small data's trees (5.0.0: 100 rounds). */
@@ -193,8 +193,7 @@ export const V7_SMALL_PATIENCE = 40;
 export function resolveConfigV7(p: Prepared, override?: EngineConfigOverride): EngineConfig {
   const v5 = resolveConfigV5(p);
   const v7: EngineConfig = isSmallData(p) ? { ...v5, earlyStoppingRounds: V7_SMALL_PATIENCE } : v5;
-  if (!override) return v7;
-  return { ...v7, ...configPart(override), grower: { ...v7.grower, ...(override.grower ?? {}) } };
+  return withOverride(v7, override);
 }
 
 export interface LinearMemberResult {

@@ -6,7 +6,7 @@ import { addForestMember, prepare, trainPrepared } from '../../../engines/tabula
 import { deserialise, serialise } from '../../../engines/tabular/serialise';
 import { Prng } from '../../../engines/tabular/prng';
 import type { EngineConfigOverride } from '../../../engines/tabular/train';
-import { expectDeterministicRoundTrip, signalRows } from './helpers';
+import { expectDeterministicRoundTrip, noisyProbabilities, signalRows } from './helpers';
 
 const FAST: EngineConfigOverride = { maxRounds: 40, folds: 3, models: 3 };
 const allRows = (n: number): Int32Array => Int32Array.from({ length: n }, (_, i) => i);
@@ -53,17 +53,8 @@ describe('the forest member (extremely randomised trees)', () => {
     const rng = new Prng(9);
     const n = 300;
     const y = Float64Array.from({ length: n }, () => (rng.nextFloat() < 0.4 ? 1 : 0));
-    const noisy = (scale: number): Float64Array => {
-      const out = new Float64Array(n * 2);
-      for (let i = 0; i < n; i++) {
-        const p = Math.min(0.98, Math.max(0.02, (y[i] ? 0.65 : 0.35) + scale * (rng.nextFloat() - 0.5)));
-        out[i * 2] = 1 - p;
-        out[i * 2 + 1] = p;
-      }
-      return out;
-    };
-    const model = noisy(0.5);
-    const forest = noisy(0.7);
+    const model = noisyProbabilities(y, 0.15, 0.5, rng);
+    const forest = noisyProbabilities(y, 0.15, 0.7, rng);
     const lossAt = (w: number): number => {
       let loss = 0;
       for (let i = 0; i < n; i++) loss -= Math.log((1 - w) * model[i * 2 + y[i]] + w * forest[i * 2 + y[i]]);

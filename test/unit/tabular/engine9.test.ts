@@ -5,7 +5,7 @@ import { rocAuc } from '../../../engines/tabular/metrics';
 import { addForestMember, prepare, trainPrepared } from '../../../engines/tabular/pipeline';
 import { Prng } from '../../../engines/tabular/prng';
 import { rawToOutput, type EngineConfigOverride } from '../../../engines/tabular/train';
-import { expectDeterministicRoundTrip, signalRows } from './helpers';
+import { expectDeterministicRoundTrip, noisyProbabilities, signalRows } from './helpers';
 
 const FAST: EngineConfigOverride = { maxRounds: 40, folds: 3, models: 3 };
 const GRID = Array.from({ length: 21 }, (_, s) => s / 20);
@@ -16,24 +16,13 @@ function mixtureAuc(y: Float64Array, model: Float64Array, forest: Float64Array, 
   return rocAuc(held.map((i) => y[i]), held.map((i) => (1 - w) * model[i * 2 + 1] + w * forest[i * 2 + 1]));
 }
 
-/** n x 2 probabilities that rank the true class first with some noise, NaN where `missing` says. */
-function noisyProbabilities(y: Float64Array, scale: number, rng: Prng, missing: (i: number) => boolean = () => false): Float64Array {
-  const out = new Float64Array(y.length * 2);
-  for (let i = 0; i < y.length; i++) {
-    const p = missing(i) ? NaN : Math.min(0.98, Math.max(0.02, (y[i] ? 0.6 : 0.4) + scale * (rng.nextFloat() - 0.5)));
-    out[i * 2] = 1 - p;
-    out[i * 2 + 1] = p;
-  }
-  return out;
-}
-
 describe('the forest weight by out-of-fold ROC AUC (binary tasks of engine 9)', () => {
   it('picks the grid weight with the largest AUC on the held-out rows, never below the model or the forest alone', () => {
     const rng = new Prng(21);
     const n = 400;
     const y = Float64Array.from({ length: n }, () => (rng.nextFloat() < 0.3 ? 1 : 0));
-    const model = noisyProbabilities(y, 0.6, rng, (i) => i % 11 === 0);
-    const forest = noisyProbabilities(y, 0.8, rng, (i) => i % 7 === 0);
+    const model = noisyProbabilities(y, 0.1, 0.6, rng, (i) => i % 11 === 0);
+    const forest = noisyProbabilities(y, 0.1, 0.8, rng, (i) => i % 7 === 0);
     const mix = mixWeight('binary', y, model, forest, 2, 'roc_auc');
     const best = mixtureAuc(y, model, forest, mix.weight);
     expect(mix.loss).toBeCloseTo(1 - best, 12);
@@ -45,7 +34,7 @@ describe('the forest weight by out-of-fold ROC AUC (binary tasks of engine 9)', 
   it('keeps the smaller weight on ties and gives no weight when the held-out rows hold one class', () => {
     const rng = new Prng(5);
     const y = Float64Array.from({ length: 100 }, (_, i) => i % 2);
-    const model = noisyProbabilities(y, 0.9, rng);
+    const model = noisyProbabilities(y, 0.1, 0.9, rng);
     // a forest that ranks the rows exactly as the model does: every weight has the same AUC
     expect(mixWeight('binary', y, model, Float64Array.from(model), 2, 'roc_auc').weight).toBe(0);
     // a forest that ranks them perfectly: the smallest weight that reaches AUC 1, no larger

@@ -63,3 +63,18 @@ export function expectDeterministicRoundTrip(version: EngineVersion, kind: 'bina
   expect(serialiseModel(back)).toBe(text);
   expect(predictRows(back, test)).toEqual(predictRows(a.model, test));
 }
+
+/**
+ * Binary probabilities n x 2 that lean towards each row's class: P(class 1) = 0.5 ± `margin` (+ for
+ * class 1) plus uniform noise of width `scale`, clipped to [0.02, 0.98]; NaN rows where `missing` says
+ * (no draw taken for them).
+ */
+export function noisyProbabilities(y: Float64Array, margin: number, scale: number, rng: Prng, missing: (i: number) => boolean = () => false): Float64Array {
+  const out = new Float64Array(y.length * 2);
+  for (let i = 0; i < y.length; i++) {
+    const p = missing(i) ? NaN : Math.min(0.98, Math.max(0.02, 0.5 + (y[i] ? margin : -margin) + scale * (rng.nextFloat() - 0.5)));
+    out[i * 2] = 1 - p;
+    out[i * 2 + 1] = p;
+  }
+  return out;
+}
