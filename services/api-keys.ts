@@ -5,7 +5,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeySchema, WorkspaceSchema, type ApiKey, type ApiKeyKind } from '../db/entities';
 import { RATE_LIMIT_WINDOW_SECONDS, type PlanName } from '../config/plans';
 import { AppError, notFound } from './errors';
-import { budgetKeySql, callBudgetLimits, countedBudget, RATE_LIMIT_TABLE, type RateBudget } from './rate-limits';
+import { budgetKey, budgetKeySql, callBudgetLimits, RATE_LIMIT_TABLE, type RateBudget } from './rate-limits';
+import { BudgetLeases, type Claimed } from './budget-leases';
+import { rateBudgetStatements } from './metrics';
 import { newId, randomBase62 } from './ids';
 
 /** Key prefixes of the contract; `ssk-` keys (issued before September 2026) are no longer recognised. */
@@ -74,7 +76,11 @@ interface KeyRow {
   expires_at: Date | string | null;
   ends_at: Date | string | null;
   revoked_at: Date | string | null;
-  // The call budgets counted with it (null when the key may not call); bigint arrives as text.
+  usable: boolean;
+}
+
+interface ClaimRow extends KeyRow {
+  // The counters after this statement's claims (null where it claimed nothing); bigint arrives as text.
   key_points: number | null;
   key_expire: string | null;
   workspace_points: number | null;
@@ -83,32 +89,34 @@ interface KeyRow {
 
 const asDate = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
 
-/**
- * The key behind a secret and, when it may call, one more call counted against its own and its
- * workspace's budgets, in one statement (this runs on every call). The counters are the fixed
- * windows of rate-limiter-flexible's PostgreSQL store, in its table and row format (rate-limits.ts),
- * so web sessions, counted by the library itself, share them. Only a key that may call is counted:
- * a revoked key cannot spend its workspace's budget.
- */
-const AUTHENTICATE_SQL = `
-with k as (
+/** The key behind a secret (a read): most calls spend budget points their process holds already. */
+const KEY_SQL = `
   select k.id, k.kind, k.workspace_id, w.account_id, a.plan, k.expires_at, k.ends_at, k.revoked_at,
          k.kind = $2 and (k.revoked_at is null or k.revoked_at > $3) and (k.expires_at is null or k.expires_at > $3)
            and (k.ends_at is null or k.ends_at > $3) as usable
     from api_keys k join workspaces w on w.id = k.workspace_id join accounts a on a.id = w.account_id
-   where k.secret_hash = $1
+   where k.secret_hash = $1`;
+
+/**
+ * The key behind a secret and, when it may call, claims of $6 points on its own and $7 on its
+ * workspace's budget (zero: no claim), in one statement. The counters are the fixed windows of
+ * rate-limiter-flexible's PostgreSQL store, in its table and row format (rate-limits.ts), so web
+ * sessions, counted by the library itself, share them. Only a key that may call claims: a revoked
+ * key cannot spend its workspace's budget.
+ */
+const KEY_AND_CLAIMS_SQL = `
+with k as (${KEY_SQL}
 ), counted as (
   insert into ${RATE_LIMIT_TABLE} as r (key, points, expire)
-  select b.key, 1, $4::bigint + b.window_ms
-    from k cross join lateral (values (${budgetKeySql('key', 'k.plan', 'k.id')}, $5::bigint), (${budgetKeySql('workspace', 'k.plan', 'k.workspace_id')}, $5::bigint)) as b(key, window_ms)
-   where k.usable
+  select b.key, b.claim, $4::bigint + $5::bigint
+    from k cross join lateral (values (${budgetKeySql('key', 'k.plan', 'k.id')}, $6::int), (${budgetKeySql('workspace', 'k.plan', 'k.workspace_id')}, $7::int)) as b(key, claim)
+   where k.usable and b.claim > 0
   on conflict (key) do update set
-    points = case when r.expire <= $4 then 1 else r.points + 1 end,
+    points = case when r.expire <= $4 then excluded.points else r.points + excluded.points end,
     expire = case when r.expire <= $4 then excluded.expire else r.expire end
   returning r.key, r.points, r.expire
 )
-select k.id, k.kind, k.workspace_id, k.account_id, k.plan, k.expires_at, k.ends_at, k.revoked_at,
-       kc.points as key_points, kc.expire as key_expire, wc.points as workspace_points, wc.expire as workspace_expire
+select k.*, kc.points as key_points, kc.expire as key_expire, wc.points as workspace_points, wc.expire as workspace_expire
   from k
   left join counted kc on kc.key = ${budgetKeySql('key', 'k.plan', 'k.id')}
   left join counted wc on wc.key = ${budgetKeySql('workspace', 'k.plan', 'k.workspace_id')}`;
@@ -119,26 +127,102 @@ export interface AuthenticatedCall extends AuthenticatedKey {
   overBudget: 'key' | 'workspace' | null;
 }
 
+type BudgetScope = 'key' | 'workspace';
+const SCOPES: readonly BudgetScope[] = ['key', 'workspace'];
+
+/** The two budget counters a key's calls are counted on (the row keys of rate_limits). */
+function countersOf(row: Pick<KeyRow, 'id' | 'workspace_id' | 'plan'>): Record<BudgetScope, string> {
+  return { key: budgetKey('key', row.plan, row.id), workspace: budgetKey('workspace', row.plan, row.workspace_id) };
+}
+
+/** A claim statement's answer for one scope, or null where it claimed nothing. */
+function claimedIn(row: ClaimRow, scope: BudgetScope, claimed: number): Claimed | null {
+  const points = scope === 'key' ? row.key_points : row.workspace_points;
+  const expire = scope === 'key' ? row.key_expire : row.workspace_expire;
+  return points === null || expire === null ? null : { claimed, points: Number(points), expireMs: Number(expire) };
+}
+
+/** This process's budget leases, and the counters each presented secret was last counted on. */
+const processLeases = new BudgetLeases();
+const countersOfSecret = new LRUCache<string, Record<BudgetScope, string>>({ max: 10_000 });
+
 /**
  * Resolves a presented secret to its key and counts the call. Unknown, legacy (`ssk-`), revoked,
  * ended and expired keys all answer 401 API_KEY_INVALID; the reason is in the detail, never which
- * workspace it belonged to. A call over budget is the caller's to refuse (429 RATE_LIMITED) after
- * the route's own credential checks.
+ * workspace it belonged to. The key is read on every call, so a revoked key is refused at once; the
+ * call is counted on this process's budget leases (budget-leases.ts), which claim points from the
+ * shared counters in the same statement when they run out. A call over budget is the caller's to
+ * refuse (429 RATE_LIMITED) after the route's own credential checks.
  */
-export async function authenticateKey(db: Queryable, secret: string, now: Date): Promise<AuthenticatedCall> {
+export async function authenticateKey(db: Queryable, secret: string, now: Date, leases: BudgetLeases = processLeases): Promise<AuthenticatedCall> {
   const claimedKind = kindOfSecret(secret);
   if (!claimedKind) throw invalidKey('The API key is not recognised.');
   const nowMs = now.getTime();
-  const rows = await sql<KeyRow>(db, AUTHENTICATE_SQL, [hashSecret(secret), claimedKind, now, nowMs, RATE_LIMIT_WINDOW_SECONDS * 1000]);
+  const secretHash = hashSecret(secret);
+  const statement = (claims: Record<BudgetScope, number>): Promise<ClaimRow[]> => {
+    const read = claims.key + claims.workspace === 0;
+    rateBudgetStatements.inc({ statement: read ? 'read' : 'claim' });
+    return read
+      ? sql<ClaimRow>(db, KEY_SQL, [secretHash, claimedKind, now])
+      : sql<ClaimRow>(db, KEY_AND_CLAIMS_SQL, [secretHash, claimedKind, now, nowMs, RATE_LIMIT_WINDOW_SECONDS * 1000, claims.key, claims.workspace]);
+  };
+  // A point is taken from the lease of each counter this secret was counted on before, ahead of the
+  // statement, so that concurrent calls cannot spend it meanwhile; it is given back if the key turns
+  // out not to be usable or to be counted elsewhere now (its plan changed).
+  const hinted = countersOfSecret.get(secretHash);
+  const taken: Record<BudgetScope, string | null> = { key: null, workspace: null };
+  const claims: Record<BudgetScope, number> = { key: 1, workspace: 1 };
+  for (const scope of SCOPES) {
+    if (hinted && leases.take(hinted[scope], nowMs)) taken[scope] = hinted[scope];
+    claims[scope] = taken[scope] ? 0 : hinted ? leases.claimSize(hinted[scope], nowMs) : 1;
+  }
+  const giveBack = (scope: BudgetScope): void => {
+    const counter = taken[scope];
+    if (counter) leases.giveBack(counter, nowMs);
+    taken[scope] = null;
+  };
+  let rows: ClaimRow[];
+  try {
+    rows = await statement(claims);
+  } catch (err) {
+    SCOPES.forEach(giveBack);
+    throw err;
+  }
   const row = rows[0];
+  if (!row || row.kind !== claimedKind || !row.usable) SCOPES.forEach(giveBack);
   if (!row || row.kind !== claimedKind) throw invalidKey('The API key is not recognised.');
   const status = keyStatus({ expiresAt: asDate(row.expires_at), endsAt: asDate(row.ends_at), revokedAt: asDate(row.revoked_at) }, now);
   if (status === 'revoked') throw invalidKey('The API key has been revoked.');
   if (status === 'expired') throw invalidKey('The API key has expired.');
-  if (row.key_points === null || row.workspace_points === null) throw invalidKey('The API key is not recognised.');
+  if (!row.usable) throw invalidKey('The API key is not recognised.');
+  const counters = countersOf(row);
+  countersOfSecret.set(secretHash, counters);
+  const answers: Record<BudgetScope, Claimed | null> = { key: claimedIn(row, 'key', claims.key), workspace: claimedIn(row, 'workspace', claims.workspace) };
+  // Points taken on counters this key is no longer counted on are claimed again on its own.
+  const again: Record<BudgetScope, number> = { key: 0, workspace: 0 };
+  for (const scope of SCOPES) {
+    if (taken[scope] && taken[scope] !== counters[scope]) {
+      giveBack(scope);
+      again[scope] = leases.claimSize(counters[scope], nowMs);
+    }
+  }
+  if (again.key + again.workspace > 0) {
+    const second = (await statement(again))[0];
+    if (!second || !second.usable || second.id !== row.id) throw invalidKey('The API key is not recognised.');
+    for (const scope of SCOPES) if (again[scope] > 0) answers[scope] = claimedIn(second, scope, again[scope]);
+  }
   const limits = callBudgetLimits(row.plan);
-  const key = countedBudget(row.key_points, Number(row.key_expire), limits.key, nowMs);
-  const workspace = countedBudget(row.workspace_points, Number(row.workspace_expire), limits.workspace, nowMs);
+  const admitted = (scope: BudgetScope): boolean => {
+    if (taken[scope]) return true;
+    const answer = answers[scope];
+    return answer !== null && leases.settle(counters[scope], limits[scope], answer, nowMs);
+  };
+  // Both are settled: a call over one budget is still counted on the other, as the library counts.
+  const admittedKey = admitted('key');
+  const admittedWorkspace = admitted('workspace');
+  const overBudget = !admittedKey ? 'key' : !admittedWorkspace ? 'workspace' : null;
+  const key = leases.budget(counters.key, limits.key, nowMs);
+  const workspace = leases.budget(counters.workspace, limits.workspace, nowMs);
   return {
     keyId: row.id,
     kind: row.kind,
@@ -146,7 +230,7 @@ export async function authenticateKey(db: Queryable, secret: string, now: Date):
     accountId: row.account_id,
     plan: row.plan,
     budget: key.remaining <= workspace.remaining ? key : workspace,
-    overBudget: row.key_points > limits.key ? 'key' : row.workspace_points > limits.workspace ? 'workspace' : null,
+    overBudget,
   };
 }
 

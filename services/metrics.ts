@@ -38,6 +38,13 @@ export const chargeBatchCalls = new Histogram({
   registers: [registry],
 });
 
+export const rateBudgetStatements = new Counter({
+  name: 'rate_budget_statements_total',
+  help: 'API-key authentications by statement: "read" (the call spent a point of this process\'s budget leases) or "claim" (it claimed points from the shared counters).',
+  labelNames: ['statement'] as const,
+  registers: [registry],
+});
+
 export const workflowStarts = new Counter({
   name: 'workflow_starts_total',
   help: 'Workflows started by this process, by workflow type (signal-with-start counts as one start request).',

@@ -48,10 +48,8 @@ export function callBudgetLimits(plan: PlanName): { key: number; workspace: numb
 export const budgetKeySql = (scope: 'key' | 'workspace', planExpression: string, idExpression: string): string =>
   `'${scope}:' || ${planExpression} || ':' || ${idExpression}`;
 
-/** A budget from a counter row counted in SQL (api-keys.ts), as the library reports its own. */
-export function countedBudget(points: number, expireMs: number, limit: number, nowMs: number): RateBudget {
-  return { limit, remaining: Math.max(0, limit - points), resetSeconds: Math.max(1, Math.ceil(Math.max(expireMs - nowMs, 0) / 1000)) };
-}
+/** The row key of a call budget, as budgetKeySql writes it in SQL. */
+export const budgetKey = (scope: 'key' | 'workspace', plan: PlanName, id: string): string => `${scope}:${plan}:${id}`;
 
 /**
  * Request budgets per API key and per workspace by plan, counted in PostgreSQL (rate-limiter-flexible)

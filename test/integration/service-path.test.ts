@@ -1,4 +1,5 @@
 import { AccountSchema, ContextChunkSchema, CreditLedgerSchema, ModelSchema, OutcomeSchema } from '../../db/entities';
+import { BudgetLeases } from '../../services/budget-leases';
 import { gzipJson } from '../../services/compression';
 import { createModelForTraining, loadContext } from '../../services/models';
 import { releaseLapsedReservations, releaseReservation, reserveCredits } from '../../services/credits';
@@ -425,9 +426,9 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       const spent = await workspaceBudget(workspace.id);
       for (let i = 0; i < 30; i += 1) expectError(await h.http.get('/v1/models').set('X-API-Key', apiKey), 401, 'API_KEY_INVALID');
       expect(await workspaceBudget(workspace.id)).toBe(spent);
-      const answered = await h.http.get('/v1/models').set('X-API-Key', adminKey);
-      expect(answered.status).toBe(200);
-      expect(await workspaceBudget(workspace.id)).toBe(spent + 1);
+      // A key that may call does move the counter (by the points its process claims ahead of its calls).
+      for (let i = 0; i < 20; i += 1) expect((await h.http.get('/v1/models').set('X-API-Key', adminKey)).status).toBe(200);
+      expect(await workspaceBudget(workspace.id)).toBeGreaterThanOrEqual(spent + 20 - BudgetLeases.maxClaim(200));
     });
 
     it('counts a web session and the API keys of one workspace against the same workspace budget', async () => {
