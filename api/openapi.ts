@@ -15,7 +15,7 @@ const GENERIC_ERRORS: Array<[number, string]> = [
 
 const RATE_HEADERS = {
   'RateLimit-Limit': { description: 'Requests allowed in the current window (the tighter of the key and workspace budgets).', schema: { type: 'integer' as const } },
-  'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' as const } },
+  'RateLimit-Remaining': { description: 'Requests left in the current window, as the answering API process counts them (with several processes, points another process holds unspent count as spent).', schema: { type: 'integer' as const } },
   'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' as const } },
 };
 
