@@ -196,7 +196,8 @@ export async function authenticateKey(db: Queryable, secret: string, now: Date, 
   if (status === 'expired') throw invalidKey('The API key has expired.');
   if (!row.usable) throw invalidKey('The API key is not recognised.');
   const counters = countersOf(row);
-  countersOfSecret.set(secretHash, counters);
+  // The read above already refreshed the entry's recency; it is written only when new or moved.
+  if (!hinted || hinted.key !== counters.key || hinted.workspace !== counters.workspace) countersOfSecret.set(secretHash, counters);
   const answers: Record<BudgetScope, Claimed | null> = { key: claimedIn(row, 'key', claims.key), workspace: claimedIn(row, 'workspace', claims.workspace) };
   // Points taken on counters this key is no longer counted on are claimed again on its own.
   const again: Record<BudgetScope, number> = { key: 0, workspace: 0 };

@@ -55,6 +55,16 @@ describe('GET /metrics', () => {
     expect(after).toMatch(/^process_cpu_user_seconds_total /m);
   });
 
+  it('counts API-key authentications by statement: a claim of rate-budget points while the leases run out, a read once a point is in hand', async () => {
+    const { apiKey } = await h.provision('build');
+    const before = await scrape();
+    // A new key claims 1 point, then 2 (its first is spent), then has one in hand for its third call.
+    for (let i = 0; i < 3; i += 1) expect((await h.http.get('/v1/models').set('X-API-Key', apiKey)).status).toBe(200);
+    const after = await scrape();
+    expect(sample(after, 'rate_budget_statements_total', { statement: 'claim' }) - sample(before, 'rate_budget_statements_total', { statement: 'claim' })).toBe(2);
+    expect(sample(after, 'rate_budget_statements_total', { statement: 'read' }) - sample(before, 'rate_budget_statements_total', { statement: 'read' })).toBe(1);
+  });
+
   it('labels a path no route matches as unmatched, not by its raw path', async () => {
     await h.http.get('/v1/nothing/here-123');
     expect(sample(await scrape(), 'http_request_duration_seconds_count', { method: 'GET', route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
