@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeySchema, WorkspaceSchema, type ApiKey, type ApiKeyKind } from '../db/entities';
 import { RATE_LIMIT_WINDOW_SECONDS, type PlanName } from '../config/plans';
 import { AppError, notFound } from './errors';
-import { budgetKey, budgetKeySql, callBudgetLimits, RATE_LIMIT_TABLE, type RateBudget } from './rate-limits';
+import { budgetKey, budgetKeySql, callBudgetLimits, RATE_LIMIT_TABLE, type BudgetScope, type RateBudget } from './rate-limits';
 import { BudgetLeases, type Claimed } from './budget-leases';
 import { rateBudgetStatements } from './metrics';
 import { newId, randomBase62 } from './ids';
@@ -124,10 +124,9 @@ select k.*, kc.points as key_points, kc.expire as key_expire, wc.points as works
 export interface AuthenticatedCall extends AuthenticatedKey {
   /** The tighter of the key's and the workspace's budgets after this call, and whether it was over. */
   budget: RateBudget;
-  overBudget: 'key' | 'workspace' | null;
+  overBudget: BudgetScope | null;
 }
 
-type BudgetScope = 'key' | 'workspace';
 const SCOPES: readonly BudgetScope[] = ['key', 'workspace'];
 
 /** The two budget counters a key's calls are counted on (the row keys of rate_limits). */

@@ -15,7 +15,7 @@ export interface RateBudget {
 
 /** A refused call: 429 RATE_LIMITED, with what the caller needs to wait. */
 export class RateLimited extends AppError {
-  constructor(readonly budget: RateBudget, scope: 'key' | 'workspace' | 'sign-in') {
+  constructor(readonly budget: RateBudget, scope: BudgetScope | 'sign-in') {
     const what = { key: 'this API key', workspace: 'this workspace', 'sign-in': 'this sign-in step' }[scope];
     super('RATE_LIMITED', 429, `Too many requests for ${what}; retry in ${budget.resetSeconds} s.`, {
       retry_after_seconds: budget.resetSeconds,
@@ -45,11 +45,14 @@ export function callBudgetLimits(plan: PlanName): { key: number; workspace: numb
  * The row key of a call budget as a SQL expression: the library's `${keyPrefix}:${key}` with the
  * prefix `${scope}:${plan}` that RateLimits gives its limiters (a plan change starts new counters).
  */
-export const budgetKeySql = (scope: 'key' | 'workspace', planExpression: string, idExpression: string): string =>
+/** The two call budgets every API-key call is counted on. */
+export type BudgetScope = 'key' | 'workspace';
+
+export const budgetKeySql = (scope: BudgetScope, planExpression: string, idExpression: string): string =>
   `'${scope}:' || ${planExpression} || ':' || ${idExpression}`;
 
 /** The row key of a call budget, as budgetKeySql writes it in SQL. */
-export const budgetKey = (scope: 'key' | 'workspace', plan: PlanName, id: string): string => `${scope}:${plan}:${id}`;
+export const budgetKey = (scope: BudgetScope, plan: PlanName, id: string): string => `${scope}:${plan}:${id}`;
 
 /**
  * Request budgets per API key and per workspace by plan, counted in PostgreSQL (rate-limiter-flexible)
@@ -61,7 +64,7 @@ export class RateLimits {
   /** `callPool`: the counters are written on every call, so they commit like its other statements (db/call-pool.ts). */
   constructor(private readonly callPool: Pool) {}
 
-  private limiter(scope: 'key' | 'workspace', plan: PlanName): { limiter: RateLimiterPostgres; points: number } {
+  private limiter(scope: BudgetScope, plan: PlanName): { limiter: RateLimiterPostgres; points: number } {
     const points = callBudgetLimits(plan)[scope];
     const name = `${scope}:${plan}`;
     let limiter = this.limiters.get(name);
@@ -79,7 +82,7 @@ export class RateLimits {
    * RateLimit headers.
    */
   async consume(caller: { keyId: string; workspaceId: string; plan: PlanName }): Promise<RateBudget> {
-    const scopes: Array<['key' | 'workspace', string]> = [
+    const scopes: Array<[BudgetScope, string]> = [
       ['key', caller.keyId],
       ['workspace', caller.workspaceId],
     ];

