@@ -11,7 +11,7 @@
  */
 import * as fs from 'fs';
 import { predictRows, type TabularModel } from '../../engines/tabular/index';
-import { addForestMember, prepare, trainPrepared } from '../../engines/tabular/pipeline';
+import { addForestMember, categoryRuleFor, prepare, trainPrepared } from '../../engines/tabular/pipeline';
 import { DEFAULT_FOREST_OPTIONS, type ForestOptions, type ForestVersion } from '../../engines/tabular/forest';
 import { beatsRecorded, compareScores, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions, type BenchTask } from './datasets';
 import { arg } from './cli';
@@ -45,7 +45,7 @@ for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
     const { train, test, yTest } = foldSplit(d, f);
     const task = d.task === 'regression' ? 'regression' : 'classification';
     let t0 = cpuSeconds();
-    const p = prepare(train, 'target', task);
+    const p = prepare(train, 'target', task, categoryRuleFor('7.0.0'));
     const v7 = trainPrepared(p, { engineVersion: '7.0.0', seed });
     cpu7 += cpuSeconds() - t0;
     t0 = cpuSeconds();

@@ -12,7 +12,7 @@
  */
 import * as fs from 'fs';
 import { predictRows, type TabularModel } from '../../engines/tabular/index';
-import { addLinearMember, prepare, trainPrepared } from '../../engines/tabular/pipeline';
+import { addLinearMember, categoryRuleFor, prepare, trainPrepared } from '../../engines/tabular/pipeline';
 import type { LinearOptions } from '../../engines/tabular/linear';
 import { beatsRecorded, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions } from './datasets';
 import { arg } from './cli';
@@ -48,7 +48,7 @@ for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
     const { train: tr, test: te, yTest: yt } = foldSplit(d, f);
     const scoreOf = (model: TabularModel): number => scorePredictions(d, yt, predictRows(model, te));
     const t0 = process.cpuUsage();
-    const p = prepare(tr, 'target', task === 'regression' ? 'regression' : 'classification');
+    const p = prepare(tr, 'target', task === 'regression' ? 'regression' : 'classification', categoryRuleFor('5.0.0'));
     const r5 = trainPrepared(p, { engineVersion: '5.0.0', seed });
     const t1 = process.cpuUsage(t0);
     const lin = addLinearMember(p, r5.core, linearOpts);

@@ -6,21 +6,29 @@
  * Trains engine 7.0.0 (the default when this was measured, bench/RESULTS.md, engine 8.0.0) on the plain
  * rows and on the augmented rows, same folds, with each one's CPU seconds.
  *
- *   tsx bench/tabular/tstats.ts [--only a,b] [--smooth 1] [--inner 5] [--seed 0] [--counts]
+ * `--min-categories N` adds them only to columns with more than N distinct values in the training rows
+ * (the schema keeps at most MAX_CATEGORIES = 64 codes, so above 63 the rest share one "other" code).
+ *
+ *   tsx bench/tabular/tstats.ts [--only a,b] [--smooth 1] [--inner 5] [--seed 0] [--counts] [--min-categories 0]
+ *                               [--engine-version 7.0.0] [--data DIR]
  */
 import { predictRows, type TabularModel } from '../../engines/tabular/index';
 import { analyse } from '../../engines/tabular/schema';
 import { makeFolds } from '../../engines/tabular/train';
-import { trainPrepared, prepare } from '../../engines/tabular/pipeline';
+import { categoryRuleFor, trainPrepared, prepare } from '../../engines/tabular/pipeline';
 import type { BenchRow } from './csv';
 import { beatsRecorded, compareScores, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions } from './datasets';
 import { arg } from './cli';
+import type { EngineVersion } from '../../engines/tabular/index';
 import { cpuSeconds, mean } from './measure';
 
 const seed = Number(arg('seed') ?? 0);
 const smooth = Number(arg('smooth') ?? 1);
 const inner = Number(arg('inner') ?? 5);
 const withCounts = process.argv.includes('--counts');
+const minCategories = Number(arg('min-categories') ?? 0);
+const engineVersion = (arg('engine-version') ?? '7.0.0') as EngineVersion;
+const dataDir = arg('data') ?? DEV_DATA_DIR;
 const only = arg('only') ? new Set((arg('only') as string).split(',')) : null;
 const catboost = recordedCatBoost();
 
@@ -64,9 +72,9 @@ function augment(train: BenchRow[], test: BenchRow[], yTrain: number[], categori
 }
 
 const rows: Array<{ name: string; plain: number; ts: number; cpuPlain: number; cpuTs: number; cat: number | undefined }> = [];
-for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
+for (const entry of manifestEntries(dataDir, only)) {
   if (entry.task === 'multiclass' || entry.has_categorical !== 'yes') continue;
-  const d = loadDataset(DEV_DATA_DIR, entry, 5, seed);
+  const d = loadDataset(dataDir, entry, 5, seed);
   const task = d.task === 'regression' ? 'regression' : 'classification';
   const plain: number[] = [];
   const ts: number[] = [];
@@ -75,14 +83,16 @@ for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
   for (let f = 0; f < 5; f++) {
     const { train, test, yTest } = foldSplit(d, f);
     const yTrain = d.y.filter((_, i) => d.folds[i] !== f);
-    const categorical = analyse(train, 'target', task).columns.filter((c) => c.used && c.type === 'categorical').map((c) => c.name);
+    const categorical = analyse(train, 'target', task, categoryRuleFor(engineVersion)).columns.filter((c) => c.used && c.type === 'categorical')
+      .map((c) => c.name)
+      .filter((c) => new Set(train.map((r) => keyOf(r[c]))).size > minCategories);
     let t0 = cpuSeconds();
-    const m0: TabularModel = trainPrepared(prepare(train, 'target', task), { engineVersion: '7.0.0', seed }).model;
+    const m0: TabularModel = trainPrepared(prepare(train, 'target', task, categoryRuleFor(engineVersion)), { engineVersion, seed }).model;
     cpuPlain += cpuSeconds() - t0;
     plain.push(scorePredictions(d, yTest, predictRows(m0, test)));
     t0 = cpuSeconds();
     const aug = augment(train, test, yTrain, categorical);
-    const m1 = trainPrepared(prepare(aug.train, 'target', task), { engineVersion: '7.0.0', seed }).model;
+    const m1 = trainPrepared(prepare(aug.train, 'target', task, categoryRuleFor(engineVersion)), { engineVersion, seed }).model;
     cpuTs += cpuSeconds() - t0;
     ts.push(scorePredictions(d, yTest, predictRows(m1, aug.test)));
   }

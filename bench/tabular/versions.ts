@@ -10,7 +10,7 @@
  */
 import * as fs from 'fs';
 import { predictRows, type TabularModel } from '../../engines/tabular/index';
-import { addLinearMember, isSmallData, prepare, trainPrepared } from '../../engines/tabular/pipeline';
+import { addLinearMember, categoryRuleFor, isSmallData, prepare, trainPrepared } from '../../engines/tabular/pipeline';
 import { beatsRecorded, compareScores, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions, type BenchTask } from './datasets';
 import { arg } from './cli';
 import { cpuSeconds, mean } from './measure';
@@ -33,7 +33,7 @@ for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
     const score = (model: TabularModel): number => scorePredictions(d, yTest, predictRows(model, test));
     const task = d.task === 'regression' ? 'regression' : 'classification';
     let t0 = cpuSeconds();
-    const p = prepare(train, 'target', task);
+    const p = prepare(train, 'target', task, categoryRuleFor('5.0.0'));
     const v5 = trainPrepared(p, { engineVersion: '5.0.0', seed });
     const trees = cpuSeconds() - t0;
     t0 = cpuSeconds();
@@ -45,7 +45,7 @@ for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
     if (isSmallData(p)) {
       // trained from its own preparation, so that its CPU seconds count what 5.0.0's do
       t0 = cpuSeconds();
-      v7 = trainPrepared(prepare(train, 'target', task), { engineVersion: '7.0.0', seed }).model;
+      v7 = trainPrepared(prepare(train, 'target', task, categoryRuleFor('7.0.0')), { engineVersion: '7.0.0', seed }).model;
       cpu7 = cpuSeconds() - t0;
     }
     cpu['5.0.0'] += trees;

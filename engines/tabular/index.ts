@@ -9,7 +9,7 @@
  */
 import { TabularDataError, TabularModelFormatError } from './errors';
 import { predictModelRows, type Prediction, type TabularModel } from './model';
-import { prepare, trainPrepared, ENGINE_ID, ENGINE_VERSION, ENGINE_VERSIONS, type EngineVersion, type ValidationScore } from './pipeline';
+import { categoryRuleFor, prepare, trainPrepared, ENGINE_ID, ENGINE_VERSION, ENGINE_VERSIONS, type EngineVersion, type ValidationScore } from './pipeline';
 import { analyse, type DataReport, type Row, type TaskOption } from './schema';
 import { deserialise, serialise, ARTEFACT_FORMAT_VERSION } from './serialise';
 import { trialRun as runTrial, type TrialReport } from './trial';
@@ -54,7 +54,7 @@ export interface TrainedTabular {
  * scored by the model that did not see it). Throws TabularDataError when the data cannot be used.
  */
 export function trainTabular(rows: Row[], options: TrainOptions): TrainedTabular {
-  const p = prepare(rows, options.target, options.task);
+  const p = prepare(rows, options.target, options.task, categoryRuleFor(options.engineVersion ?? ENGINE_VERSION, options.config?.categories));
   const r = trainPrepared(p, { engineVersion: options.engineVersion, explain: options.explain, seed: options.seed, config: options.config, onProgress: options.onProgress });
   const out: TrainedTabular = { model: r.model, report: r.report, validation: r.validation };
   if (options.explain) out.topFactors = r.topFactors ?? [];
@@ -83,7 +83,7 @@ export function featureColumns(model: TabularModel): string[] {
 
 /** Data report without training; throws TabularDataError when the data cannot be used. */
 export function analyseDataset(rows: Row[], options: { target: string; task?: TaskOption }): DataReport {
-  return analyse(rows, options.target, options.task).report;
+  return analyse(rows, options.target, options.task, categoryRuleFor(ENGINE_VERSION)).report;
 }
 
 /** Trial fit on a random split, with a verdict (usable / weak / no_signal) and a hint. */

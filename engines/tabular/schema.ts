@@ -52,7 +52,30 @@ export interface FeatureSpec {
 }
 
 export const MIN_ROWS = 10;
+/** Codes of a text column before engine 10 (its 63 most frequent categories and "other"). */
 export const MAX_CATEGORIES = 64;
+
+/**
+ * Which categories of a text column get a code of their own; the others share one "other" code.
+ * A column of at most `mostFrequent + 1` categories keeps them all. Above that, the `mostFrequent`
+ * most frequent are kept, then each further one, in order of frequency, while it has at least
+ * `minRowsBeyond` rows and fewer than `maxKept` are kept.
+ */
+export interface CategoryRule {
+  mostFrequent: number;
+  minRowsBeyond: number;
+  /** at most 254: 254 codes, "other" and the missing bin fill the 256 values of a byte bin */
+  maxKept: number;
+}
+
+/** Engines 1.0.0-9.0.0: the 63 most frequent categories. */
+export const CATEGORY_RULE_V1: CategoryRule = { mostFrequent: MAX_CATEGORIES - 1, minRowsBeyond: Infinity, maxKept: MAX_CATEGORIES - 1 };
+/**
+ * Engine 10.0.0: the 63 most frequent, and after them every category of at least 20 rows (the
+ * leaf minimum of data above 800 rows), up to 254. A category that frequent is an effect the trees
+ * can estimate (a country in panel data, a store, a sensor); folding it into "other" hid it.
+ */
+export const CATEGORY_RULE_V10: CategoryRule = { mostFrequent: MAX_CATEGORIES - 1, minRowsBeyond: 20, maxKept: 254 };
 export const MAX_CLASSES = 100;
 /** Numeric targets with at most this many distinct integer values are classified. */
 export const MAX_INTEGER_CLASSES = 10;
@@ -244,7 +267,7 @@ interface DetectResult {
   warning?: string;
 }
 
-function detectColumn(name: string, values: unknown[]): DetectResult {
+function detectColumn(name: string, values: unknown[], rule: CategoryRule): DetectResult {
   let missing = 0;
   let numCount = 0;
   let boolCount = 0;
@@ -336,8 +359,10 @@ function detectColumn(name: string, values: unknown[]): DetectResult {
     };
   }
   const sorted = [...distinct.entries()].sort((a, b) => (b[1] - a[1]) || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  if (sorted.length > MAX_CATEGORIES) {
-    const kept = sorted.slice(0, MAX_CATEGORIES - 1).map((e) => e[0]).sort();
+  let keep = sorted.length > rule.mostFrequent + 1 ? rule.mostFrequent : sorted.length;
+  while (keep < sorted.length && keep < rule.maxKept && sorted[keep][1] >= rule.minRowsBeyond) keep++;
+  if (keep < sorted.length) {
+    const kept = sorted.slice(0, keep).map((e) => e[0]).sort();
     const note = `high cardinality: kept the ${kept.length} most frequent of ${sorted.length} categories, the rest grouped as "other"`;
     return {
       schema: { name, type, used: true, categories: kept, otherCode: kept.length },
@@ -356,7 +381,7 @@ export interface Analysis {
   features: FeatureSpec[];
 }
 
-export function analyse(rows: Row[], target: string, task?: TaskOption): Analysis {
+export function analyse(rows: Row[], target: string, task: TaskOption | undefined, rule: CategoryRule): Analysis {
   if (!Array.isArray(rows)) throw new TabularDataError('INVALID_OPTIONS', 'Rows must be an array of objects.');
   const t = analyseTarget(rows, target, task);
   const names = collectColumns(rows).filter((c) => c !== target);
@@ -365,7 +390,7 @@ export function analyse(rows: Row[], target: string, task?: TaskOption): Analysi
   const warnings: string[] = [];
   for (const name of names) {
     const vals = t.keep.map((i) => rows[i][name]);
-    const d = detectColumn(name, vals);
+    const d = detectColumn(name, vals, rule);
     columns.push(d.schema);
     reports.push(d.report);
     if (d.warning) warnings.push(d.warning);

@@ -12,6 +12,7 @@ import { Prng } from './prng';
 import type { MemberName } from './portfolio';
 import type { LinearOptions } from './linear';
 import type { ForestOptions } from './forest';
+import type { CategoryRule } from './schema';
 
 export type InternalTask = 'binary' | 'multiclass' | 'regression';
 
@@ -47,6 +48,8 @@ export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & {
   linear?: Partial<LinearOptions>;
   /** engines 8 and 9 only (experiments): options of the forest member (forest.ts), over the version's */
   forest?: Partial<ForestOptions>;
+  /** engines 1-10 (experiments): the category rule over the version's (schema.ts, categoryRuleFor) */
+  categories?: Partial<CategoryRule>;
 };
 
 /**

@@ -2,7 +2,7 @@ import { loadModel, predictRows, serialiseModel, trainTabular, TABULAR_ENGINE } 
 import { canServe } from '../../../engines/catalogue';
 import { basisMatrix, fitBasis, fitLinear, DEFAULT_LINEAR_OPTIONS, TERM_CODE, TERM_HINGE, TERM_LINEAR, TERM_MISSING } from '../../../engines/tabular/linear';
 import { makeLoss } from '../../../engines/tabular/loss';
-import { addLinearMember, prepare, trainPrepared } from '../../../engines/tabular/pipeline';
+import { addLinearMember, categoryRuleFor, prepare, trainPrepared } from '../../../engines/tabular/pipeline';
 import { makeFolds, type EngineConfigOverride } from '../../../engines/tabular/train';
 import { Prng } from '../../../engines/tabular/prng';
 import type { Row } from '../../../engines/tabular/index';
@@ -97,7 +97,7 @@ describe('engine 6: the linear member', () => {
   });
 
   it.each(['binary', 'multiclass', 'regression'] as const)('(%s) blends with weights summing to one, never worse out of fold than the better member', (kind) => {
-    const p = prepare(kind === 'regression' ? linearRows(200, 5) : signalRows(200, 5, kind), 'target', kind === 'regression' ? 'regression' : 'classification');
+    const p = prepare(kind === 'regression' ? linearRows(200, 5) : signalRows(200, 5, kind), 'target', kind === 'regression' ? 'regression' : 'classification', categoryRuleFor('5.0.0'));
     const r = trainPrepared(p, { engineVersion: '5.0.0', seed: 1, config: FAST });
     const lin = addLinearMember(p, r.core);
     expect(lin.weights).toBeDefined();
@@ -155,7 +155,7 @@ describe('engine 6: the linear member', () => {
       }
       return { ...row, target: signal > 1.5 ? 'a' : 'b' };
     });
-    const p = prepare(rows, 'target', 'classification');
+    const p = prepare(rows, 'target', 'classification', categoryRuleFor('5.0.0'));
     const { core } = trainPrepared(p, { engineVersion: '5.0.0', seed: 1, config: FAST });
     expect(DEFAULT_LINEAR_OPTIONS.maxTerms).toBe(512);
     expect(fitBasis(p.X, p.n, p.F, p.categorical, DEFAULT_LINEAR_OPTIONS.hinges).termFeature.length).toBe(600);
@@ -184,12 +184,12 @@ describe('engine 6: the linear member', () => {
     expect(loadModel(text).linear).toBeUndefined();
   });
 
-  it('is trainable by name, not the default (over the fit-time goal; 9.0.0 is), writes artefact format 2 and is servable', () => {
-    expect(TABULAR_ENGINE.version).toBe('9.0.0');
-    // 9.0.0 writes format 3; 6.0.0's models stay in format 2 (below)
+  it('is trainable by name, not the default (over the fit-time goal; 10.0.0 is), writes artefact format 2 and is servable', () => {
+    expect(TABULAR_ENGINE.version).toBe('10.0.0');
+    // 10.0.0 writes format 3; 6.0.0's models stay in format 2 (below)
     expect(TABULAR_ENGINE.artefactFormatVersion).toBe(3);
     expect(canServe('tabular-gbdt', '6.0.0')).toBe(true);
-    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine.version).toBe('9.0.0');
+    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine.version).toBe('10.0.0');
     expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: '6.0.0' }).model.engine.version).toBe('6.0.0');
   });
 

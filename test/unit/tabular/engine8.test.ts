@@ -2,7 +2,7 @@ import { predictRows, serialiseModel, trainTabular, TABULAR_ENGINE } from '../..
 import { canServe } from '../../../engines/catalogue';
 import { DEFAULT_FOREST_OPTIONS, fitForest, mixWeight, predictForest } from '../../../engines/tabular/forest';
 import { encodeForModel } from '../../../engines/tabular/model';
-import { addForestMember, prepare, trainPrepared } from '../../../engines/tabular/pipeline';
+import { addForestMember, categoryRuleFor, prepare, trainPrepared } from '../../../engines/tabular/pipeline';
 import { deserialise, serialise } from '../../../engines/tabular/serialise';
 import { Prng } from '../../../engines/tabular/prng';
 import type { EngineConfigOverride } from '../../../engines/tabular/train';
@@ -73,7 +73,7 @@ describe('the forest member (extremely randomised trees)', () => {
 
   it('scores each row out of fold with a forest that never saw its target', () => {
     const rows = signalRows(200, 3, 'regression');
-    const p = prepare(rows, 'target', 'regression');
+    const p = prepare(rows, 'target', 'regression', categoryRuleFor('7.0.0'));
     const core = trainPrepared(p, { engineVersion: '7.0.0', seed: 1, config: FAST }).core;
     const before = addForestMember(p, core, 1).oofOut as Float64Array;
     // change the targets of the first fold's held-out rows: their own out-of-fold outputs must not move
@@ -130,8 +130,8 @@ describe('engine 8: 7.0.0 plus the forest member on data of at most 500 rows', (
     expect(() => deserialise(serialise(broken))).toThrow(/bad forest part/);
   });
 
-  it('stays servable and trainable by name after 9.0.0 became the default, as does every earlier version', () => {
-    expect(TABULAR_ENGINE.version).toBe('9.0.0');
+  it('stays servable and trainable by name after 9.0.0 and 10.0.0 became the default, as does every earlier version', () => {
+    expect(TABULAR_ENGINE.version).toBe('10.0.0');
     expect(canServe('tabular-gbdt', '8.0.0')).toBe(true);
     for (const version of ['1.0.0', '4.0.0', '5.0.0', '6.0.0', '7.0.0', '8.0.0'] as const) {
       expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: version }).model.engine.version).toBe(version);

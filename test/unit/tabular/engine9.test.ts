@@ -2,7 +2,7 @@ import { serialiseModel, trainTabular, TABULAR_ENGINE } from '../../../engines/t
 import { canServe } from '../../../engines/catalogue';
 import { DEFAULT_FOREST_OPTIONS, forestOptions, mixWeight } from '../../../engines/tabular/forest';
 import { rocAuc } from '../../../engines/tabular/metrics';
-import { addForestMember, prepare, trainPrepared } from '../../../engines/tabular/pipeline';
+import { addForestMember, categoryRuleFor, prepare, trainPrepared } from '../../../engines/tabular/pipeline';
 import { Prng } from '../../../engines/tabular/prng';
 import { rawToOutput, type EngineConfigOverride } from '../../../engines/tabular/train';
 import { expectDeterministicRoundTrip, noisyProbabilities, signalRows } from './helpers';
@@ -58,7 +58,7 @@ describe('engine 9: 8.0.0 with the classification forest weighed by full-size fo
   });
 
   it('scores a binary forest out of fold with as many trees as it keeps, and weighs it by the best out-of-fold AUC', () => {
-    const p = prepare(signalRows(240, 31, 'binary'), 'target', 'classification');
+    const p = prepare(signalRows(240, 31, 'binary'), 'target', 'classification', categoryRuleFor('7.0.0'));
     const core = trainPrepared(p, { engineVersion: '7.0.0', seed: 2, config: FAST }).core;
     const v9 = addForestMember(p, core, 2, undefined, '9.0.0');
     const v8 = addForestMember(p, core, 2, undefined, '8.0.0');
@@ -86,10 +86,9 @@ describe('engine 9: 8.0.0 with the classification forest weighed by full-size fo
     expectDeterministicRoundTrip('9.0.0', kind, 3, FAST);
   });
 
-  it('is the version new models get, writes format 3 and is servable', () => {
-    expect(TABULAR_ENGINE.version).toBe('9.0.0');
-    expect(TABULAR_ENGINE.artefactFormatVersion).toBe(3);
-    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine.version).toBe('9.0.0');
+  it('stays servable and trainable by name after 10.0.0 became the default', () => {
+    expect(TABULAR_ENGINE.version).toBe('10.0.0');
+    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: '9.0.0' }).model.engine.version).toBe('9.0.0');
     expect(canServe('tabular-gbdt', '9.0.0')).toBe(true);
   });
 });
