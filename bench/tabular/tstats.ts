@@ -7,19 +7,20 @@
  * rows and on the augmented rows, same folds, with each one's CPU seconds.
  *
  * `--min-categories N` adds them only to columns with more than N distinct values in the training rows
- * (the schema keeps at most MAX_CATEGORIES = 64 codes, so above 63 the rest share one "other" code).
+ * (engines up to 9.0.0 give a column at most 64 codes, so above 63 categories the rest share "other";
+ * 10.0.0 keeps more, schema.ts). `--engine-version` trains another version than 7.0.0, `--data` reads
+ * another collection (the held-out one, bench/tabular/heldout.py).
  *
  *   tsx bench/tabular/tstats.ts [--only a,b] [--smooth 1] [--inner 5] [--seed 0] [--counts] [--min-categories 0]
  *                               [--engine-version 7.0.0] [--data DIR]
  */
-import { predictRows, type TabularModel } from '../../engines/tabular/index';
+import { predictRows, type EngineVersion, type TabularModel } from '../../engines/tabular/index';
 import { analyse } from '../../engines/tabular/schema';
 import { makeFolds } from '../../engines/tabular/train';
 import { categoryRuleFor, trainPrepared, prepare } from '../../engines/tabular/pipeline';
 import type { BenchRow } from './csv';
 import { beatsRecorded, compareScores, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions } from './datasets';
 import { arg } from './cli';
-import type { EngineVersion } from '../../engines/tabular/index';
 import { cpuSeconds, mean } from './measure';
 
 const seed = Number(arg('seed') ?? 0);
