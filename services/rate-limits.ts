@@ -41,13 +41,13 @@ export function callBudgetLimits(plan: PlanName): { key: number; workspace: numb
   return { key: RATE_LIMITS[plan].perKey * RATE_LIMIT_WINDOW_SECONDS, workspace: RATE_LIMITS[plan].perWorkspace * RATE_LIMIT_WINDOW_SECONDS };
 }
 
+/** The two call budgets every API-key call is counted on. */
+export type BudgetScope = 'key' | 'workspace';
+
 /**
  * The row key of a call budget as a SQL expression: the library's `${keyPrefix}:${key}` with the
  * prefix `${scope}:${plan}` that RateLimits gives its limiters (a plan change starts new counters).
  */
-/** The two call budgets every API-key call is counted on. */
-export type BudgetScope = 'key' | 'workspace';
-
 export const budgetKeySql = (scope: BudgetScope, planExpression: string, idExpression: string): string =>
   `'${scope}:' || ${planExpression} || ':' || ${idExpression}`;
 
