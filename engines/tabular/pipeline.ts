@@ -9,6 +9,7 @@ import { basisMatrix, fitBasis, fitLinear, DEFAULT_LINEAR_OPTIONS, type LinearOp
 import { defaultConfig, fitCore, rawToOutput, takeRows, type CoreResult, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
 import { logLoss, rmse, rocAuc } from './metrics';
 import { fitForest, forestOutputs, mixOutputs, mixWeight, predictForest, forestOptions, type ForestOptions, type ForestPart, type ForestVersion } from './forest';
+import { fitGroupTable, groupOof, groupOutputs, outputLoss, searchGroupKey, DEFAULT_GROUP_OPTIONS, SMOOTH_GRID, type GroupOptions, type GroupPart } from './group';
 
 export const ENGINE_ID = 'tabular-gbdt';
 /**
@@ -28,22 +29,25 @@ export const ENGINE_ID = 'tabular-gbdt';
  * by fold forests as large as the kept one, binary ones by out-of-fold ROC AUC (forestOptions).
  * 10.0.0: 9.0.0 on text columns that keep more categories: after the 63 most frequent, every category
  * of at least 20 rows, up to 254 (schema.ts, CATEGORY_RULE_V10); data without such a column train
- * exactly 9.0.0's model.
+ * exactly 9.0.0's model. 11.0.0: 10.0.0 plus a group member on data of at least 1,000 rows (group.ts:
+ * a combination of columns naming the record a row belongs to; a row of a seen record moves towards
+ * its record's training outcomes, one of an unseen record keeps the model's output; kept when it lowers
+ * the out-of-fold loss by at least 2.5 %, addGroupMember); where it is not kept, 10.0.0's model.
  * 1.0.0-5.0.0 write artefact format 1, 6.0.0 and 7.0.0 format 2 (format 1 plus an optional linear
- * part), 8.0.0-10.0.0 format 3 (format 2 plus an optional forest part); all are scored by the same
- * code, so a model of any version keeps serving exactly what it served.
+ * part), 8.0.0-10.0.0 format 3 (format 2 plus an optional forest part), 11.0.0 format 4 (format 3 plus
+ * an optional group part); all are scored by the same code, so a model of any version keeps serving
+ * exactly what it served.
  */
-export const ENGINE_VERSIONS = ['1.0.0', '2.0.0', '3.0.0', '4.0.0', '5.0.0', '6.0.0', '7.0.0', '8.0.0', '9.0.0', '10.0.0'] as const;
+export const ENGINE_VERSIONS = ['1.0.0', '2.0.0', '3.0.0', '4.0.0', '5.0.0', '6.0.0', '7.0.0', '8.0.0', '9.0.0', '10.0.0', '11.0.0'] as const;
 export type EngineVersion = (typeof ENGINE_VERSIONS)[number];
 /**
- * The version new models are trained with: 10.0.0 (9.0.0 with frequent categories beyond the 63 most
- * frequent kept). Of the 75 development and held-out datasets it changes 2 models: gapminder much
- * better on three fold splits, nyc_taxi_fare a wash (bench/RESULTS.md, engine 10.0.0). 6.0.0 was never
- * the default: on the host of its measurement it took 5.05-5.07× LightGBM's fit time. Before 10.0.0:
- * 9.0.0, 8.0.0, 7.0.0, 5.0.0, 4.0.0, 1.0.0. Models of every earlier version keep the version they
- * were trained with and its predictions.
+ * The version new models are trained with: 11.0.0 (10.0.0 with the group member). Of the 75
+ * development and held-out datasets it changes 3 held-out models, all better: police_injury, caravan
+ * and polls_2016 (bench/RESULTS.md, engine 11.0.0). 6.0.0 was never the default: on the host of its measurement it
+ * took 5.05-5.07× LightGBM's fit time. Before 11.0.0: 10.0.0, 9.0.0, 8.0.0, 7.0.0, 5.0.0, 4.0.0,
+ * 1.0.0. Models of every earlier version keep the version they were trained with and its predictions.
  */
-export const ENGINE_VERSION: EngineVersion = '10.0.0';
+export const ENGINE_VERSION: EngineVersion = '11.0.0';
 
 export interface Prepared {
   analysis: Analysis;
@@ -58,9 +62,9 @@ export interface Prepared {
   categoryRule: CategoryRule;
 }
 
-/** The category rule of an engine version (schema.ts): 10.0.0 keeps frequent categories beyond the 63 most frequent. */
+/** The category rule of an engine version (schema.ts): 10.0.0 and 11.0.0 keep frequent categories beyond the 63 most frequent. */
 export function categoryRuleFor(version: EngineVersion, override?: Partial<CategoryRule>): CategoryRule {
-  const rule = version === '10.0.0' ? CATEGORY_RULE_V10 : CATEGORY_RULE_V1;
+  const rule = version === '10.0.0' || version === '11.0.0' ? CATEGORY_RULE_V10 : CATEGORY_RULE_V1;
   return override ? { ...rule, ...override } : rule;
 }
 
@@ -116,6 +120,8 @@ export interface TrainResult {
   validation: ValidationScore;
   topFactors?: Factor[];
   core: CoreResult;
+  /** engine 11: the group member's key (feature indices) and gain, when a key was searched */
+  group?: { columns: number[]; gain?: number };
 }
 
 export interface TrainSettings {
@@ -145,6 +151,7 @@ function configPart(override: EngineConfigOverride): Partial<Omit<EngineConfig, 
   delete rest.linear;
   delete rest.forest;
   delete rest.categories;
+  delete rest.group;
   delete rest.grower;
   return rest;
 }
@@ -293,6 +300,78 @@ export function addForestMember(p: Prepared, core: CoreResult, seed: number, ove
   return { part: { ...fitForest(p.X, p.F, p.y, p.task, p.nClasses, all, opts.trees, seed + 100), weight }, oofOut, weight };
 }
 
+export interface GroupMemberResult {
+  /** the model's group part; undefined when the member is not kept */
+  part?: GroupPart;
+  /** the model's out-of-fold outputs with the member applied (n x K, NaN where a row was not held out), when kept */
+  oofOut?: Float64Array;
+  /** the key's features, and the share by which the mixture lowers the model's out-of-fold loss */
+  columns?: number[];
+  gain?: number;
+}
+
+/** Engine 11: the member's weights in the mixture with the model, tried with each SMOOTH_GRID value. */
+const GROUP_WEIGHT_STEPS = 20;
+
+/**
+ * Engine 11: the group member (group.ts) on the trees' own folds. `modelOut` holds the model's
+ * out-of-fold outputs (probabilities n x K, or values; NaN where not held out). The key is searched on
+ * those folds; a held row's member output is the rows of its record outside its fold plus `s` rows'
+ * worth of its `modelOut` (its `modelOut` alone when no such row exists), mixed with `modelOut` by a
+ * weight w in {1/20, ..., 1}. The pair (s, w), s from SMOOTH_GRID, is the one of least out-of-fold loss
+ * (for binary tasks, of greatest ROC AUC, the forest member's rule; then only if above the model's
+ * own). The member is kept when the loss-minimising pair makes the out-of-fold loss at least
+ * GroupOptions.minGain lower than the model's alone, and the key has at least two columns (one column
+ * is what the trees' own splits see).
+ */
+export function addGroupMember(p: Prepared, core: CoreResult, modelOut: Float64Array, override?: Partial<GroupOptions>): GroupMemberResult {
+  const opts: GroupOptions = { ...DEFAULT_GROUP_OPTIONS, ...(override ?? {}) };
+  if (p.n < opts.minRows) return {};
+  const K = groupOutputs(p.task, p.nClasses);
+  const regression = p.task === 'regression';
+  const nFolds = core.foldModels.length;
+  const fold = new Int32Array(p.n).fill(-1);
+  core.foldModels.forEach((fm, m) => fm.validRows.forEach((r) => (fold[r] = m)));
+  const rows = { X: p.X, n: p.n, F: p.F, y: p.y, K, regression };
+  const key = searchGroupKey(rows, fold, nFolds, opts);
+  if (key.columns.length < 2) return { columns: key.columns };
+  const held: number[] = [];
+  for (let i = 0; i < p.n; i++) if (fold[i] >= 0) held.push(i);
+  const yHeld = Float64Array.from(held, (i) => p.y[i]);
+  const scores = new Float64Array(held.length);
+  const auc = (out: Float64Array): number => {
+    held.forEach((i, j) => (scores[j] = out[i * 2 + 1]));
+    return rocAuc(yHeld, scores);
+  };
+  const members = SMOOTH_GRID.map((s) => groupOof(key.gid, key.groups, p.y, fold, nFolds, K, regression, s, modelOut));
+  const mixed = new Float64Array(modelOut.length);
+  const mix = (member: Float64Array, w: number): Float64Array => {
+    for (let j = 0; j < mixed.length; j++) mixed[j] = (1 - w) * modelOut[j] + w * member[j];
+    return mixed;
+  };
+  /** The pair (s, w) of the grid whose mixture has the lowest `score`, if lower than `start` (else w = 0). */
+  const best = (score: (out: Float64Array) => number, start: number): { score: number; s: number; w: number } => {
+    let top = { score: start, s: 0, w: 0 };
+    members.forEach((member, m) => {
+      for (let step = 1; step <= GROUP_WEIGHT_STEPS; step++) {
+        const w = step / GROUP_WEIGHT_STEPS;
+        const v = score(mix(member, w));
+        if (v < top.score) top = { score: v, s: SMOOTH_GRID[m], w };
+      }
+    });
+    return top;
+  };
+  const modelLoss = outputLoss(p.y, modelOut, K, regression);
+  const byLoss = best((out) => outputLoss(p.y, out, K, regression), modelLoss);
+  const gain = 1 - byLoss.score / modelLoss;
+  if (!(gain >= opts.minGain)) return { columns: key.columns, gain };
+  // binary tasks: the pair of greatest out-of-fold ROC AUC, if above the model's own (the forest member's rule)
+  const chosen = p.task === 'binary' ? best((out) => -auc(out), -auc(modelOut)) : byLoss;
+  if (!(chosen.w > 0)) return { columns: key.columns, gain };
+  const table = fitGroupTable(rows, key.columns, chosen.s);
+  return { part: { ...table, weight: chosen.w }, oofOut: mix(members[SMOOTH_GRID.indexOf(chosen.s)], chosen.w).slice(), columns: key.columns, gain };
+}
+
 export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult {
   const seed = settings.seed ?? 42;
   const version = settings.engineVersion ?? ENGINE_VERSION;
@@ -312,18 +391,25 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     ? fitCore(input, resolveConfigV4(p, settings.config), seed, onRound)
     : version === '5.0.0' || version === '6.0.0'
     ? fitCore(input, resolveConfigV5(p, settings.config), seed, onRound)
-    : version === '7.0.0' || version === '8.0.0' || version === '9.0.0' || version === '10.0.0'
+    : version === '7.0.0' || version === '8.0.0' || version === '9.0.0' || version === '10.0.0' || version === '11.0.0'
     ? fitCore(input, resolveConfigV7(p, settings.config), seed, onRound)
     : fitPortfolio(input, resolveMembers(p, settings.config, version), seed, onRound, settings.config?.blendStart).core;
-  const withForest = version === '8.0.0' || version === '9.0.0' || version === '10.0.0';
+  const withGroup = version === '11.0.0';
+  const withForest = version === '8.0.0' || version === '9.0.0' || version === '10.0.0' || withGroup;
   const withLinear = version === '6.0.0' || version === '7.0.0' || withForest;
   const linear = withLinear ? addLinearMember(p, trees, settings.config?.linear) : undefined;
   const core = linear ? linear.core : trees;
   const forest = withForest ? addForestMember(p, core, seed, settings.config?.forest, version === '8.0.0' ? '8.0.0' : '9.0.0') : undefined;
+  // the model's out-of-fold outputs (NaN where no fold model held a row out); the forest and the group
+  // member hold out the trees' rows (the same folds)
+  const oofOut = rawToOutput(p.task, core.oofRaw, p.n, p.nClasses);
+  if (forest?.part && forest.oofOut) mixOutputs(oofOut, forest.oofOut, forest.part.weight);
+  const group = withGroup ? addGroupMember(p, core, oofOut, settings.config?.group) : undefined;
+  if (group?.part && group.oofOut) oofOut.set(group.oofOut);
   const a = p.analysis;
   const model: TabularModel = {
     engine: { id: ENGINE_ID, version },
-    formatVersion: withForest ? 3 : withLinear ? 2 : 1,
+    formatVersion: withGroup ? 4 : withForest ? 3 : withLinear ? 2 : 1,
     task: p.task,
     target: a.report.target,
     classes: a.target.classes,
@@ -333,17 +419,14 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     predictor: core.predictor,
     ...(linear?.part ? { linear: linear.part } : {}),
     ...(forest?.part ? { forest: forest.part } : {}),
+    ...(group?.part ? { group: group.part } : {}),
   };
   // validation on out-of-fold rows
   const K = p.task === 'multiclass' ? p.nClasses : 1;
   const rowsHeld: number[] = [];
   for (let i = 0; i < p.n; i++) if (!Number.isNaN(core.oofRaw[i * K])) rowsHeld.push(i);
   const yHeld = Float64Array.from(rowsHeld, (r) => p.y[r]);
-  const outHeld = rawToOutput(p.task, takeRows(core.oofRaw, K, rowsHeld), rowsHeld.length, p.nClasses);
-  if (forest?.part && forest.oofOut) {
-    // every row the trees held out, the forest held out too (the same folds)
-    mixOutputs(outHeld, takeRows(forest.oofOut, forestOutputs(p.task, p.nClasses), rowsHeld), forest.part.weight);
-  }
+  const outHeld = takeRows(oofOut, forestOutputs(p.task, p.nClasses), rowsHeld);
   const validation = scoreOutputs(p.task, yHeld, outHeld, p.nClasses, p.y);
   let topFactors: Factor[] | undefined;
   if (settings.explain) {
@@ -351,5 +434,5 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     topFactors = toShares(imp);
     if (topFactors.length === 0) topFactors = toShares(gainImportance(core.predictor, a.features));
   }
-  return { model, report: a.report, validation, topFactors, core };
+  return { model, report: a.report, validation, topFactors, core, ...(group?.columns ? { group: { columns: group.columns, gain: group.gain } } : {}) };
 }

@@ -8,6 +8,7 @@ import type { TabularModel } from './model';
 import type { FlatPredictor } from './predictor';
 import type { LinearPart } from './linear';
 import type { ForestPart } from './forest';
+import type { GroupPart } from './group';
 
 export const ARTEFACT_FORMAT = 'tabular-gbdt';
 /**
@@ -15,10 +16,11 @@ export const ARTEFACT_FORMAT = 'tabular-gbdt';
  * the flat tree predictor (engines 1.0.0-5.0.0). Format 2 (engine 6.0.0): format 1 plus an optional
  * `linear` part (engine 6's linear member; absent when the blend gave it no weight). Format 3 (engines
  * 8.0.0 and 9.0.0): format 2 plus an optional `forest` part (their forest member; absent when the
- * mixture gave it no weight). A model keeps the format it was trained in (`TabularModel.formatVersion`), so an older
- * model re-serialises exactly.
+ * mixture gave it no weight). Format 4 (engine 11.0.0): format 3 plus an optional `group` part (its
+ * group member's lookup table; absent when the member was not kept). A model keeps the format it was
+ * trained in (`TabularModel.formatVersion`), so an older model re-serialises exactly.
  */
-export const ARTEFACT_FORMAT_VERSION = 3;
+export const ARTEFACT_FORMAT_VERSION = 4;
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const B64_INDEX = new Int16Array(128).fill(-1);
@@ -205,12 +207,50 @@ function decodeForest(e: unknown, nFeatures: number): ForestPart {
   return f;
 }
 
+const GROUP_ARRAYS: Array<[keyof GroupPart, ArrayKind]> = [
+  ['columns', 'i32'],
+  ['values', 'f64'],
+  ['valueStart', 'i32'],
+  ['keys', 'i32'],
+  ['sums', 'f64'],
+  ['counts', 'f64'],
+];
+
+function encodeGroup(g: GroupPart): Record<string, unknown> {
+  const arrays: Record<string, { kind: ArrayKind; data: string }> = {};
+  for (const [name] of GROUP_ARRAYS) arrays[name] = encodeArray(g[name] as Float64Array);
+  return { nOutputs: g.nOutputs, smooth: encodeNumber(g.smooth), weight: encodeNumber(g.weight), arrays };
+}
+
+/** A group part read back, its sizes and references checked so that a lookup cannot leave the arrays (nOutputs: the model's). */
+function decodeGroup(e: unknown, nFeatures: number, nOutputs: number): GroupPart {
+  const o = e as { nOutputs?: unknown; smooth?: unknown; weight?: unknown; arrays?: Record<string, unknown> };
+  if (!o || typeof o.nOutputs !== 'number' || !o.arrays) throw new TabularModelFormatError('corrupt artefact: group part missing');
+  const out: Record<string, unknown> = { nOutputs: o.nOutputs, smooth: decodeNumber(o.smooth), weight: decodeNumber(o.weight) };
+  for (const [name, kind] of GROUP_ARRAYS) out[name] = decodeArray(o.arrays[name], kind);
+  const g = out as unknown as GroupPart;
+  const L = g.columns.length;
+  const K = g.nOutputs;
+  let ok = K === nOutputs && L >= 1 && g.smooth > 0 && g.weight > 0 && g.weight <= 1 && g.valueStart.length === L + 1 && g.valueStart[0] === 0 && g.valueStart[L] === g.values.length;
+  ok = ok && g.keys.length % L === 0 && g.sums.length === (g.keys.length / L) * K && g.counts.length === g.keys.length / L;
+  for (let l = 0; ok && l < L; l++) ok = g.columns[l] >= 0 && g.columns[l] < nFeatures && g.valueStart[l + 1] >= g.valueStart[l];
+  // every code names one of its column's values, and the keys ascend strictly (lookups are binary searches)
+  for (let j = 0; ok && j < g.keys.length; j++) ok = g.keys[j] >= 0 && g.keys[j] < g.valueStart[(j % L) + 1] - g.valueStart[j % L];
+  for (let j = L; ok && j < g.keys.length; j += L) {
+    let d = 0;
+    for (let l = 0; d === 0 && l < L; l++) d = g.keys[j + l] - g.keys[j - L + l];
+    ok = d > 0;
+  }
+  if (!ok) throw new TabularModelFormatError('corrupt artefact: bad group part');
+  return g;
+}
+
 export function serialise(model: TabularModel): string {
   const arrays: Record<string, { kind: ArrayKind; data: string }> = {};
   for (const [name] of ARRAYS) arrays[name] = encodeArray(model.predictor[name] as Float64Array);
   return JSON.stringify({
     format: ARTEFACT_FORMAT,
-    formatVersion: model.forest || model.formatVersion === 3 ? 3 : model.linear || model.formatVersion === 2 ? 2 : 1,
+    formatVersion: model.group || model.formatVersion === 4 ? 4 : model.forest || model.formatVersion === 3 ? 3 : model.linear || model.formatVersion === 2 ? 2 : 1,
     engine: model.engine,
     task: model.task,
     target: model.target,
@@ -221,6 +261,7 @@ export function serialise(model: TabularModel): string {
     predictor: { nFeatures: model.predictor.nFeatures, nOutputs: model.predictor.nOutputs, arrays },
     ...(model.linear ? { linear: encodeLinear(model.linear) } : {}),
     ...(model.forest ? { forest: encodeForest(model.forest) } : {}),
+    ...(model.group ? { group: encodeGroup(model.group) } : {}),
   });
 }
 
@@ -232,7 +273,7 @@ export function deserialise(text: string): TabularModel {
     throw new TabularModelFormatError('artefact is not valid JSON');
   }
   if (!o || o.format !== ARTEFACT_FORMAT) throw new TabularModelFormatError(`not a ${ARTEFACT_FORMAT} artefact`);
-  if (o.formatVersion !== 1 && o.formatVersion !== 2 && o.formatVersion !== 3) {
+  if (o.formatVersion !== 1 && o.formatVersion !== 2 && o.formatVersion !== 3 && o.formatVersion !== 4) {
     throw new TabularModelFormatError(`unknown artefact format version ${String(o.formatVersion)} (this engine reads ${ARTEFACT_FORMAT_VERSION})`);
   }
   const p = o.predictor as { nFeatures: number; nOutputs: number; arrays: Record<string, unknown> };
@@ -252,6 +293,7 @@ export function deserialise(text: string): TabularModel {
     features: o.features as TabularModel['features'],
     predictor: pred as unknown as FlatPredictor,
     ...(o.formatVersion >= 2 && o.linear !== undefined ? { linear: decodeLinear(o.linear) } : {}),
-    ...(o.formatVersion === 3 && o.forest !== undefined ? { forest: decodeForest(o.forest, p.nFeatures) } : {}),
+    ...(o.formatVersion >= 3 && o.forest !== undefined ? { forest: decodeForest(o.forest, p.nFeatures) } : {}),
+    ...(o.formatVersion === 4 && o.group !== undefined ? { group: decodeGroup(o.group, p.nFeatures, Array.isArray(o.classes) ? o.classes.length : 1) } : {}),
   };
 }

@@ -13,6 +13,7 @@ import type { MemberName } from './portfolio';
 import type { LinearOptions } from './linear';
 import type { ForestOptions } from './forest';
 import type { CategoryRule } from './schema';
+import type { GroupOptions } from './group';
 
 export type InternalTask = 'binary' | 'multiclass' | 'regression';
 
@@ -50,6 +51,8 @@ export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & {
   forest?: Partial<ForestOptions>;
   /** engines 1-10 (experiments): the category rule over the version's (schema.ts, categoryRuleFor) */
   categories?: Partial<CategoryRule>;
+  /** engine 11 only (experiments): options of the group member (group.ts) */
+  group?: Partial<GroupOptions>;
 };
 
 /**

@@ -181,8 +181,8 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     const refreshed = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey);
     expect(refreshed.status).toBe(201);
     expect(refreshed.body.version.engine.version).toBe(TABULAR_ENGINE.version);
-    // the stored format is the trained artefact's own: 9.0.0 always writes format 3 (engine6/7/8/9 tests: 7.0.0 writes 2, 5.0.0 1)
-    expect(refreshed.body.version.format_version).toBe(3);
+    // the stored format is the trained artefact's own: 11.0.0 always writes format 4 (engine6-11 tests: 10.0.0 writes 3, 7.0.0 2, 5.0.0 1)
+    expect(refreshed.body.version.format_version).toBe(4);
     expect((await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows })).status).toBe(200);
   });
 

@@ -48,8 +48,9 @@ describe('the category rule of engine 10', () => {
     expect(codesOf(rows)?.categories).toHaveLength(64);
   });
 
-  it('belongs to 10.0.0 only, and training refuses rows prepared by another version\'s rule', () => {
+  it('belongs to 10.0.0 and 11.0.0 only, and training refuses rows prepared by another version\'s rule', () => {
     expect(categoryRuleFor('10.0.0')).toBe(CATEGORY_RULE_V10);
+    expect(categoryRuleFor('11.0.0')).toBe(CATEGORY_RULE_V10);
     for (const version of ['1.0.0', '7.0.0', '9.0.0'] as const) expect(categoryRuleFor(version)).toBe(CATEGORY_RULE_V1);
     const p = prepare(signalRows(120, 3, 'binary'), 'target', 'classification', categoryRuleFor('9.0.0'));
     expect(() => trainPrepared(p, { engineVersion: '10.0.0', config: FAST })).toThrow(/category rule/);
@@ -83,10 +84,11 @@ describe('engine 10: 9.0.0 with frequent categories beyond the 63 most frequent'
     expectDeterministicRoundTrip('10.0.0', kind, 3, FAST);
   });
 
-  it('is the version new models get, writes format 3 and is servable', () => {
-    expect(TABULAR_ENGINE.version).toBe('10.0.0');
-    expect(TABULAR_ENGINE.artefactFormatVersion).toBe(3);
-    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine.version).toBe('10.0.0');
+  it('stays servable and trainable by name, in format 3, after 11.0.0 became the default', () => {
+    expect(TABULAR_ENGINE.version).toBe('11.0.0');
+    const model = trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: '10.0.0' }).model;
+    expect(model.engine.version).toBe('10.0.0');
+    expect((JSON.parse(serialiseModel(model)) as { formatVersion: number }).formatVersion).toBe(3);
     expect(canServe('tabular-gbdt', '10.0.0')).toBe(true);
   });
 });

@@ -78,3 +78,19 @@ export function noisyProbabilities(y: Float64Array, margin: number, scale: numbe
   }
   return out;
 }
+
+/**
+ * Rows that share their record's outcome: `n` rows of 300 records (a unit of 20 and a shift of 15,
+ * neither alone telling the outcome), each record's class drawn once and its rows labelled with it 90 %
+ * of the time, plus a numeric column of noise. `querySeed` draws new rows of the same records.
+ */
+export function groupedRows(n: number, seed: number, querySeed?: number): Row[] {
+  const records = new Prng(seed);
+  const outcome = Array.from({ length: 300 }, () => (records.nextFloat() < 0.5 ? 'yes' : 'no'));
+  const rng = new Prng(querySeed ?? seed + 1000);
+  return Array.from({ length: n }, () => {
+    const r = rng.nextInt(300);
+    const target = rng.nextFloat() < 0.9 ? outcome[r] : outcome[r] === 'yes' ? 'no' : 'yes';
+    return { unit: `u${r % 20}`, shift: `s${Math.floor(r / 20)}`, level: rng.nextFloat(), target };
+  });
+}
