@@ -176,17 +176,34 @@ export function groupOof(
   smooth: number,
   centre?: Float64Array,
 ): Float64Array {
+  return groupOofs(gid, groups, y, fold, nFolds, K, regression, [smooth], centre)[0];
+}
+
+/** groupOof for each of several smoothing weights, the groups' sums counted once. */
+export function groupOofs(
+  gid: Int32Array,
+  groups: number,
+  y: Float64Array,
+  fold: Int32Array,
+  nFolds: number,
+  K: number,
+  regression: boolean,
+  smooths: number[],
+  centre?: Float64Array,
+): Float64Array[] {
   const { total, inFold } = groupSums(gid, groups, y, fold, nFolds, K, regression);
   const prior = priorOf(y, K, regression);
-  const out = new Float64Array(y.length * K).fill(NaN);
-  for (let i = 0; i < y.length; i++) {
-    if (fold[i] < 0) continue;
-    const t = gid[i] * (K + 1);
-    const s = (fold[i] * groups + gid[i]) * (K + 1);
-    const count = total[t + K] - inFold[s + K];
-    for (let k = 0; k < K; k++) out[i * K + k] = (total[t + k] - inFold[s + k] + smooth * (centre ? centre[i * K + k] : prior[k])) / (count + smooth);
-  }
-  return out;
+  return smooths.map((smooth) => {
+    const out = new Float64Array(y.length * K).fill(NaN);
+    for (let i = 0; i < y.length; i++) {
+      if (fold[i] < 0) continue;
+      const t = gid[i] * (K + 1);
+      const s = (fold[i] * groups + gid[i]) * (K + 1);
+      const count = total[t + K] - inFold[s + K];
+      for (let k = 0; k < K; k++) out[i * K + k] = (total[t + k] - inFold[s + k] + smooth * (centre ? centre[i * K + k] : prior[k])) / (count + smooth);
+    }
+    return out;
+  });
 }
 
 /** -log(1e-15): outputLoss's largest loss of a row. */

@@ -9,7 +9,7 @@ import { basisMatrix, fitBasis, fitLinear, DEFAULT_LINEAR_OPTIONS, type LinearOp
 import { defaultConfig, fitCore, rawToOutput, takeRows, type CoreResult, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
 import { logLoss, rmse, rocAuc } from './metrics';
 import { fitForest, forestOutputs, mixOutputs, mixWeight, predictForest, forestOptions, type ForestOptions, type ForestPart, type ForestVersion } from './forest';
-import { fitGroupTable, groupOof, groupOutputs, outputLoss, searchGroupKey, DEFAULT_GROUP_OPTIONS, SMOOTH_GRID, type GroupOptions, type GroupPart } from './group';
+import { fitGroupTable, groupOofs, groupOutputs, outputLoss, searchGroupKey, DEFAULT_GROUP_OPTIONS, SMOOTH_GRID, type GroupOptions, type GroupPart } from './group';
 
 export const ENGINE_ID = 'tabular-gbdt';
 /**
@@ -343,7 +343,7 @@ export function addGroupMember(p: Prepared, core: CoreResult, modelOut: Float64A
     held.forEach((i, j) => (scores[j] = out[i * 2 + 1]));
     return rocAuc(yHeld, scores);
   };
-  const members = SMOOTH_GRID.map((s) => groupOof(key.gid, key.groups, p.y, fold, nFolds, K, regression, s, modelOut));
+  const members = groupOofs(key.gid, key.groups, p.y, fold, nFolds, K, regression, SMOOTH_GRID, modelOut);
   const mixed = new Float64Array(modelOut.length);
   const mix = (member: Float64Array, w: number): Float64Array => {
     for (let j = 0; j < mixed.length; j++) mixed[j] = (1 - w) * modelOut[j] + w * member[j];

@@ -115,6 +115,18 @@ function decodeArray(e: unknown, kind: ArrayKind): Float64Array | Int32Array | U
   }
 }
 
+/** The arrays of `spec` of a part, encoded by name. */
+function encodeArrays<T>(part: T, spec: Array<[keyof T, ArrayKind]>): Record<string, { kind: ArrayKind; data: string }> {
+  const arrays: Record<string, { kind: ArrayKind; data: string }> = {};
+  for (const [name] of spec) arrays[name as string] = encodeArray(part[name] as unknown as Float64Array);
+  return arrays;
+}
+
+/** The arrays of `spec` decoded from `arrays` into `into`, each checked for its kind. */
+function decodeArrays<T>(arrays: Record<string, unknown>, spec: Array<[keyof T, ArrayKind]>, into: Record<string, unknown>): void {
+  for (const [name, kind] of spec) into[name as string] = decodeArray(arrays[name as string], kind);
+}
+
 const ARRAYS: Array<[keyof FlatPredictor, ArrayKind]> = [
   ['init', 'f64'],
   ['treeRoot', 'i32'],
@@ -156,16 +168,14 @@ function decodeNumber(e: unknown): number {
 }
 
 function encodeLinear(l: LinearPart): Record<string, unknown> {
-  const arrays: Record<string, { kind: ArrayKind; data: string }> = {};
-  for (const [name] of LINEAR_ARRAYS) arrays[name] = encodeArray(l[name] as Float64Array);
-  return { nOutputs: l.nOutputs, treeWeight: encodeNumber(l.treeWeight), linearWeight: encodeNumber(l.linearWeight), arrays };
+  return { nOutputs: l.nOutputs, treeWeight: encodeNumber(l.treeWeight), linearWeight: encodeNumber(l.linearWeight), arrays: encodeArrays(l, LINEAR_ARRAYS) };
 }
 
 function decodeLinear(e: unknown): LinearPart {
   const o = e as { nOutputs?: unknown; treeWeight?: unknown; linearWeight?: unknown; arrays?: Record<string, unknown> };
   if (!o || typeof o.nOutputs !== 'number' || !o.arrays) throw new TabularModelFormatError('corrupt artefact: linear part missing');
   const out: Record<string, unknown> = { nOutputs: o.nOutputs, treeWeight: decodeNumber(o.treeWeight), linearWeight: decodeNumber(o.linearWeight) };
-  for (const [name, kind] of LINEAR_ARRAYS) out[name] = decodeArray(o.arrays[name], kind);
+  decodeArrays(o.arrays, LINEAR_ARRAYS, out);
   const l = out as unknown as LinearPart;
   if (l.termKind.length !== l.termFeature.length || l.termValue.length !== l.termFeature.length || l.intercept.length !== l.nOutputs || l.coef.length !== l.termFeature.length * l.nOutputs) {
     throw new TabularModelFormatError('corrupt artefact: bad linear part');
@@ -183,9 +193,7 @@ const FOREST_ARRAYS: Array<[keyof ForestPart, ArrayKind]> = [
 ];
 
 function encodeForest(f: ForestPart): Record<string, unknown> {
-  const arrays: Record<string, { kind: ArrayKind; data: string }> = {};
-  for (const [name] of FOREST_ARRAYS) arrays[name] = encodeArray(f[name] as Float64Array);
-  return { nOutputs: f.nOutputs, weight: encodeNumber(f.weight), arrays };
+  return { nOutputs: f.nOutputs, weight: encodeNumber(f.weight), arrays: encodeArrays(f, FOREST_ARRAYS) };
 }
 
 /** A forest part read back, its node references checked so that a walk cannot leave the arrays. */
@@ -193,7 +201,7 @@ function decodeForest(e: unknown, nFeatures: number): ForestPart {
   const o = e as { nOutputs?: unknown; weight?: unknown; arrays?: Record<string, unknown> };
   if (!o || typeof o.nOutputs !== 'number' || !o.arrays) throw new TabularModelFormatError('corrupt artefact: forest part missing');
   const out: Record<string, unknown> = { nOutputs: o.nOutputs, weight: decodeNumber(o.weight) };
-  for (const [name, kind] of FOREST_ARRAYS) out[name] = decodeArray(o.arrays[name], kind);
+  decodeArrays(o.arrays, FOREST_ARRAYS, out);
   const f = out as unknown as ForestPart;
   const nodes = f.feature.length;
   const leaves = f.leafValue.length / f.nOutputs;
@@ -217,9 +225,7 @@ const GROUP_ARRAYS: Array<[keyof GroupPart, ArrayKind]> = [
 ];
 
 function encodeGroup(g: GroupPart): Record<string, unknown> {
-  const arrays: Record<string, { kind: ArrayKind; data: string }> = {};
-  for (const [name] of GROUP_ARRAYS) arrays[name] = encodeArray(g[name] as Float64Array);
-  return { nOutputs: g.nOutputs, smooth: encodeNumber(g.smooth), weight: encodeNumber(g.weight), arrays };
+  return { nOutputs: g.nOutputs, smooth: encodeNumber(g.smooth), weight: encodeNumber(g.weight), arrays: encodeArrays(g, GROUP_ARRAYS) };
 }
 
 /** A group part read back, its sizes and references checked so that a lookup cannot leave the arrays (nOutputs: the model's). */
@@ -227,7 +233,7 @@ function decodeGroup(e: unknown, nFeatures: number, nOutputs: number): GroupPart
   const o = e as { nOutputs?: unknown; smooth?: unknown; weight?: unknown; arrays?: Record<string, unknown> };
   if (!o || typeof o.nOutputs !== 'number' || !o.arrays) throw new TabularModelFormatError('corrupt artefact: group part missing');
   const out: Record<string, unknown> = { nOutputs: o.nOutputs, smooth: decodeNumber(o.smooth), weight: decodeNumber(o.weight) };
-  for (const [name, kind] of GROUP_ARRAYS) out[name] = decodeArray(o.arrays[name], kind);
+  decodeArrays(o.arrays, GROUP_ARRAYS, out);
   const g = out as unknown as GroupPart;
   const L = g.columns.length;
   const K = g.nOutputs;
@@ -246,8 +252,7 @@ function decodeGroup(e: unknown, nFeatures: number, nOutputs: number): GroupPart
 }
 
 export function serialise(model: TabularModel): string {
-  const arrays: Record<string, { kind: ArrayKind; data: string }> = {};
-  for (const [name] of ARRAYS) arrays[name] = encodeArray(model.predictor[name] as Float64Array);
+  const arrays = encodeArrays(model.predictor, ARRAYS);
   return JSON.stringify({
     format: ARTEFACT_FORMAT,
     formatVersion: model.group || model.formatVersion === 4 ? 4 : model.forest || model.formatVersion === 3 ? 3 : model.linear || model.formatVersion === 2 ? 2 : 1,
@@ -281,7 +286,7 @@ export function deserialise(text: string): TabularModel {
     throw new TabularModelFormatError('corrupt artefact: predictor missing');
   }
   const pred: Record<string, unknown> = { nFeatures: p.nFeatures, nOutputs: p.nOutputs };
-  for (const [name, kind] of ARRAYS) pred[name] = decodeArray(p.arrays[name], kind);
+  decodeArrays(p.arrays, ARRAYS, pred);
   return {
     engine: o.engine as TabularModel['engine'],
     formatVersion: o.formatVersion,
