@@ -3,7 +3,10 @@
  * dataset with seed 0, per engine version. Speed work on the engine must leave these unchanged (the
  * recorded accuracy of every version stays valid only if its models are byte-identical).
  *
- *   tsx bench/tabular/sha.ts [--versions 1.0.0,4.0.0] [--only bodyfat,penguins,credit_approval,horse_colic,adult]
+ *   tsx bench/tabular/sha.ts [--data DIR] [--versions 1.0.0,4.0.0] [--only bodyfat,penguins,credit_approval,horse_colic,adult]
+ *
+ * `--data .bench/heldout` fingerprints the held-out collection's sets (caravan, police_injury and
+ * polls_2016 train 11.0.0's group member, which no development set keeps).
  */
 import { createHash } from 'crypto';
 import * as fs from 'fs';
@@ -12,8 +15,9 @@ import Papa from 'papaparse';
 import { serialiseModel, trainTabular, type EngineVersion } from '../../engines/tabular/index';
 import { readCsv } from './csv';
 import { arg } from './cli';
+import { DEV_DATA_DIR } from './datasets';
 
-const dataDir = path.resolve(__dirname, '..', '..', '..', 'shared', 'data', 'tabular');
+const dataDir = arg('data') ?? DEV_DATA_DIR;
 const versions = (arg('versions') ?? '1.0.0,4.0.0').split(',') as EngineVersion[];
 const only = (arg('only') ?? 'bodyfat,penguins,credit_approval,horse_colic,adult').split(',');
 const manifest = Papa.parse<Record<string, string>>(fs.readFileSync(path.join(dataDir, 'manifest.csv'), 'utf8'), { header: true, skipEmptyLines: true }).data;

@@ -140,21 +140,41 @@ function priorOf(y: Float64Array, K: number, regression: boolean): Float64Array 
   return prior;
 }
 
-/** Per group, the count and sums of its rows' targets (total), and the same per fold of the held rows. */
+/**
+ * Per group, the count and sums of its rows' targets (total), and the same per fold of the held rows.
+ * One loop per task kind, so that a class is read as a whole number once per row.
+ */
 function groupSums(gid: Int32Array, groups: number, y: Float64Array, fold: Int32Array, nFolds: number, K: number, regression: boolean, scratch?: Scratch): { total: Float64Array; inFold: Float64Array } {
   const width = K + 1;
   const total = scratch ? scratch.total.fill(0, 0, groups * width) : new Float64Array(groups * width);
   const inFold = scratch ? scratch.inFold.fill(0, 0, nFolds * groups * width) : new Float64Array(nFolds * groups * width);
-  for (let i = 0; i < y.length; i++) {
-    const t = gid[i] * width;
-    const s = (fold[i] * groups + gid[i]) * width;
-    const k = regression ? 0 : y[i];
-    const v = regression ? y[i] : 1;
-    total[t + K] += 1;
-    total[t + k] += v;
-    if (fold[i] >= 0) {
-      inFold[s + K] += 1;
-      inFold[s + k] += v;
+  const n = y.length;
+  if (regression) {
+    for (let i = 0; i < n; i++) {
+      const g = gid[i];
+      const v = y[i];
+      total[g * 2 + 1] += 1;
+      total[g * 2] += v;
+      const f = fold[i];
+      if (f >= 0) {
+        const s = (f * groups + g) * 2;
+        inFold[s + 1] += 1;
+        inFold[s] += v;
+      }
+    }
+  } else {
+    for (let i = 0; i < n; i++) {
+      const g = gid[i];
+      const k = y[i] | 0;
+      const t = g * width;
+      total[t + K] += 1;
+      total[t + k] += 1;
+      const f = fold[i];
+      if (f >= 0) {
+        const s = (f * groups + g) * width;
+        inFold[s + K] += 1;
+        inFold[s + k] += 1;
+      }
     }
   }
   return { total, inFold };
@@ -219,17 +239,29 @@ function groupOofLoss(gid: Int32Array, groups: number, y: Float64Array, fold: In
   const stride = y.length + 1;
   let loss = 0;
   let count = 0;
-  for (let i = 0; i < y.length; i++) {
-    if (fold[i] < 0) continue;
-    const t = gid[i] * (K + 1);
-    const s = (fold[i] * groups + gid[i]) * (K + 1);
-    if (regression) {
-      loss += ((total[t] - inFold[s] + smooth * prior[0]) / (total[t + 1] - inFold[s + 1] + smooth) - y[i]) ** 2;
-    } else {
-      const k = y[i];
-      loss += Math.min(MAX_ROW_LOG_LOSS, logCount[total[t + K] - inFold[s + K]] - logClass[k * stride + total[t + k] - inFold[s + k]]);
+  const n = y.length;
+  if (regression) {
+    const centre = smooth * prior[0];
+    for (let i = 0; i < n; i++) {
+      const f = fold[i];
+      if (f < 0) continue;
+      const t = gid[i] * 2;
+      const s = (f * groups + gid[i]) * 2;
+      loss += ((total[t] - inFold[s] + centre) / (total[t + 1] - inFold[s + 1] + smooth) - y[i]) ** 2;
+      count++;
     }
-    count++;
+  } else {
+    const width = K + 1;
+    for (let i = 0; i < n; i++) {
+      const f = fold[i];
+      if (f < 0) continue;
+      const k = y[i] | 0;
+      const t = gid[i] * width;
+      const s = (f * groups + gid[i]) * width;
+      // counts are whole numbers held as doubles: |0 makes them the integer indices they are
+      loss += Math.min(MAX_ROW_LOG_LOSS, logCount[(total[t + K] - inFold[s + K]) | 0] - logClass[k * stride + ((total[t + k] - inFold[s + k]) | 0)]);
+      count++;
+    }
   }
   return count > 0 ? loss / count : NaN;
 }

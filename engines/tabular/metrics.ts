@@ -1,7 +1,46 @@
 /** Evaluation metrics (pure functions). Probabilities are row-major (n x K). */
 
-/** ROC AUC with tie handling (average ranks). */
+/**
+ * ROC AUC with tie handling (average ranks): the Mann-Whitney U of the positives' scores against the
+ * negatives', over pos x neg. U is counted by merging the two classes' scores, each sorted by the typed
+ * array's native sort; every term is a whole or half number, so U is exact and the answer is bit for bit
+ * that of the rank-sum formula (rocAucByRanks), which scores holding NaN still take.
+ */
 export function rocAuc(y: ArrayLike<number>, score: ArrayLike<number>): number {
+  const n = y.length;
+  let pos = 0;
+  for (let i = 0; i < n; i++) {
+    if (Number.isNaN(score[i])) return rocAucByRanks(y, score);
+    if (y[i] === 1) pos++;
+  }
+  const neg = n - pos;
+  if (pos === 0 || neg === 0) return NaN;
+  const positives = new Float64Array(pos);
+  const negatives = new Float64Array(neg);
+  for (let i = 0, p = 0, q = 0; i < n; i++) {
+    if (y[i] === 1) positives[p++] = score[i];
+    else negatives[q++] = score[i];
+  }
+  positives.sort();
+  negatives.sort();
+  // for each positive in ascending order: the negatives below it, and half of those equal to it
+  let u = 0;
+  let below = 0;
+  for (let p = 0; p < pos; ) {
+    const s = positives[p];
+    while (below < neg && negatives[below] < s) below++;
+    let tied = below;
+    while (tied < neg && negatives[tied] === s) tied++;
+    let same = p;
+    while (same < pos && positives[same] === s) same++;
+    u += (same - p) * (below + (tied - below) / 2);
+    p = same;
+  }
+  return u / (pos * neg);
+}
+
+/** ROC AUC by the average ranks of all scores (rocAuc's definition; its path for scores holding NaN). */
+export function rocAucByRanks(y: ArrayLike<number>, score: ArrayLike<number>): number {
   const n = y.length;
   const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => score[a] - score[b]);
   let pos = 0;
