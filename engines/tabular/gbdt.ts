@@ -68,50 +68,89 @@ export interface BoostResult {
   validRaw: Float64Array | null;
 }
 
-export function boost(
-  train: BinnedSet,
-  valid: BinnedSet | null,
-  info: BinnedFeatureInfo,
-  F: number,
-  loss: Loss,
-  params: BoostParams,
-  callbacks: TrainingCallback[] = [],
-): BoostResult {
-  const K = loss.nOutputs;
-  const n = train.n;
-  const rng = new Prng(params.seed);
-  const grower = new TreeGrower(train.bins, n, F, info, params.grower);
-  // engine 4: a second grower for the rounds of symmetric trees (GrowerParams.symmetricEvery)
-  const every = params.grower.symmetricEvery ?? 0;
-  const symDepth = params.grower.symmetricHybridDepth ?? 6;
-  const symGrower = every > 0
-    ? new TreeGrower(train.bins, n, F, info, { ...params.grower, symmetric: true, symmetricEvery: 0, maxDepth: symDepth, maxLeaves: 1 << symDepth, lambdaL2: params.grower.symmetricHybridL2 ?? 3 })
-    : null;
-  const init = loss.initScores(train.y);
-  const raw = new Float64Array(n * K);
-  for (let i = 0; i < n; i++) for (let k = 0; k < K; k++) raw[i * K + k] = init[k];
-  const nv = valid ? valid.n : 0;
-  const vraw = new Float64Array(nv * K);
-  for (let i = 0; i < nv; i++) for (let k = 0; k < K; k++) vraw[i * K + k] = init[k];
-  const grad = new Float64Array(n * K);
-  const hess = new Float64Array(n * K);
-  const rows = new Uint32Array(n);
-  const mask = new Uint8Array(F);
-  const featOrder = new Int32Array(F);
-  // leaves of the rows outside the round's sample and of the validation rows, found by partitioning
-  // them through each new tree (PartitionRouter); the sample's rows have theirs from the grower
-  const router = new PartitionRouter(Math.max(n, nv));
-  const outside = new Uint32Array(n);
-  const outsideLeaf = new Int32Array(n);
-  const validLeaf = new Int32Array(nv);
-  const validCols = valid ? binColumns(valid.bins, nv, F) : new Uint8Array(0);
-  const rounds: BuiltTree[][] = [];
-  const validHistory: number[] = [];
-  // validation scores at the iteration early stopping keeps, so they need not be rebuilt at the end
-  const bestVraw = new Float64Array(nv * K);
-  let bestVrawIteration = -1;
-  let kept = -1;
-  for (let it = 1; it <= params.maxRounds; it++) {
+/**
+ * One boosted model grown a round at a time (boost's loop body), so that several models can be grown
+ * in step and stopped together (train.ts, fitCore's cross-validated stopping). `step` grows a round
+ * and returns the validation loss after it; `markBest` keeps the current validation scores as those of
+ * the round early stopping would keep; `finish` builds the predictor of the first `kept` rounds.
+ */
+export class Booster {
+  private readonly K: number;
+  private readonly n: number;
+  private readonly nv: number;
+  private readonly rng: Prng;
+  private readonly grower: TreeGrower;
+  private readonly symGrower: TreeGrower | null;
+  private readonly every: number;
+  private readonly init: Float64Array;
+  private readonly raw: Float64Array;
+  private readonly vraw: Float64Array;
+  private readonly grad: Float64Array;
+  private readonly hess: Float64Array;
+  private readonly rows: Uint32Array;
+  private readonly mask: Uint8Array;
+  private readonly featOrder: Int32Array;
+  private readonly router: PartitionRouter;
+  private readonly outside: Uint32Array;
+  private readonly outsideLeaf: Int32Array;
+  private readonly validLeaf: Int32Array;
+  private readonly validCols: Uint8Array;
+  private readonly bestVraw: Float64Array;
+  private bestVrawIteration = -1;
+  private readonly rounds: BuiltTree[][] = [];
+  readonly validHistory: number[] = [];
+  /** whether the last round split nothing anywhere (nothing more to learn) */
+  exhausted = false;
+
+  constructor(
+    private readonly train: BinnedSet,
+    private readonly valid: BinnedSet | null,
+    private readonly info: BinnedFeatureInfo,
+    private readonly F: number,
+    private readonly loss: Loss,
+    private readonly params: BoostParams,
+  ) {
+    const K = (this.K = loss.nOutputs);
+    const n = (this.n = train.n);
+    this.rng = new Prng(params.seed);
+    this.grower = new TreeGrower(train.bins, n, F, info, params.grower);
+    // engine 4: a second grower for the rounds of symmetric trees (GrowerParams.symmetricEvery)
+    this.every = params.grower.symmetricEvery ?? 0;
+    const symDepth = params.grower.symmetricHybridDepth ?? 6;
+    this.symGrower = this.every > 0
+      ? new TreeGrower(train.bins, n, F, info, { ...params.grower, symmetric: true, symmetricEvery: 0, maxDepth: symDepth, maxLeaves: 1 << symDepth, lambdaL2: params.grower.symmetricHybridL2 ?? 3 })
+      : null;
+    const init = (this.init = loss.initScores(train.y));
+    this.raw = new Float64Array(n * K);
+    for (let i = 0; i < n; i++) for (let k = 0; k < K; k++) this.raw[i * K + k] = init[k];
+    const nv = (this.nv = valid ? valid.n : 0);
+    this.vraw = new Float64Array(nv * K);
+    for (let i = 0; i < nv; i++) for (let k = 0; k < K; k++) this.vraw[i * K + k] = init[k];
+    this.grad = new Float64Array(n * K);
+    this.hess = new Float64Array(n * K);
+    this.rows = new Uint32Array(n);
+    this.mask = new Uint8Array(F);
+    this.featOrder = new Int32Array(F);
+    // leaves of the rows outside the round's sample and of the validation rows, found by partitioning
+    // them through each new tree (PartitionRouter); the sample's rows have theirs from the grower
+    this.router = new PartitionRouter(Math.max(n, nv));
+    this.outside = new Uint32Array(n);
+    this.outsideLeaf = new Int32Array(n);
+    this.validLeaf = new Int32Array(nv);
+    this.validCols = valid ? binColumns(valid.bins, nv, F) : new Uint8Array(0);
+    // validation scores at the iteration early stopping keeps, so they need not be rebuilt at the end
+    this.bestVraw = new Float64Array(nv * K);
+  }
+
+  /** Rounds grown so far. */
+  get grown(): number {
+    return this.rounds.length;
+  }
+
+  /** Grows the next round; the validation loss after it (null without validation rows). */
+  step(): number | null {
+    const { K, n, nv, rng, params, grad, hess, raw, vraw, rows, mask, featOrder, outside, outsideLeaf, validLeaf, router, info, F, loss } = this;
+    const it = this.rounds.length + 1;
     let m = 0;
     if (params.subsample < 1) {
       m = rng.sampleIndices(rows, n, params.subsample);
@@ -124,8 +163,8 @@ export function boost(
       m = n;
     }
     // the trees read the gradients of the sample's rows only, except for out-of-bag category orders
-    if (params.grower.catOrderFrom === 'outOfBag' || m === n) loss.gradHess(train.y, raw, grad, hess);
-    else loss.gradHess(train.y, raw, grad, hess, rows, m);
+    if (params.grower.catOrderFrom === 'outOfBag' || m === n) loss.gradHess(this.train.y, raw, grad, hess);
+    else loss.gradHess(this.train.y, raw, grad, hess, rows, m);
     if (params.colsample < 1) {
       const take = Math.max(1, Math.round(params.colsample * F));
       for (let f = 0; f < F; f++) featOrder[f] = f;
@@ -139,11 +178,13 @@ export function boost(
       if (k < m && rows[k] === i) k++;
       else outside[nOut++] = i;
     }
+    const grower = this.grower;
+    const symGrower = this.symGrower;
     const trees: BuiltTree[] = [];
     for (let k = 0; k < K; k++) {
       const g = K === 1 ? grad : grad.subarray(k * n, (k + 1) * n);
       const h = K === 1 ? hess : hess.subarray(k * n, (k + 1) * n);
-      const useSym = symGrower !== null && it % every === 0;
+      const useSym = symGrower !== null && it % this.every === 0;
       // the round's trees share their rows and features, hence their roots' counts
       const counts: RootCounts = K === 1 ? 'none' : k === 0 ? 'keep' : 'reuse';
       const tree = useSym
@@ -163,14 +204,63 @@ export function boost(
         raw[i * K + k] += lv[outsideLeaf[i]];
       }
       if (nv > 0) {
-        if (useSym) router.routeSymmetric(tree, info, validCols, nv, null, nv, validLeaf);
-        else router.route(tree, info, validCols, nv, null, nv, validLeaf);
+        if (useSym) router.routeSymmetric(tree, info, this.validCols, nv, null, nv, validLeaf);
+        else router.route(tree, info, this.validCols, nv, null, nv, validLeaf);
         for (let i = 0; i < nv; i++) vraw[i * K + k] += lv[validLeaf[i]];
       }
     }
-    rounds.push(trees);
-    const vl = valid ? loss.loss(valid.y, vraw) : null;
-    if (vl !== null) validHistory.push(vl);
+    this.rounds.push(trees);
+    this.exhausted = trees.every((t) => t.feature.length === 0);
+    const vl = this.valid ? loss.loss(this.valid.y, vraw) : null;
+    if (vl !== null) this.validHistory.push(vl);
+    return vl;
+  }
+
+  /** The current round is the one early stopping would keep: its validation scores are kept. */
+  markBest(): void {
+    this.bestVraw.set(this.vraw);
+    this.bestVrawIteration = this.rounds.length;
+  }
+
+  /** The model of the first `kept` rounds (-1: every round grown), with its validation scores. */
+  finish(keptIn: number): BoostResult {
+    const { K, nv, info, F, valid, vraw, rounds, init } = this;
+    let kept = keptIn < 0 ? rounds.length : keptIn;
+    if (kept === 0) kept = Math.min(1, rounds.length);
+    // rebuild the validation scores for the kept rounds
+    if (valid && kept < rounds.length && kept === this.bestVrawIteration) {
+      vraw.set(this.bestVraw);
+    } else if (valid && kept < rounds.length) {
+      for (let i = 0; i < nv; i++) for (let k = 0; k < K; k++) vraw[i * K + k] = init[k];
+      for (let r = 0; r < kept; r++) {
+        for (let k = 0; k < K; k++) {
+          const tree = rounds[r][k];
+          const router = routerOf(tree, info);
+          for (let i = 0; i < nv; i++) vraw[i * K + k] += tree.leafValue[leafOfRouted(router, valid.bins, i * F)];
+        }
+      }
+    }
+    const builder = new PredictorBuilder(F, K);
+    for (let r = 0; r < kept; r++) {
+      for (let k = 0; k < K; k++) builder.addTree(rounds[r][k], info, k, 1);
+    }
+    return { predictor: builder.build(init), rounds: kept, validHistory: this.validHistory, validRaw: valid ? vraw : null };
+  }
+}
+
+export function boost(
+  train: BinnedSet,
+  valid: BinnedSet | null,
+  info: BinnedFeatureInfo,
+  F: number,
+  loss: Loss,
+  params: BoostParams,
+  callbacks: TrainingCallback[] = [],
+): BoostResult {
+  const booster = new Booster(train, valid, info, F, loss, params);
+  let kept = -1;
+  for (let it = 1; it <= params.maxRounds; it++) {
+    const vl = booster.step();
     const state: TrainingState = Object.freeze({ iteration: it, maxRounds: params.maxRounds, trainLoss: null, validLoss: vl });
     let stop = false;
     for (const cb of callbacks) {
@@ -178,36 +268,14 @@ export function boost(
       if (r && 'stop' in r) {
         stop = true;
         kept = r.bestIteration;
-      } else if (r && 'best' in r) {
-        bestVraw.set(vraw);
-        bestVrawIteration = it;
-      }
+      } else if (r && 'best' in r) booster.markBest();
     }
     if (stop) break;
     // no split anywhere: nothing more to learn
-    if (trees.every((t) => t.feature.length === 0)) {
+    if (booster.exhausted) {
       kept = it;
       break;
     }
   }
-  if (kept < 0) kept = rounds.length;
-  if (kept === 0) kept = Math.min(1, rounds.length);
-  // rebuild the validation scores for the kept rounds
-  if (valid && kept < rounds.length && kept === bestVrawIteration) {
-    vraw.set(bestVraw);
-  } else if (valid && kept < rounds.length) {
-    for (let i = 0; i < nv; i++) for (let k = 0; k < K; k++) vraw[i * K + k] = init[k];
-    for (let r = 0; r < kept; r++) {
-      for (let k = 0; k < K; k++) {
-        const tree = rounds[r][k];
-        const router = routerOf(tree, info);
-        for (let i = 0; i < nv; i++) vraw[i * K + k] += tree.leafValue[leafOfRouted(router, valid.bins, i * F)];
-      }
-    }
-  }
-  const builder = new PredictorBuilder(F, K);
-  for (let r = 0; r < kept; r++) {
-    for (let k = 0; k < K; k++) builder.addTree(rounds[r][k], info, k, 1);
-  }
-  return { predictor: builder.build(init), rounds: kept, validHistory, validRaw: valid ? vraw : null };
+  return booster.finish(kept);
 }

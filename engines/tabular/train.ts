@@ -4,9 +4,9 @@
  * ("cross-fit bagging"). The out-of-fold scores give an honest validation score for free.
  */
 import { fitBins, transformBins, type BinnedFeatureInfo } from './binning';
-import { boost, earlyStoppingCallback, type TrainingCallback } from './gbdt';
+import { boost, earlyStoppingCallback, Booster, type BinnedSet, type BoostParams, type BoostResult, type TrainingCallback } from './gbdt';
 import { DEFAULT_GROWER_PARAMS, type GrowerParams } from './grower';
-import { makeLoss, softmaxRow, sigmoid, type LossName } from './loss';
+import { makeLoss, softmaxRow, sigmoid, type Loss, type LossName } from './loss';
 import { mergePredictors, predictRaw, type FlatPredictor } from './predictor';
 import { Prng } from './prng';
 import type { MemberName } from './portfolio';
@@ -23,6 +23,11 @@ export interface EngineConfig {
   earlyStoppingRounds: number;
   /** early stopping: smallest improvement of the validation loss that counts, relative to the initial loss */
   earlyStoppingMinDelta: number;
+  /**
+   * early stopping of a cross-fit's fold models: 'fold' (each on its own held-out rows, engines 1-11)
+   * or 'pooled' (together, on the loss of all held-out rows: boostPooled)
+   */
+  stopping?: 'fold' | 'pooled';
   /** number of internal folds; one model per fold, averaged. 1 = a single model with a holdout */
   folds: number;
   /** fraction held out for early stopping when folds = 1 */
@@ -143,6 +148,46 @@ export function takeRows<T extends Float64Array | Uint8Array>(matrix: T, width: 
   return out;
 }
 
+/** One fold of the cross-fit: its training and held-out rows, its loss and its boosting parameters. */
+export interface FoldSet {
+  train: BinnedSet;
+  valid: BinnedSet | null;
+  validRows: Int32Array;
+  loss: Loss;
+  params: BoostParams;
+}
+
+/**
+ * The fold models grown in step and stopped together (EngineConfig.stopping 'pooled'): after each
+ * round, the loss of every held-out row under its fold's model (the cross-validated loss, the folds'
+ * losses weighted by their rows) decides, with the usual patience and smallest improvement, the one
+ * round every fold model keeps. One fold's held-out loss is noisy and stops its model at a chance
+ * minimum; the pooled loss of all of them is several times steadier.
+ */
+export function boostPooled(folds: FoldSet[], info: BinnedFeatureInfo, F: number, cfg: EngineConfig, onRound?: (done: number) => void): BoostResult[] {
+  const boosters = folds.map((fs) => new Booster(fs.train, fs.valid, info, F, fs.loss, fs.params));
+  const held = folds.reduce((s, fs) => s + (fs.valid as BinnedSet).n, 0);
+  const stopping = earlyStoppingCallback(cfg.earlyStoppingRounds, cfg.earlyStoppingMinDelta, true);
+  let kept = -1;
+  for (let it = 1; it <= cfg.maxRounds; it++) {
+    let pooled = 0;
+    boosters.forEach((b, m) => (pooled += (b.step() as number) * (folds[m].valid as BinnedSet).n));
+    const r = stopping(Object.freeze({ iteration: it, maxRounds: cfg.maxRounds, trainLoss: null, validLoss: pooled / held }));
+    if (onRound && it % 10 === 0) onRound(it);
+    if (r && 'stop' in r) {
+      kept = r.bestIteration;
+      break;
+    }
+    if (r && 'best' in r) boosters.forEach((b) => b.markBest());
+    // no split anywhere in any fold: nothing more to learn
+    if (boosters.every((b) => b.exhausted)) {
+      kept = it;
+      break;
+    }
+  }
+  return boosters.map((b) => b.finish(kept));
+}
+
 export function fitCore(
   input: CoreInput,
   cfg: EngineConfig,
@@ -167,6 +212,7 @@ export function fitCore(
     const foldOf = cfg.folds <= 1
       ? makeFolds(y, Math.max(2, Math.round(1 / cfg.holdoutFraction)), foldSeed, classes)
       : makeFolds(y, cfg.folds, foldSeed, classes);
+    const folds: FoldSet[] = [];
     for (let m = 0; m < nModels; m++) {
       const trainIdx: number[] = [];
       const validIdx: number[] = [];
@@ -175,21 +221,12 @@ export function fitCore(
       const va = Int32Array.from(validIdx);
       const ytr = Float64Array.from(tr, (i) => y[i]);
       const yva = Float64Array.from(va, (i) => y[i]);
-      const loss = makeLoss(lossName, input.nClasses, ytr);
-      const callbacks: TrainingCallback[] = [earlyStoppingCallback(cfg.earlyStoppingRounds, cfg.earlyStoppingMinDelta, true)];
-      if (onRound) {
-        const base = (rep * nModels + m) * cfg.maxRounds;
-        callbacks.push((s) => {
-          if (s.iteration % 10 === 0) onRound(base + s.iteration, totalRounds);
-        });
-      }
-      const res = boost(
-        { bins: takeRows(bins, F, tr), n: tr.length, y: ytr },
-        va.length > 0 ? { bins: takeRows(bins, F, va), n: va.length, y: yva } : null,
-        info,
-        F,
-        loss,
-        {
+      folds.push({
+        train: { bins: takeRows(bins, F, tr), n: tr.length, y: ytr },
+        valid: va.length > 0 ? { bins: takeRows(bins, F, va), n: va.length, y: yva } : null,
+        validRows: va,
+        loss: makeLoss(lossName, input.nClasses, ytr),
+        params: {
           grower: cfg.grower,
           learningRate: cfg.learningRate,
           maxRounds: cfg.maxRounds,
@@ -197,8 +234,23 @@ export function fitCore(
           colsample: cfg.colsample,
           seed: rng.fork(100 + rep * 31 + m),
         },
-        callbacks,
-      );
+      });
+    }
+    const base = rep * nModels * cfg.maxRounds;
+    const results = cfg.stopping === 'pooled' && folds.length > 1 && folds.every((f) => f.valid !== null)
+      ? boostPooled(folds, info, F, cfg, onRound && ((done) => onRound(base + done * nModels, totalRounds)))
+      : folds.map((fs, m) => {
+          const callbacks: TrainingCallback[] = [earlyStoppingCallback(cfg.earlyStoppingRounds, cfg.earlyStoppingMinDelta, true)];
+          if (onRound) {
+            const start = base + m * cfg.maxRounds;
+            callbacks.push((s) => {
+              if (s.iteration % 10 === 0) onRound(start + s.iteration, totalRounds);
+            });
+          }
+          return boost(fs.train, fs.valid, info, F, fs.loss, fs.params, callbacks);
+        });
+    results.forEach((res, m) => {
+      const va = folds[m].validRows;
       if (res.validRaw) {
         for (let j = 0; j < va.length; j++) {
           oofCount[va[j]]++;
@@ -206,7 +258,7 @@ export function fitCore(
         }
       }
       foldModels.push({ predictor: res.predictor, validRows: va, rounds: res.rounds });
-    }
+    });
   }
   const oofRaw = new Float64Array(n * K).fill(NaN);
   for (let i = 0; i < n; i++) {

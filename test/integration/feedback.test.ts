@@ -181,7 +181,7 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     const refreshed = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey);
     expect(refreshed.status).toBe(201);
     expect(refreshed.body.version.engine.version).toBe(TABULAR_ENGINE.version);
-    // the stored format is the trained artefact's own: 11.0.0 always writes format 4 (engine6-11 tests: 10.0.0 writes 3, 7.0.0 2, 5.0.0 1)
+    // the stored format is the trained artefact's own: 12.0.0 always writes format 4, as 11.0.0 (engine6-12 tests: 10.0.0 writes 3, 7.0.0 2, 5.0.0 1)
     expect(refreshed.body.version.format_version).toBe(4);
     expect((await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows })).status).toBe(200);
   });

@@ -172,10 +172,12 @@ describe('engine 11: 10.0.0 with a group member', () => {
     }
   });
 
-  it('is the version new models get, writes format 4 and is servable', () => {
-    expect(TABULAR_ENGINE.version).toBe('11.0.0');
+  it('stays trainable by name in format 4 and servable after 12.0.0 became the default', () => {
+    expect(TABULAR_ENGINE.version).toBe('12.0.0');
     expect(TABULAR_ENGINE.artefactFormatVersion).toBe(4);
-    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine.version).toBe('11.0.0');
+    const model = trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, engineVersion: '11.0.0', config: FAST }).model;
+    expect(model.engine.version).toBe('11.0.0');
+    expect(model.formatVersion).toBe(4);
     expect(canServe('tabular-gbdt', '11.0.0')).toBe(true);
   });
 });
