@@ -227,7 +227,7 @@ export function resolveConfigV7(p: Prepared, override?: EngineConfigOverride): E
  * (EngineConfig.stopping 'pooled'). One fold's held-out loss, on a fifth of at most 2,000 rows, is
  * noisy: it stopped a regression's model at a chance minimum where the pooled loss of the five folds goes
  * on falling (bench/RESULTS.md, engine 12.0.0: better on 15 of the 17 small regressions of the two
- * collections, worse on one by 0.02 %, for at most 0.5 s of the development collection's 137 s). Larger
+ * collections, worse on one by 0.02 %, for at most 0.5 s of the development collection's 133 s). Larger
  * regressions gain too (better on 10 of 13, worse on 3 by at most 0.07 %) but take 25 % more time there,
  * 3.5 % of the development collection's summed fit time, which the fit-time goal against LightGBM has no
  * room for; classification got worse (better on 15, worse on 20 of 44 sets). Those keep each fold's
