@@ -142,11 +142,6 @@ export class Booster {
     this.bestVraw = new Float64Array(nv * K);
   }
 
-  /** Rounds grown so far. */
-  get grown(): number {
-    return this.rounds.length;
-  }
-
   /** Grows the next round; the validation loss after it (null without validation rows). */
   step(): number | null {
     const { K, n, nv, rng, params, grad, hess, raw, vraw, rows, mask, featOrder, outside, outsideLeaf, validLeaf, router, info, F, loss } = this;

@@ -181,25 +181,11 @@ function groupSums(gid: Int32Array, groups: number, y: Float64Array, fold: Int32
 }
 
 /**
- * Out-of-fold statistics of a grouping: each held row (fold >= 0) gets the statistic of the rows of
- * its group outside its fold, never its own target, smoothed by `smooth` rows' worth of the prior, or of
- * `centre` (n x K, the model's out-of-fold outputs) when given. Rows with fold < 0 only contribute.
+ * Out-of-fold statistics of a grouping, one array per smoothing weight in `smooths` (the groups' sums
+ * counted once): each held row (fold >= 0) gets the statistic of the rows of its group outside its
+ * fold, never its own target, smoothed by that many rows' worth of the prior, or of `centre` (n x K, the
+ * model's out-of-fold outputs) when given. Rows with fold < 0 only contribute.
  */
-export function groupOof(
-  gid: Int32Array,
-  groups: number,
-  y: Float64Array,
-  fold: Int32Array,
-  nFolds: number,
-  K: number,
-  regression: boolean,
-  smooth: number,
-  centre?: Float64Array,
-): Float64Array {
-  return groupOofs(gid, groups, y, fold, nFolds, K, regression, [smooth], centre)[0];
-}
-
-/** groupOof for each of several smoothing weights, the groups' sums counted once. */
 export function groupOofs(
   gid: Int32Array,
   groups: number,
@@ -230,7 +216,7 @@ export function groupOofs(
 const MAX_ROW_LOG_LOSS = -Math.log(1e-15);
 
 /**
- * outputLoss of groupOof's statistics, without building them (the key search's inner loop). Counts
+ * outputLoss of groupOofs' statistics for one smoothing weight, without building them (the key search's inner loop). Counts
  * are whole numbers, so for classes a row's -log p is a difference of two precomputed logarithms.
  */
 function groupOofLoss(gid: Int32Array, groups: number, y: Float64Array, fold: Int32Array, nFolds: number, K: number, regression: boolean, smooth: number, prior: Float64Array, scratch: Scratch): number {

@@ -1,6 +1,6 @@
 import { loadModel, predictRows, serialiseModel, trainTabular, TABULAR_ENGINE, type Row } from '../../../engines/tabular/index';
 import { canServe } from '../../../engines/catalogue';
-import { fitGroupTable, groupOof, mixGroup, searchGroupKey, DEFAULT_GROUP_OPTIONS } from '../../../engines/tabular/group';
+import { fitGroupTable, groupOofs, mixGroup, searchGroupKey, DEFAULT_GROUP_OPTIONS } from '../../../engines/tabular/group';
 import { categoryRuleFor, prepare, trainPrepared } from '../../../engines/tabular/pipeline';
 import { Prng } from '../../../engines/tabular/prng';
 import type { EngineConfigOverride } from '../../../engines/tabular/train';
@@ -21,15 +21,15 @@ describe('the group member\'s statistics', () => {
   it('give a held row the smoothed statistic of its group outside its fold, never its own target', () => {
     // one group of four rows in four folds; y = 1, 0, 0, 0
     const folds = Int32Array.of(0, 1, 2, 3);
-    const out = groupOof(new Int32Array(4), 1, Float64Array.of(1, 0, 0, 0), folds, 4, 2, false, 1);
+    const out = groupOofs(new Int32Array(4), 1, Float64Array.of(1, 0, 0, 0), folds, 4, 2, false, [1])[0];
     const prior = 0.25;
     // row 0 (class 1) sees three rows of class 0: P(1) = (0 + 1 * prior) / (3 + 1)
     expect(out[1]).toBeCloseTo(prior / 4, 12);
     // rows 1-3 see one row of class 1 and two of class 0
     for (const i of [1, 2, 3]) expect(out[i * 2 + 1]).toBeCloseTo((1 + prior) / 4, 12);
     // without smoothing, row 0's statistic is the same whatever its own class; the others' follow it
-    const own1 = groupOof(new Int32Array(4), 1, Float64Array.of(1, 0, 0, 0), folds, 4, 2, false, 0);
-    const own0 = groupOof(new Int32Array(4), 1, Float64Array.of(0, 0, 0, 0), folds, 4, 2, false, 0);
+    const own1 = groupOofs(new Int32Array(4), 1, Float64Array.of(1, 0, 0, 0), folds, 4, 2, false, [0])[0];
+    const own0 = groupOofs(new Int32Array(4), 1, Float64Array.of(0, 0, 0, 0), folds, 4, 2, false, [0])[0];
     expect(own1[1]).toBe(0);
     expect(own0[1]).toBe(0);
     expect(own1[3]).toBeCloseTo(1 / 3, 12);
@@ -38,7 +38,7 @@ describe('the group member\'s statistics', () => {
 
   it('leave rows outside every fold without a statistic, but count their targets for the others', () => {
     const y = Float64Array.of(2, 4, 6);
-    const out = groupOof(new Int32Array(3), 1, y, Int32Array.of(0, -1, -1), 1, 1, true, 0);
+    const out = groupOofs(new Int32Array(3), 1, y, Int32Array.of(0, -1, -1), 1, 1, true, [0])[0];
     expect(out[0]).toBe(5);
     expect(Number.isNaN(out[1]) && Number.isNaN(out[2])).toBe(true);
   });
@@ -87,7 +87,7 @@ describe('the group member\'s statistics', () => {
     const y = Float64Array.of(1, 0, 0, 1);
     // rows 0-2 one record (folds 0, 1, 2), row 3 alone in fold 3
     const centre = Float64Array.of(0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.9, 0.1);
-    const out = groupOof(Int32Array.of(0, 0, 0, 1), 2, y, Int32Array.of(0, 1, 2, 3), 4, 2, false, 1, centre);
+    const out = groupOofs(Int32Array.of(0, 0, 0, 1), 2, y, Int32Array.of(0, 1, 2, 3), 4, 2, false, [1], centre)[0];
     // row 0 sees two rows of class 0: P(class 0) = (2 + 1 * 0.4) / 3
     expect(out[0]).toBeCloseTo(2.4 / 3, 12);
     expect(Array.from(out.subarray(6))).toEqual([0.9, 0.1]);

@@ -1,6 +1,6 @@
 import { serialiseModel, trainTabular, TABULAR_ENGINE } from '../../../engines/tabular/index';
 import { canServe } from '../../../engines/catalogue';
-import { fitBins, transformBins } from '../../../engines/tabular/binning';
+import { fitBins, transformBins, type BinnedFeatureInfo } from '../../../engines/tabular/binning';
 import { makeLoss } from '../../../engines/tabular/loss';
 import { categoryRuleFor, prepare, resolveConfigV12, type Prepared } from '../../../engines/tabular/pipeline';
 import { predictRaw } from '../../../engines/tabular/predictor';
@@ -10,7 +10,7 @@ import { expectDeterministicRoundTrip, signalRows } from './helpers';
 const FAST: EngineConfigOverride = { maxRounds: 40, folds: 3, models: 3 };
 
 /** A regression's data prepared by 12.0.0, split into `k` folds as a cross-fit would, with its configuration. */
-function regressionFolds(n: number, seed: number, k: number, cfg: Partial<EngineConfig>): { p: Prepared; folds: FoldSet[]; cfg: EngineConfig } {
+function regressionFolds(n: number, seed: number, k: number, cfg: Partial<EngineConfig>): { p: Prepared; info: BinnedFeatureInfo; folds: FoldSet[]; cfg: EngineConfig } {
   const p = prepare(signalRows(n, seed, 'regression'), 'target', 'regression', categoryRuleFor('12.0.0'));
   const config: EngineConfig = { ...resolveConfigV12(p), ...cfg };
   const info = fitBins(p.X, p.n, p.F, p.categorical, config.maxBins, 3);
@@ -28,13 +28,13 @@ function regressionFolds(n: number, seed: number, k: number, cfg: Partial<Engine
       params: { grower: config.grower, learningRate: config.learningRate, maxRounds: config.maxRounds, subsample: config.subsample, colsample: config.colsample, seed: 40 + m },
     };
   });
-  return { p, folds, cfg: config };
+  return { p, info, folds, cfg: config };
 }
 
 describe('pooled stopping: a cross-fit\'s fold models stopped together', () => {
   it('keeps, for every fold model, the round of least loss over all held-out rows, and stops a patience later', () => {
-    const { p, folds, cfg } = regressionFolds(400, 31, 4, { earlyStoppingRounds: 8, earlyStoppingMinDelta: 0, maxRounds: 400 });
-    const results = boostPooled(folds, fitBins(p.X, p.n, p.F, p.categorical, cfg.maxBins, 3), p.F, cfg);
+    const { p, info, folds, cfg } = regressionFolds(400, 31, 4, { earlyStoppingRounds: 8, earlyStoppingMinDelta: 0, maxRounds: 400 });
+    const results = boostPooled(folds, info, p.F, cfg);
     // the pooled loss per round, from each fold's own held-out losses weighted by its rows
     const grown = results[0].validHistory.length;
     const held = folds.reduce((s, f) => s + (f.valid?.n ?? 0), 0);
