@@ -5,7 +5,7 @@
  * error for regression) is measured. Importances are the positive increases, normalised to shares
  * that sum to 1. When no column increases the loss, split gains are used instead.
  */
-import { predictRaw, type FlatPredictor } from './predictor';
+import { goesLeft, leafNode, predictRaw, type FlatPredictor } from './predictor';
 import { Prng } from './prng';
 import type { FeatureSpec } from './schema';
 import { rawToOutput, takeRows, type FoldModel, type InternalTask } from './train';
@@ -26,6 +26,11 @@ function meanLoss(task: InternalTask, out: Float64Array, y: Float64Array, C: num
   return s / n;
 }
 
+/**
+ * Each column's mean rise in loss over the fold models when its values are shuffled among their
+ * held-out rows. `scoring` 'whole' scores every permuted copy through every tree, the reference the
+ * default ('reuse', permutedRawReusingLeaves) equals bit for bit.
+ */
 export function permutationImportance(
   X: Float64Array,
   F: number,
@@ -36,6 +41,7 @@ export function permutationImportance(
   features: FeatureSpec[],
   seed: number,
   maxRowsPerFold = 2000,
+  scoring: 'reuse' | 'whole' = 'reuse',
 ): Map<string, number> {
   const rng = new Prng(seed);
   const C = task === 'regression' ? 1 : nClasses;
@@ -45,6 +51,7 @@ export function permutationImportance(
     g.push(j);
     groups.set(f.column, g);
   });
+  const columns = [...groups.values()];
   const total = new Map<string, number>();
   for (const col of groups.keys()) total.set(col, 0);
   for (const fm of folds) {
@@ -55,16 +62,88 @@ export function permutationImportance(
     const Xv = takeRows(X, F, rows);
     const yv = takeRows(y, 1, rows);
     const base = meanLoss(task, rawToOutput(task, predictRaw(fm.predictor, Xv, m), m, C), yv, C);
-    const Xp = new Float64Array(Xv.length);
-    for (const [col, idx] of groups) {
-      Xp.set(Xv);
-      const perm = rng.shuffle(Int32Array.from({ length: m }, (_, i) => i));
-      for (let j = 0; j < m; j++) for (const f of idx) Xp[j * F + f] = Xv[perm[j] * F + f];
-      const l = meanLoss(task, rawToOutput(task, predictRaw(fm.predictor, Xp, m), m, C), yv, C);
+    // one shuffle per column, in the columns' order, as each column's turn used to draw it
+    const perms = columns.map(() => rng.shuffle(Int32Array.from({ length: m }, (_, i) => i)));
+    const permuted = scoring === 'reuse' && columns.length * m * fm.predictor.nOutputs <= PERMUTED_SCORES_MAX
+      ? permutedRawReusingLeaves(fm.predictor, Xv, m, columns, perms)
+      : columns.map((idx, c) => predictRaw(fm.predictor, permutedCopy(Xv, F, m, idx, perms[c]), m));
+    [...groups.keys()].forEach((col, c) => {
+      const l = meanLoss(task, rawToOutput(task, permuted[c], m, C), yv, C);
       total.set(col, (total.get(col) as number) + (l - base) / folds.length);
-    }
+    });
   }
   return total;
+}
+
+/** The held-out rows with one column's features (`idx`) taken from the rows `perm` names. */
+function permutedCopy(Xv: Float64Array, F: number, m: number, idx: number[], perm: Int32Array): Float64Array {
+  const Xp = Float64Array.from(Xv);
+  for (let j = 0; j < m; j++) for (const f of idx) Xp[j * F + f] = Xv[perm[j] * F + f];
+  return Xp;
+}
+
+/** permutedRawReusingLeaves keeps every column's scores of a fold: above this many (columns x rows x outputs), each permuted copy is scored whole */
+const PERMUTED_SCORES_MAX = 2_000_000;
+/** most entries of permutedRawReusingLeaves' per-block leaf values and path bits (trees x rows x words of column bits) */
+const PATH_WORDS_MAX = 1 << 20;
+
+/**
+ * predictRaw of each column's permuted copy of the rows (permutedCopy), bit for bit, without routing
+ * a permuted row through the trees where the row's own path tests none of the column's features: the
+ * permuted row differs only in those features, so it takes the same path to the same leaf, whose value
+ * is read from the row's own routing (done once per block of rows, noting which columns each path
+ * tests). Each row's scores still add the trees' values in tree order from the initial scores, exactly
+ * predictRaw's additions. Scoring every permuted copy whole was the cost of explanations: a pass over
+ * every tree per column.
+ */
+function permutedRawReusingLeaves(p: FlatPredictor, Xv: Float64Array, m: number, columns: number[][], perms: Int32Array[]): Float64Array[] {
+  const F = p.nFeatures;
+  const K = p.nOutputs;
+  const T = p.treeRoot.length;
+  const { treeRoot, treeOutput, leafValue, init, nodeFeature, nodeLeft, nodeRight } = p;
+  const columnOf = new Int32Array(F).fill(-1);
+  columns.forEach((idx, c) => idx.forEach((f) => (columnOf[f] = c)));
+  const words = Math.ceil(columns.length / 32);
+  const B = Math.max(1, Math.min(128, Math.floor(PATH_WORDS_MAX / Math.max(1, T * words))));
+  const out = columns.map(() => new Float64Array(m * K));
+  const own = new Float64Array(T * B);
+  // bit c of a (row, tree) entry: the row's path in the tree tests a feature of column c
+  const tested = new Int32Array(T * B * words);
+  const row = new Float64Array(F);
+  for (let b0 = 0; b0 < m; b0 += B) {
+    const b1 = Math.min(m, b0 + B);
+    tested.fill(0);
+    for (let j = b0; j < b1; j++) {
+      for (let t = 0; t < T; t++) {
+        const e = (j - b0) * T + t;
+        let node = treeRoot[t];
+        while (node >= 0) {
+          const c = columnOf[nodeFeature[node]];
+          tested[e * words + (c >>> 5)] |= 1 << (c & 31);
+          node = goesLeft(p, node, Xv, j * F) ? nodeLeft[node] : nodeRight[node];
+        }
+        own[e] = leafValue[~node];
+      }
+    }
+    columns.forEach((idx, c) => {
+      const perm = perms[c];
+      const raw = out[c];
+      const word = c >>> 5;
+      const bit = 1 << (c & 31);
+      for (let j = b0; j < b1; j++) {
+        row.set(Xv.subarray(j * F, j * F + F));
+        for (const f of idx) row[f] = Xv[perm[j] * F + f];
+        const ob = j * K;
+        for (let k = 0; k < K; k++) raw[ob + k] = init[k];
+        const e0 = (j - b0) * T;
+        for (let t = 0; t < T; t++) {
+          const e = e0 + t;
+          raw[ob + treeOutput[t]] += (tested[e * words + word] & bit) !== 0 ? leafValue[~leafNode(p, treeRoot[t], row, 0)] : own[e];
+        }
+      }
+    });
+  }
+  return out;
 }
 
 export function gainImportance(p: FlatPredictor, features: FeatureSpec[]): Map<string, number> {

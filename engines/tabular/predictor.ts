@@ -176,6 +176,23 @@ export function mergePredictors(parts: FlatPredictor[], weights: number[]): Flat
   return out;
 }
 
+/** Whether a row (its features from X[base]) goes left at an inner node: missing values by the node's default, numbers by the threshold, categories by the node's bitset. */
+export function goesLeft(p: FlatPredictor, node: number, X: Float64Array, base: number): boolean {
+  const v = X[base + p.nodeFeature[node]];
+  const fl = p.nodeFlags[node];
+  if (v !== v) return (fl & 1) === 1;
+  if ((fl & 2) === 0) return v <= p.nodeThreshold[node];
+  const c = v | 0;
+  const w = c >>> 5;
+  return c >= 0 && w < p.nodeCatLen[node] && ((p.catBits[p.nodeCatStart[node] + w] >>> (c & 31)) & 1) === 1;
+}
+
+/** The leaf (as ~index) a row reaches from `node`. */
+export function leafNode(p: FlatPredictor, node: number, X: Float64Array, base: number): number {
+  while (node >= 0) node = goesLeft(p, node, X, base) ? p.nodeLeft[node] : p.nodeRight[node];
+  return node;
+}
+
 /**
  * Raw scores (n x K, row-major) for a row-major feature matrix (n x nFeatures).
  */
@@ -183,29 +200,13 @@ export function predictRaw(p: FlatPredictor, X: Float64Array, n: number, out?: F
   const K = p.nOutputs;
   const F = p.nFeatures;
   const raw = out ?? new Float64Array(n * K);
-  const { treeRoot, treeOutput, nodeFeature, nodeThreshold, nodeLeft, nodeRight, nodeFlags, nodeCatStart, nodeCatLen, catBits, leafValue, init } = p;
+  const { treeRoot, treeOutput, leafValue, init } = p;
   const T = treeRoot.length;
   for (let i = 0; i < n; i++) {
     const base = i * F;
     const ob = i * K;
     for (let k = 0; k < K; k++) raw[ob + k] = init[k];
-    for (let t = 0; t < T; t++) {
-      let node = treeRoot[t];
-      while (node >= 0) {
-        const v = X[base + nodeFeature[node]];
-        const fl = nodeFlags[node];
-        let goLeft: boolean;
-        if (v !== v) goLeft = (fl & 1) === 1;
-        else if ((fl & 2) === 0) goLeft = v <= nodeThreshold[node];
-        else {
-          const c = v | 0;
-          const w = c >>> 5;
-          goLeft = c >= 0 && w < nodeCatLen[node] && ((catBits[nodeCatStart[node] + w] >>> (c & 31)) & 1) === 1;
-        }
-        node = goLeft ? nodeLeft[node] : nodeRight[node];
-      }
-      raw[ob + treeOutput[t]] += leafValue[~node];
-    }
+    for (let t = 0; t < T; t++) raw[ob + treeOutput[t]] += leafValue[~leafNode(p, treeRoot[t], X, base)];
   }
   return raw;
 }
