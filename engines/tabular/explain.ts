@@ -64,11 +64,13 @@ export function permutationImportance(
     const base = meanLoss(task, rawToOutput(task, predictRaw(fm.predictor, Xv, m), m, C), yv, C);
     // one shuffle per column, in the columns' order, as each column's turn used to draw it
     const perms = columns.map(() => rng.shuffle(Int32Array.from({ length: m }, (_, i) => i)));
-    const permuted = scoring === 'reuse' && columns.length * m * fm.predictor.nOutputs <= PERMUTED_SCORES_MAX
+    const reused = scoring === 'reuse' && columns.length * m * fm.predictor.nOutputs <= PERMUTED_SCORES_MAX
       ? permutedRawReusingLeaves(fm.predictor, Xv, m, columns, perms)
-      : columns.map((idx, c) => predictRaw(fm.predictor, permutedCopy(Xv, F, m, idx, perms[c]), m));
+      : null;
     [...groups.keys()].forEach((col, c) => {
-      const l = meanLoss(task, rawToOutput(task, permuted[c], m, C), yv, C);
+      // scored whole one copy at a time, so that only one is held
+      const raw = reused ? reused[c] : predictRaw(fm.predictor, permutedCopy(Xv, F, m, columns[c], perms[c]), m);
+      const l = meanLoss(task, rawToOutput(task, raw, m, C), yv, C);
       total.set(col, (total.get(col) as number) + (l - base) / folds.length);
     });
   }
