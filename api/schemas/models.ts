@@ -9,7 +9,7 @@ export const trainingInputSchema = z
     engine: z.string().min(1).optional().openapi({ description: 'Engine id from GET /v1/engines; required when creating a model.' }),
     name: z.string().trim().min(1).max(200).optional(),
     task: z.enum(['classification', 'regression']).optional().openapi({ description: 'Inferred from the target when omitted.' }),
-    explain: z.boolean().default(false).openapi({ description: 'Compute version.top_factors (permutation importance on held-out rows). Training then takes longer: 1.0-1.4 times as long on most benchmark datasets, up to about 2.3 times with many classes.' }),
+    explain: z.boolean().default(false).openapi({ description: 'Compute version.top_factors (permutation importance on held-out rows). Training then takes longer: 1.0-1.5 times as long on the benchmark datasets measured, about 1.7 times with 26 classes.' }),
     auto_update: z.boolean().default(false).openapi({ description: 'Each POST /outcomes triggers an integration (a refresh).' }),
     data: z.array(rowSchema).optional().openapi({ description: 'Rows; or send a CSV/JSON file in the multipart field `file`.' }),
   })

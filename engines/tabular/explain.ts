@@ -61,11 +61,12 @@ export function permutationImportance(
     const m = rows.length;
     const Xv = takeRows(X, F, rows);
     const yv = takeRows(y, 1, rows);
-    const base = meanLoss(task, rawToOutput(task, predictRaw(fm.predictor, Xv, m), m, C), yv, C);
+    const baseRaw = predictRaw(fm.predictor, Xv, m);
+    const base = meanLoss(task, rawToOutput(task, baseRaw, m, C), yv, C);
     // one shuffle per column, in the columns' order, as each column's turn used to draw it
     const perms = columns.map(() => rng.shuffle(Int32Array.from({ length: m }, (_, i) => i)));
     const reused = scoring === 'reuse' && columns.length * m * fm.predictor.nOutputs <= PERMUTED_SCORES_MAX
-      ? permutedRawReusingLeaves(fm.predictor, Xv, m, columns, perms)
+      ? permutedRawReusingLeaves(fm.predictor, Xv, baseRaw, m, columns, perms)
       : null;
     [...groups.keys()].forEach((col, c) => {
       // scored whole one copy at a time, so that only one is held
@@ -84,6 +85,11 @@ function permutedCopy(Xv: Float64Array, F: number, m: number, idx: number[], per
   return Xp;
 }
 
+/** Values every split routes alike: equal (+0 and -0 included) or both missing. */
+function sameValue(a: number, b: number): boolean {
+  return a === b || (a !== a && b !== b);
+}
+
 /** permutedRawReusingLeaves keeps every column's scores of a fold: above this many (columns x rows x outputs), each permuted copy is scored whole */
 const PERMUTED_SCORES_MAX = 2_000_000;
 /** most entries of permutedRawReusingLeaves' per-block leaf values and path bits (trees x rows x words of column bits) */
@@ -94,11 +100,11 @@ const PATH_WORDS_MAX = 1 << 20;
  * a permuted row through the trees where the row's own path tests none of the column's features: the
  * permuted row differs only in those features, so it takes the same path to the same leaf, whose value
  * is read from the row's own routing (done once per block of rows, noting which columns each path
- * tests). Each row's scores still add the trees' values in tree order from the initial scores, exactly
+ * tests); a row whose drawn values equal its own keeps its scores outright. Each row's scores still add the trees' values in tree order from the initial scores, exactly
  * predictRaw's additions. Scoring every permuted copy whole was the cost of explanations: a pass over
  * every tree per column.
  */
-function permutedRawReusingLeaves(p: FlatPredictor, Xv: Float64Array, m: number, columns: number[][], perms: Int32Array[]): Float64Array[] {
+function permutedRawReusingLeaves(p: FlatPredictor, Xv: Float64Array, baseRaw: Float64Array, m: number, columns: number[][], perms: Int32Array[]): Float64Array[] {
   const F = p.nFeatures;
   const K = p.nOutputs;
   const T = p.treeRoot.length;
@@ -133,9 +139,14 @@ function permutedRawReusingLeaves(p: FlatPredictor, Xv: Float64Array, m: number,
       const word = c >>> 5;
       const bit = 1 << (c & 31);
       for (let j = b0; j < b1; j++) {
+        const ob = j * K;
+        // a row that drew its own values (equal, or both missing) is the row itself: its scores
+        if (idx.every((f) => sameValue(Xv[perm[j] * F + f], Xv[j * F + f]))) {
+          for (let k = 0; k < K; k++) raw[ob + k] = baseRaw[ob + k];
+          continue;
+        }
         row.set(Xv.subarray(j * F, j * F + F));
         for (const f of idx) row[f] = Xv[perm[j] * F + f];
-        const ob = j * K;
         for (let k = 0; k < K; k++) raw[ob + k] = init[k];
         const e0 = (j - b0) * T;
         for (let t = 0; t < T; t++) {
