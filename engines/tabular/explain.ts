@@ -51,9 +51,10 @@ export function permutationImportance(
     g.push(j);
     groups.set(f.column, g);
   });
+  const names = [...groups.keys()];
   const columns = [...groups.values()];
   const total = new Map<string, number>();
-  for (const col of groups.keys()) total.set(col, 0);
+  for (const col of names) total.set(col, 0);
   for (const fm of folds) {
     let rows = Array.from(fm.validRows);
     if (rows.length === 0) continue;
@@ -68,7 +69,7 @@ export function permutationImportance(
     const reused = scoring === 'reuse' && columns.length * m * fm.predictor.nOutputs <= PERMUTED_SCORES_MAX
       ? permutedRawReusingLeaves(fm.predictor, Xv, baseRaw, m, columns, perms)
       : null;
-    [...groups.keys()].forEach((col, c) => {
+    names.forEach((col, c) => {
       // scored whole one copy at a time, so that only one is held
       const raw = reused ? reused[c] : predictRaw(fm.predictor, permutedCopy(Xv, F, m, columns[c], perms[c]), m);
       const l = meanLoss(task, rawToOutput(task, raw, m, C), yv, C);
@@ -85,9 +86,14 @@ function permutedCopy(Xv: Float64Array, F: number, m: number, idx: number[], per
   return Xp;
 }
 
-/** Values every split routes alike: equal (+0 and -0 included) or both missing. */
-function sameValue(a: number, b: number): boolean {
-  return a === b || (a !== a && b !== b);
+/** Whether row `from` holds, in the features `idx`, values every split routes as row j's: equal (+0 and -0 included) or both missing. */
+function drewOwnValues(Xv: Float64Array, F: number, j: number, from: number, idx: number[]): boolean {
+  for (const f of idx) {
+    const a = Xv[from * F + f];
+    const b = Xv[j * F + f];
+    if (a !== b && (a === a || b === b)) return false;
+  }
+  return true;
 }
 
 /** permutedRawReusingLeaves keeps every column's scores of a fold: above this many (columns x rows x outputs), each permuted copy is scored whole */
@@ -141,11 +147,11 @@ function permutedRawReusingLeaves(p: FlatPredictor, Xv: Float64Array, baseRaw: F
       for (let j = b0; j < b1; j++) {
         const ob = j * K;
         // a row that drew its own values (equal, or both missing) is the row itself: its scores
-        if (idx.every((f) => sameValue(Xv[perm[j] * F + f], Xv[j * F + f]))) {
+        if (drewOwnValues(Xv, F, j, perm[j], idx)) {
           for (let k = 0; k < K; k++) raw[ob + k] = baseRaw[ob + k];
           continue;
         }
-        row.set(Xv.subarray(j * F, j * F + F));
+        for (let f = 0; f < F; f++) row[f] = Xv[j * F + f];
         for (const f of idx) row[f] = Xv[perm[j] * F + f];
         for (let k = 0; k < K; k++) raw[ob + k] = init[k];
         const e0 = (j - b0) * T;
