@@ -32,6 +32,7 @@ export async function createAccountWithWorkspace(
     monthlyAllowance,
     allowanceRemaining: monthlyAllowance,
     allowancePeriod: currentPeriod(now),
+    allowanceCeiling: monthlyAllowance,
     purchasedBalance: 0,
     isStaff: input.isStaff ?? false,
     passwordHash: input.passwordHash ?? null,

@@ -56,16 +56,20 @@ function planOfSubscription(sub: Stripe.Subscription): PaidPlan | null {
 const idOf = (ref: string | { id: string } | null | undefined): string | null => (ref === null || ref === undefined ? null : typeof ref === 'string' ? ref : ref.id);
 
 /**
- * Moves the account to `plan` inside the caller's transaction (the account row locked), with its
- * ledger row: an upgrade raises what is left of this month's allowance by the difference of the two
- * allowances at once; a downgrade keeps this month's and applies from the next period.
+ * Moves the account to `plan` inside the caller's transaction (the account row locked, this month
+ * opened by lockAccount), with its ledger row: an upgrade raises what is left of this month's allowance
+ * by what the new allowance brings above the largest one granted this month (allowanceCeiling); a
+ * downgrade keeps this month's and applies from the next period. So moving down and up again within a
+ * month grants the higher allowance once, never once per move.
  */
 function movePlan(tx: EntityManager, account: Account, plan: PlanName, reference: string, now: Date): void {
   if (account.plan === plan) return;
   const previous = account.monthlyAllowance;
   const next = PLANS[plan].monthlyAllowance ?? previous;
-  const raise = Math.max(0, next - previous);
+  const ceiling = Math.max(account.allowanceCeiling, previous);
+  const raise = Math.max(0, next - ceiling);
   account.allowanceRemaining += raise;
+  account.allowanceCeiling = Math.max(ceiling, next);
   account.plan = plan;
   account.monthlyAllowance = next;
   tx.create(CreditLedgerSchema, {
@@ -73,7 +77,7 @@ function movePlan(tx: EntityManager, account: Account, plan: PlanName, reference
     accountId: account.id,
     workspaceId: null,
     kind: 'adjustment',
-    operation: raise > 0 ? 'plan_upgrade' : 'plan_downgrade',
+    operation: next > previous ? 'plan_upgrade' : 'plan_downgrade',
     allowanceDelta: raise,
     balanceDelta: 0,
     allowanceAfter: account.allowanceRemaining,
@@ -247,6 +251,7 @@ export class Billing {
     const stripe = this.stripe();
     const customer = await this.ensureCustomer(accountId);
     const price = await this.price(planPriceLookupKey(plan));
+    await this.expireOpenSubscriptionCheckouts(customer);
     const session = await callStripe(() =>
       stripe.checkout.sessions.create({
         mode: 'subscription',
@@ -261,6 +266,26 @@ export class Billing {
     );
     if (!session.url) throw new AppError('PAYMENT_PROVIDER_ERROR', 502, 'Stripe answered a Checkout Session without a URL.');
     return { id: session.id, url: session.url, expiresAt: new Date(session.expires_at * 1000) };
+  }
+
+  /**
+   * Expires the customer's subscription Checkout Sessions still open, so that at most one can be paid:
+   * two sessions opened before either was paid would otherwise make two subscriptions. One paid in the
+   * meantime cannot be expired any more; the webhook cancels the subscription it makes if another is
+   * already live (applySubscription).
+   */
+  private async expireOpenSubscriptionCheckouts(customer: string): Promise<void> {
+    const stripe = this.stripe();
+    const open = await callStripe(() => stripe.checkout.sessions.list({ customer, status: 'open', limit: 100 }));
+    for (const session of open.data) {
+      if (session.mode !== 'subscription' || session.status !== 'open') continue;
+      try {
+        await stripe.checkout.sessions.expire(session.id);
+      } catch (err) {
+        // completed between the list and the expiry: the webhook's guard covers it
+        this.deps.logger.warn({ err, sessionId: session.id }, 'could not expire an open subscription Checkout Session');
+      }
+    }
   }
 
   /**
@@ -444,6 +469,18 @@ export class Billing {
     return { duplicate: !recorded };
   }
 
+  /**
+   * Whether `sub` is another subscription than the account's own, which is live: the account's
+   * subscription is asked for at Stripe, as its last event here may be stale.
+   */
+  private async isSecondSubscription(account: Account, sub: Stripe.Subscription): Promise<boolean> {
+    const own = account.subscriptionId;
+    if (own === null || own === sub.id || !hasLiveSubscription(account)) return false;
+    const stripe = this.stripe();
+    const current = await callStripe(() => stripe.subscriptions.retrieve(own));
+    return LIVE_STATUSES.has(current.status);
+  }
+
   /** Brings the account to the subscription's state, in the event's transaction. */
   private async applySubscription(tx: EntityManager, sub: Stripe.Subscription, accountHint: string | null): Promise<void> {
     const customerId = idOf(sub.customer);
@@ -464,7 +501,19 @@ export class Billing {
       account.subscriptionCancelAtPeriodEnd = sub.cancel_at_period_end;
       if (!account.stripeCustomerId && customerId) account.stripeCustomerId = customerId;
     };
-    if (LIVE_STATUSES.has(sub.status)) {
+    if (LIVE_STATUSES.has(sub.status) && (await this.isSecondSubscription(account, sub))) {
+      // Two Checkout Sessions paid (or a subscription made outside the service): the account keeps the
+      // one it has, and the other stops at once, prorated, before it can bill again or move the plan.
+      // Cancelled inside the event's transaction: if the cancel fails, nothing is recorded and Stripe
+      // delivers the event again; a cancelled subscription's later events are not the account's.
+      const stripe = this.stripe();
+      // asked again under the account's lock: another delivery may have cancelled it meanwhile
+      const fresh = await callStripe(() => stripe.subscriptions.retrieve(sub.id));
+      if (LIVE_STATUSES.has(fresh.status)) {
+        this.deps.logger.warn({ accountId: account.id, kept: account.subscriptionId, cancelled: sub.id }, 'a second live Stripe subscription: cancelled');
+        await callStripe(() => stripe.subscriptions.cancel(sub.id, { prorate: true }));
+      }
+    } else if (LIVE_STATUSES.has(sub.status)) {
       adopt();
       const plan = planOfSubscription(sub);
       if (plan) movePlan(tx, account, plan, sub.id, now);

@@ -24,6 +24,7 @@ export async function lockAccount(tx: EntityManager, accountId: string, now: Dat
   if (account.allowancePeriod < period) {
     const delta = account.monthlyAllowance - account.allowanceRemaining;
     account.allowanceRemaining = account.monthlyAllowance;
+    account.allowanceCeiling = account.monthlyAllowance;
     account.allowancePeriod = period;
     tx.create(CreditLedgerSchema, {
       id: newId('event'),

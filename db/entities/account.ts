@@ -12,6 +12,11 @@ export interface Account {
   allowanceRemaining: number;
   /** The month (`YYYY-MM`, UTC) `allowanceRemaining` belongs to; a new month resets it. */
   allowancePeriod: string;
+  /**
+   * The largest monthly allowance granted during `allowancePeriod`: an upgrade adds to what is left only
+   * what its allowance brings above it, so moving down and up again within a month grants nothing twice.
+   */
+  allowanceCeiling: Opt<number>;
   /** Purchased credits; never expire. */
   purchasedBalance: number;
   /** Signs in with password + emailed code (an address of STAFF_EMAIL_DOMAINS, created by the operator CLI). */
@@ -44,6 +49,7 @@ export const AccountSchema = new EntitySchema<Account>({
     monthlyAllowance: { type: 'integer', default: 0 },
     allowanceRemaining: { type: 'integer', default: 0 },
     allowancePeriod: { type: 'string', length: 7, default: '1970-01' },
+    allowanceCeiling: { type: 'integer', default: 0 },
     purchasedBalance: { type: 'integer', default: 0 },
     isStaff: { type: 'boolean', default: false },
     passwordHash: { type: 'text', nullable: true, lazy: true },

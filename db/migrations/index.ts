@@ -6,6 +6,7 @@ import { Migration20261123070000_accounts } from './Migration20261123070000_acco
 import { Migration20261123090000_webhooks } from './Migration20261123090000_webhooks';
 import { Migration20261123080000_billing } from './Migration20261123080000_billing';
 import { Migration20261124130000_prediction_calls } from './Migration20261124130000_prediction_calls';
+import { Migration20261125180000_allowance_ceiling } from './Migration20261125180000_allowance_ceiling';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -19,4 +20,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123090000_webhooks', class: Migration20261123090000_webhooks },
   { name: 'Migration20261123080000_billing', class: Migration20261123080000_billing },
   { name: 'Migration20261124130000_prediction_calls', class: Migration20261124130000_prediction_calls },
+  { name: 'Migration20261125180000_allowance_ceiling', class: Migration20261125180000_allowance_ceiling },
 ];

@@ -344,7 +344,9 @@ export async function startStripeStandIn(options: { port?: number; host?: string
       case 'GET /v1/checkout/sessions': {
         const created = params.created as Json | undefined;
         const since = created?.gte !== undefined ? Number(created.gte) : 0;
-        const found = [...sessions.values()].filter((s) => (!params.customer || s.customer === params.customer) && (s.created as number) >= since);
+        const found = [...sessions.values()].filter(
+          (s) => (!params.customer || s.customer === params.customer) && (!params.status || s.status === params.status) && (s.created as number) >= since,
+        );
         return list(found.reverse().map(publicView), '/v1/checkout/sessions');
       }
       case 'GET /v1/checkout/sessions/:id':

@@ -153,6 +153,61 @@ describe('billing with Stripe', () => {
       expect((await sub()).body).toEqual(expect.objectContaining({ allowance_remaining: 1_000, monthly_allowance: 1_000 }));
     });
 
+    it('grants a higher plan’s allowance once a month: moving down and up again adds nothing more (two round trips)', async () => {
+      const account = await h.provision('free');
+      const id = account.account.id;
+      const sub = () => h.http.get('/v1/billing/subscription').set('X-API-Key', account.adminKey);
+      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      await stripe.completeCheckout(checkout.body.id);
+      await eventually(sub, (r) => r.body.plan === 'build');
+      for (let round = 0; round < 2; round++) {
+        await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'pro' });
+        const pro = await eventually(sub, (r) => r.body.plan === 'pro');
+        expect(pro.body).toEqual(expect.objectContaining({ monthly_allowance: 200_000, allowance_remaining: 200_000 }));
+        await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+        const build = await eventually(sub, (r) => r.body.plan === 'build');
+        expect(build.body).toEqual(expect.objectContaining({ monthly_allowance: 20_000, allowance_remaining: 200_000 }));
+      }
+      // growth brings 800,000 above the month's largest allowance (pro's), once
+      await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'growth' });
+      expect((await eventually(sub, (r) => r.body.plan === 'growth')).body.allowance_remaining).toBe(1_000_000);
+      const raises = (await ledgerOf(h, id, ['adjustment'])).map((r) => r.allowanceDelta);
+      expect(raises).toEqual([19_000, 180_000, 0, 0, 0, 800_000]);
+      expect((await accountOf(h, id)).allowanceRemaining).toBe(1_000_000);
+    });
+
+    it('keeps one subscription: a second Checkout Session expires the open one, and a second subscription paid anyway is cancelled without moving the plan', async () => {
+      const account = await h.provision('free');
+      const id = account.account.id;
+      const first = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'pro' });
+      const second = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      expect(stripe.sessions.get(first.body.id)?.status).toBe('expired');
+      expect(stripe.sessions.get(second.body.id)?.status).toBe('open');
+      await expect(stripe.completeCheckout(first.body.id)).rejects.toThrow(/expired/);
+      await stripe.completeCheckout(second.body.id);
+      await eventually(() => accountOf(h, id), (a) => a.plan === 'build');
+      const kept = (await accountOf(h, id)).subscriptionId as string;
+
+      // a session opened outside the service (or in a race with the expiry) and paid: a second subscription
+      const customer = (await accountOf(h, id)).stripeCustomerId as string;
+      const sdk = new Stripe('sk_test_other', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
+      const pro = (await sdk.prices.list({ lookup_keys: ['plan_pro'] })).data[0]!;
+      const outside = await sdk.checkout.sessions.create({
+        mode: 'subscription',
+        customer,
+        line_items: [{ price: pro.id, quantity: 1 }],
+        subscription_data: { metadata: { account_id: id, plan: 'pro' } },
+        success_url: 'http://127.0.0.1/ok',
+      });
+      await stripe.completeCheckout(outside.id);
+      const extra = stripe.sessions.get(outside.id)?.subscription as string;
+      await eventually(async () => stripe.subscriptions.get(extra)?.status, (status) => status === 'canceled');
+      const stored = await accountOf(h, id);
+      expect(stored).toEqual(expect.objectContaining({ plan: 'build', subscriptionId: kept, monthlyAllowance: 20_000, allowanceRemaining: 20_000 }));
+      expect(stripe.subscriptions.get(kept)?.status).toBe('active');
+      expect((await ledgerOf(h, id, ['adjustment'])).map((r) => r.reference)).toEqual([`${kept}:build`]);
+    });
+
     it('ends in Stripe’s latest state whatever the order of subscription events, and applies each event once', async () => {
       const account = await h.provision('free');
       const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
