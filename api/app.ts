@@ -21,6 +21,7 @@ import { refuseNulInUrl, requestId } from './middleware/request-id';
 import { loggerOf, requestLogger } from './middleware/request-logger';
 import { buildOpenApiDocument } from './openapi';
 import { route, type AnyRoute } from './route';
+import { requireUsageKey } from './routes/helpers';
 import { coerceFormFields, z } from './zod';
 import { apiKeyRoutes } from './routes/api-keys';
 import { datasetRoutes } from './routes/datasets';
@@ -141,6 +142,7 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: Any
       tokens: deps.accounts.tokens,
     });
     await logged(ctx, deps, def, auth, async () => {
+      if (def.usageKeyOnly) requireUsageKey(auth);
       // An API key's budgets were counted with its authentication; a session's are counted while the
       // body arrives. Either way a refusal answers before any validation or handler runs.
       const limited = auth ? withinRateLimits(ctx, rateLimits, auth) : Promise.resolve();

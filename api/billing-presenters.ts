@@ -6,8 +6,7 @@ import { remainingOf } from '../services/credits';
 // The contract's shapes of billing values; services never build HTTP bodies.
 
 export function presentPlans() {
-  return {
-    data: PLAN_NAMES.map((name) => ({
+  return PLAN_NAMES.map((name) => ({
       name,
       currency: BILLING_CURRENCY,
       monthly_price: PLAN_PRICES[name].monthly,
@@ -16,9 +15,8 @@ export function presentPlans() {
       max_training_rows: PLANS[name].maxTrainingRows,
       credit_block_size: CREDIT_BLOCK,
       credit_block_price: PLANS[name].canBuyCredits ? PLAN_PRICES[name].perCreditBlock : null,
-      self_serve: (PAID_PLANS as readonly string[]).includes(name),
-    })),
-  };
+    self_serve: (PAID_PLANS as readonly string[]).includes(name),
+  }));
 }
 
 export function presentPurchase(p: CreditPurchase) {

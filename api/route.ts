@@ -42,6 +42,12 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   validationCode?: string;
   /** Accepts an Idempotency-Key header (replays the stored answer of a completed call). */
   idempotent?: boolean;
+  /**
+   * Paid scoring: an administration key is refused (403 ADMIN_KEY_CANNOT_PREDICT) before its body is
+   * read or an Idempotency-Key claimed, so that the refusal is never stored under a key (and replayed to
+   * a usage key's call), nor a usage key's stored answer replayed to an administration key.
+   */
+  usageKeyOnly?: boolean;
   body?: ZodType<B>;
   /** Documents a body the route reads itself (bodyKind `raw`), without validating it before the handler. */
   rawBodyDoc?: { contentType: string; schema: ZodType; description: string };

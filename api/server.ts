@@ -1,10 +1,39 @@
 import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
+import { newId } from '../services/ids';
+
+/** What Node's HTTP parser refuses before any request reaches Koa, as the contract's envelope. */
+const PARSER_REFUSALS: Record<string, { status: number; code: string; detail: string }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, code: 'HEADERS_TOO_LARGE', detail: 'The request headers are larger than the server accepts (16 KiB).' },
+};
+
+/**
+ * Answers a request Node's parser refused (headers too large, malformed HTTP) in the error envelope
+ * with a request id, instead of Node's bare status line; a socket that can no longer be written to is
+ * just closed.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const known = PARSER_REFUSALS[err.code ?? ''] ?? { status: 400, code: 'BAD_REQUEST', detail: 'The request is not valid HTTP.' };
+  const requestId = newId('request');
+  const body = JSON.stringify({ status: 'error', message: known.code, messageDetail: known.detail });
+  socket.end(
+    `HTTP/1.1 ${known.status} ${http.STATUS_CODES[known.status] ?? 'Bad Request'}\r\n` +
+      `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
 
 /** A Node HTTP server for the Koa app; Koa handles its own errors, so its promise is not awaited here. */
 export function createHttpServer(app: Koa): http.Server {
   const handle = app.callback();
-  return http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     void handle(req, res);
   });
+  server.on('clientError', answerClientError);
+  return server;
 }

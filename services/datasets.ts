@@ -61,6 +61,7 @@ export function checkRows(rows: unknown[], where: string): Row[] {
       throw new AppError('VALIDATION_ERROR', 400, `Invalid ${where}[${i}]: each row must be an object of column values.`);
     }
     for (const [column, value] of Object.entries(row)) {
+      if (column.trim() === '') throw new AppError('VALIDATION_ERROR', 400, `Invalid ${where}[${i}]: a column name must hold more than spaces.`);
       if (value !== null && typeof value === 'object') {
         throw new AppError('VALIDATION_ERROR', 400, `Invalid ${where}[${i}].${column}: values must be numbers, strings, booleans or null.`);
       }

@@ -1,7 +1,7 @@
 import Papa from 'papaparse';
 import type { Backtest, SeriesForecast } from '../engines/forecast';
 import { beatsBaseline } from '../engines/forecast/backtest';
-import { FORECAST_ENGINE } from '../engines/forecast';
+import { FORECAST_ENGINE, futureWithinCalendar } from '../engines/forecast';
 import { findEngine } from '../engines/catalogue';
 import { releaseReservation, reserveCredits, type CallStores } from './credits';
 import type { Row } from './datasets';
@@ -85,6 +85,15 @@ export async function runForecast(
       400,
       `${short.id === null ? 'The series' : `Series "${short.id}"`} has ${short.values.length} points, fewer than the horizon ${request.horizon}; send at least as many points as the horizon (preferably several times more).`,
       { reason: 'SHORTER_THAN_HORIZON' },
+    );
+  }
+  const beyond = prepared.series.find((s) => !futureWithinCalendar(s.timeMs[s.timeMs.length - 1] as number, s.interval, s.format, request.horizon));
+  if (beyond) {
+    throw new AppError(
+      'INVALID_INPUT',
+      400,
+      `${beyond.id === null ? 'The series' : `Series "${beyond.id}"`} would be forecast past the year 9999, which dates cannot express; shorten the horizon.`,
+      { reason: 'PAST_YEAR_9999' },
     );
   }
   const price = findEngine(FORECAST_ENGINE.id)?.creditPricePerRow ?? FORECAST_ENGINE.creditPricePerPoint;

@@ -35,6 +35,8 @@ export const ID_PREFIXES = {
   request: 'req_',
   purchase: 'pur_',
   event: 'evt_',
+  /** outcomes from 2026-11-25 on; earlier ones kept the `evt_` of ledger rows and webhook events */
+  outcome: 'out_',
   delivery: 'dlv_',
   session: 'ses_',
   refreshToken: 'rtk_',

@@ -6,7 +6,9 @@ export const MAX_JSON_DEPTH = 64;
 /**
  * Parses a JSON request body with the checks a plain JSON.parse lacks, so that what reaches the
  * routes is storable and unambiguous:
- * - NUL characters in keys or strings are refused (PostgreSQL cannot store them in text or jsonb);
+ * - NUL characters and lone UTF-16 surrogates (`"\ud800"`, valid JSON escapes that encode no character)
+ *   in keys or strings are refused (PostgreSQL cannot store either in text, json or jsonb, and one such
+ *   value in a statement shared by several calls would fail them all);
  * - numbers that overflow to ±Infinity (`1e999`) are refused (they would become targets and features);
  * - `__proto__` keys are refused (they would alter an object's prototype in code that copies rows);
  * - nesting deeper than MAX_JSON_DEPTH is refused (recursive code downstream would overflow its stack).
@@ -28,9 +30,22 @@ export function parseJsonBody(text: string): unknown {
   return value;
 }
 
+// String.prototype.isWellFormed (ES2024, Node 20): false when a string holds a lone surrogate
+const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** What makes a string unstorable (a NUL character, a lone surrogate), described; null when it is storable. */
+export function unstorableText(text: string): string | null {
+  if (text.includes('\u0000')) return 'holds a NUL character';
+  if (!isWellFormed(text)) return 'holds a lone UTF-16 surrogate (an escape such as \\ud800 that encodes no character)';
+  return null;
+}
+
 /** A refused string or number, described; null for anything else. */
 function refusedScalar(value: unknown, key: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? `the value of ${JSON.stringify(key)} holds a NUL character` : null;
+  if (typeof value === 'string') {
+    const problem = unstorableText(value);
+    return problem ? `the value of ${JSON.stringify(key)} ${problem}` : null;
+  }
   if (typeof value === 'number') return Number.isFinite(value) ? null : `the number of ${JSON.stringify(key)} is out of range (not finite)`;
   return null;
 }
@@ -47,7 +62,8 @@ function firstRefused(value: unknown, key = '', depth = 0): string | null {
   for (const name in record) {
     if (!isArray) {
       if (name === '__proto__') return 'the key "__proto__" is not allowed';
-      if (name.includes('\u0000')) return `the key ${JSON.stringify(name)} holds a NUL character`;
+      const problem = unstorableText(name);
+      if (problem) return `the key ${JSON.stringify(name)} ${problem}`;
     }
     const item = record[name];
     // Cells (most of a large body) are checked here rather than through another call.
@@ -59,7 +75,10 @@ function firstRefused(value: unknown, key = '', depth = 0): string | null {
 
 /** The same checks on values that come from elsewhere (multipart fields, CSV cells, query strings). */
 export function findUnstorable(value: unknown, where: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? `${where} holds a NUL character` : null;
+  if (typeof value === 'string') {
+    const problem = unstorableText(value);
+    return problem ? `${where} ${problem}` : null;
+  }
   if (typeof value === 'number') return Number.isFinite(value) ? null : `${where} is not a finite number`;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i += 1) {
@@ -71,7 +90,8 @@ export function findUnstorable(value: unknown, where: string): string | null {
   if (value && typeof value === 'object') {
     for (const [key, inner] of Object.entries(value)) {
       if (key === '__proto__') return `${where} has the key "__proto__", which is not allowed`;
-      if (key.includes('\u0000')) return `${where} has a key holding a NUL character`;
+      const problem = unstorableText(key);
+      if (problem) return `${where} has a key that ${problem}`;
       const found = findUnstorable(inner, `${where}.${key}`);
       if (found) return found;
     }

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { MAX_TARGET_MAGNITUDE } from '../engines/tabular';
 import type { Logger } from 'pino';
 import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema, type Model, type ModelVersion } from '../db/entities';
 import type { Row } from './datasets';
@@ -21,13 +22,14 @@ export function assertServing(model: Model): void {
 
 /**
  * An outcome's `actual` must fit the frozen task: one of the training classes for a classification
- * (a binary model never grows a third class), a finite number for a regression.
+ * (a binary model never grows a third class), a number within ±MAX_TARGET_MAGNITUDE for a regression
+ * (the refresh trains on it, and a larger one's square overflows).
  */
 function checkActual(model: Model, version: ModelVersion, actual: OutcomeInput['actual'], i: number): void {
   if (model.task === 'regression') {
     const value = typeof actual === 'string' && actual.trim() !== '' ? Number(actual) : actual;
-    if (typeof value !== 'number' || !Number.isFinite(value)) {
-      throw validationError(`Invalid body.outcomes.${i}.actual: this regression model needs a finite number; got ${JSON.stringify(actual)}.`);
+    if (typeof value !== 'number' || !(Math.abs(value) <= MAX_TARGET_MAGNITUDE)) {
+      throw validationError(`Invalid body.outcomes.${i}.actual: this regression model needs a number within ±${MAX_TARGET_MAGNITUDE}; got ${JSON.stringify(actual)}.`);
     }
     return;
   }
@@ -123,7 +125,7 @@ export async function recordOutcomes(em: EntityManager, model: Model, outcomes: 
     checkActual(model, version, o.actual, i);
     // Features must fit the training columns and types, or every later refresh would fail on them.
     checkPredictionRows(model, version, [features], i);
-    return { id: newId('event'), modelId: model.id, workspaceId: model.workspace.id, predictionId, features, actual: o.actual, status: 'pending' as const, foldedInVersion: null, createdAt: now };
+    return { id: newId('outcome'), modelId: model.id, workspaceId: model.workspace.id, predictionId, features, actual: o.actual, status: 'pending' as const, foldedInVersion: null, createdAt: now };
   });
   await em.insertMany(OutcomeSchema, rows);
   return { ids: rows.map((r) => r.id), pending: await pendingCount(em, model) };

@@ -122,10 +122,14 @@ async function servingVersion(em: EntityManager, modelId: string, number: number
   return version;
 }
 
-/** The artefact, read only when an engine thread has not cached this version yet. */
+/**
+ * The artefact, read only when an engine thread has not cached this version yet. Only a deletion
+ * empties a version's artefact (deleteModel), so a call that finds none raced its model's deletion:
+ * 404, as for a call that comes after it.
+ */
 async function artefactOf(em: EntityManager, version: ModelVersion): Promise<string> {
   const loaded = await em.findOneOrFail(ModelVersionSchema, { id: version.id }, { populate: ['artefact'] });
-  if (!loaded.artefact) throw new AppError('ENGINE_MISMATCH', 409, 'This model version has no artefact left to serve.');
+  if (!loaded.artefact) throw notFound('The model');
   return gunzipText(loaded.artefact);
 }
 

@@ -15,7 +15,22 @@ export function sendError(ctx: Context, err: AppError): void {
   ctx.status = err.status;
   const retryAfter = err.extra.retry_after_seconds;
   if (err.status === 429 && typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
-  ctx.body = { status: 'error', message: err.code, messageDetail: err.detail, ...err.extra };
+  ctx.body = envelopeOf(err);
+}
+
+/**
+ * The contract's error envelope of an AppError (also what an Idempotency-Key stores for a refusal). A
+ * VALIDATION_ERROR always lists `errors: [{path, message}]`: a refusal made by a rule rather than a
+ * schema lists itself, at the place its detail names (`Invalid body.rows.3: …`), else at "" (the
+ * request as a whole).
+ */
+export function envelopeOf(err: AppError): Record<string, unknown> {
+  const envelope: Record<string, unknown> = { status: 'error', message: err.code, messageDetail: err.detail, ...err.extra };
+  if (err.code === 'VALIDATION_ERROR' && !Array.isArray(envelope.errors)) {
+    const named = /^Invalid ((?:body|query|params)(?:\.[^\s:]+)?): (.*)$/s.exec(err.detail);
+    envelope.errors = [named ? { path: named[1], message: named[2] } : { path: '', message: err.detail }];
+  }
+  return envelope;
 }
 
 /** Errors thrown by the body parser and the router, which are the client's fault, mapped to codes. */

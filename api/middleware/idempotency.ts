@@ -12,6 +12,7 @@ import {
   type StoredResponse,
 } from '../../services/idempotency';
 import type { UploadedFile } from './body';
+import { envelopeOf } from './errors';
 
 export const REMAINING_HEADER = 'X-Service-Predictions-Remaining';
 const REPLAYED_HEADERS = ['content-type', REMAINING_HEADER.toLowerCase()];
@@ -113,7 +114,7 @@ export async function runCommitted(
         // A refusal is an answer: the same call with the same key gets it again.
         await completeIdempotencyKey(em, workspaceId, key, {
           status: err.status,
-          body: JSON.stringify({ status: 'error', message: err.code, messageDetail: err.detail, ...err.extra }),
+          body: JSON.stringify(envelopeOf(err)),
           headers: { 'content-type': 'application/json; charset=utf-8' },
         });
       } else {

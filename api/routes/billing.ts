@@ -1,6 +1,7 @@
 import type { Billing } from '../../services/billing';
 import { presentPlans, presentPurchase, presentSubscription } from '../billing-presenters';
 import { route, type AnyRoute } from '../route';
+import { pageOf, pageQuerySchema } from '../schemas/common';
 import { requireAuth } from './helpers';
 import {
   buyCreditsBodySchema,
@@ -32,10 +33,11 @@ export function billingRoutes(deps: { billing: Billing }): AnyRoute[] {
       summary: 'Public pricing: every plan with its price, allowance, quotas and the price of 100 credits',
       tag: 'Billing',
       auth: 'public',
-      responses: { 200: { description: 'The plans.', schema: planListSchema } },
+      query: pageQuerySchema(),
+      responses: { 200: { description: 'The plans, a page of them.', schema: planListSchema } },
       errors: [],
-      handler(ctx) {
-        ctx.body = presentPlans();
+      handler(ctx, { query }) {
+        ctx.body = pageOf(presentPlans(), query);
       },
     }),
     route({

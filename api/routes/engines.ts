@@ -1,6 +1,7 @@
 import { ENGINE_CATALOGUE } from '../../engines/catalogue';
 import { AppError } from '../../services/errors';
 import { route, type AnyRoute } from '../route';
+import { pageOf, pageQuerySchema } from '../schemas/common';
 import { engineListSchema } from '../schemas/engines';
 
 export function engineRoutes(): AnyRoute[] {
@@ -11,11 +12,12 @@ export function engineRoutes(): AnyRoute[] {
       summary: 'Catalogue of prediction engines with their per-row credit price',
       tag: 'Engines',
       auth: 'public',
-      responses: { 200: { description: 'The engines this deployment serves.', schema: engineListSchema } },
+      query: pageQuerySchema(),
+      responses: { 200: { description: 'The engines this deployment serves, a page of them.', schema: engineListSchema } },
       errors: [[503, 'ENGINE_CATALOGUE_MISMATCH']],
-      handler(ctx) {
-        const parsed = engineListSchema.safeParse({
-          data: ENGINE_CATALOGUE.map((e) => ({
+      handler(ctx, { query }) {
+        const parsed = engineListSchema.safeParse(
+          pageOf(ENGINE_CATALOGUE.map((e) => ({
             id: e.id,
             version: e.version,
             kind: e.kind,
@@ -24,8 +26,8 @@ export function engineRoutes(): AnyRoute[] {
             priced_per: e.pricedPer,
             description: e.description,
             default: e.isDefault,
-          })),
-        });
+          })), query),
+        );
         if (!parsed.success) {
           throw new AppError('ENGINE_CATALOGUE_MISMATCH', 503, 'The engine catalogue could not be read from the engines.');
         }

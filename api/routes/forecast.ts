@@ -36,6 +36,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
       operation: 'forecast',
       bodyKind: 'dataset',
       idempotent: true,
+      usageKeyOnly: true,
       validationCode: 'INVALID_INPUT',
       body: forecastInputSchema,
       responses: {

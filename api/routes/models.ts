@@ -208,6 +208,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       operation: 'models.predict',
       bodyKind: 'dataset',
       idempotent: true,
+      usageKeyOnly: true,
       params: modelIdParamsSchema,
       body: predictInputSchema,
       responses: {

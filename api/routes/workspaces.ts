@@ -3,6 +3,7 @@ import { createWorkspace, getWorkspace, listWorkspaces, renameWorkspace } from '
 import { presentWorkspace } from '../presenters';
 import { route, type AnyRoute } from '../route';
 import { workspaceBodySchema, workspaceListSchema, workspaceParamsSchema, workspaceSchema } from '../schemas/auth';
+import { pageOf, pageQuerySchema } from '../schemas/common';
 import { requireAuth } from './helpers';
 
 export function workspaceRoutes(deps: { orm: MikroORM }): AnyRoute[] {
@@ -13,10 +14,11 @@ export function workspaceRoutes(deps: { orm: MikroORM }): AnyRoute[] {
       summary: 'The account\'s workspaces, oldest first',
       tag: 'Workspaces',
       auth: 'session',
-      responses: { 200: { description: 'Every workspace of the account.', schema: workspaceListSchema } },
+      query: pageQuerySchema(),
+      responses: { 200: { description: 'The account\'s workspaces, a page of them.', schema: workspaceListSchema } },
       errors: [],
-      async handler(ctx, { auth }) {
-        ctx.body = { data: (await listWorkspaces(deps.orm.em.fork(), requireAuth(auth).accountId)).map(presentWorkspace) };
+      async handler(ctx, { query, auth }) {
+        ctx.body = pageOf((await listWorkspaces(deps.orm.em.fork(), requireAuth(auth).accountId)).map(presentWorkspace), query);
       },
     }),
     route({

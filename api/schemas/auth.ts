@@ -1,5 +1,5 @@
 import { PLAN_NAMES } from '../../config/plans';
-import { isoDateTime } from './common';
+import { isoDateTime, paginationSchema } from './common';
 import { z } from '../zod';
 
 /** An address as the service keeps it: trimmed, lower-cased, a valid mailbox. */
@@ -81,7 +81,7 @@ export const deleteAccountBodySchema = z
   .strict()
   .openapi('DeleteAccount');
 
-export const workspaceListSchema = z.object({ data: z.array(workspaceSchema) }).openapi('WorkspaceList');
+export const workspaceListSchema = z.object({ data: z.array(workspaceSchema), pagination: paginationSchema }).openapi('WorkspaceList');
 export const workspaceBodySchema = z.object({ name: z.string().trim().min(1).max(200) }).strict().openapi('WorkspaceName');
 export const workspaceParamsSchema = z.object({ workspaceId: z.string().min(1).max(64) });
 

@@ -1,6 +1,6 @@
 import { BILLING_CURRENCY, CREDIT_BLOCK, PAID_PLANS, PLAN_NAMES } from '../../config/plans';
 import { PURCHASE_STATES } from '../../db/entities';
-import { isoDateTime } from './common';
+import { isoDateTime, paginationSchema } from './common';
 import { z } from '../zod';
 
 const money = (description: string) => z.number().int().min(0).openapi({ description: `${description}, in minor units of the currency (cents).` });
@@ -21,7 +21,7 @@ export const planSchema = z
   })
   .openapi('Plan');
 
-export const planListSchema = z.object({ data: z.array(planSchema) }).openapi('PlanList');
+export const planListSchema = z.object({ data: z.array(planSchema), pagination: paginationSchema }).openapi('PlanList');
 
 const paidPlan = z.enum(PAID_PLANS).openapi({ description: 'A plan offered through Checkout.' });
 

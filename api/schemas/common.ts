@@ -26,6 +26,11 @@ export function pageQuerySchema(maxLimit: number = PAGINATION.maxLimit, defaultL
   });
 }
 
+/** One page of a list held whole in memory (a short, bounded list: workspaces, plans, engines). */
+export function pageOf<T>(items: T[], page: { limit: number; offset: number }) {
+  return paginated(items.slice(page.offset, page.offset + page.limit), items.length, page);
+}
+
 export function paginated<T>(items: T[], total: number, page: { limit: number; offset: number }) {
   return {
     data: items,
@@ -43,6 +48,8 @@ const isCellValue = (value: unknown): value is CellValue => value === null || ty
 function rowProblem(value: unknown): string | null {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return 'Expected a row: an object of column name → value.';
   for (const column in value) {
+    // as a CSV header's: a column needs a name
+    if (column.trim() === '') return `Column ${JSON.stringify(column)}: a column name must hold more than spaces.`;
     if (!isCellValue((value as Record<string, unknown>)[column])) return `Column ${JSON.stringify(column)}: expected a number, string, boolean or null.`;
   }
   return null;
@@ -58,5 +65,5 @@ export const datasetRowSchema = z
   .openapi('DatasetRow', {
     type: 'object',
     additionalProperties: { type: ['string', 'number', 'boolean', 'null'] },
-    description: 'One row: column name → value (number, string, boolean or null).',
+    description: 'One row: column name (more than spaces) → value (number, string, boolean or null).',
   });

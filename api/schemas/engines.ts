@@ -1,3 +1,4 @@
+import { paginationSchema } from './common';
 import { z } from '../zod';
 
 export const engineSchema = z
@@ -13,4 +14,4 @@ export const engineSchema = z
   })
   .openapi('Engine');
 
-export const engineListSchema = z.object({ data: z.array(engineSchema) }).openapi('EngineList');
+export const engineListSchema = z.object({ data: z.array(engineSchema), pagination: paginationSchema }).openapi('EngineList');

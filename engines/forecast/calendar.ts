@@ -262,6 +262,19 @@ export function futureTimestamps(lastMs: number, interval: Interval, count: numb
   return out;
 }
 
+/** The last calendar year dates are read and written in (ISO 8601's four digits). */
+export const LAST_YEAR = 9999;
+
+/**
+ * Whether the `count` timestamps after `lastMs` stay within year LAST_YEAR (always, for integer
+ * positions): a forecast past it would print five-digit years, which no ISO 8601 reader takes.
+ */
+export function futureWithinCalendar(lastMs: number, interval: Interval, format: TimestampFormat, count: number): boolean {
+  if (format === 'position' || count < 1) return true;
+  const end = futureTimestamps(lastMs, interval, count)[count - 1] as number;
+  return new Date(end).getUTCFullYear() <= LAST_YEAR;
+}
+
 const pad = (v: number, w = 2) => String(v).padStart(w, '0');
 
 /** Formats a timestamp in the input's format: YYYY-MM, YYYY-MM-DD, an ISO date-time with Z, or the integer position. */

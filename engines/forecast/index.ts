@@ -7,7 +7,7 @@ export { forecastSeries, forecastMany, MAX_HORIZON, DEFAULT_INTERVALS, MAX_SEASO
 export type { ForecastOptions, SeriesForecast } from './forecast';
 export { backtestSeries } from './backtest';
 export type { Backtest, BacktestOptions, BacktestWindow } from './backtest';
-export { parseTimestamp } from './calendar';
+export { futureWithinCalendar, parseTimestamp } from './calendar';
 export type { Interval, IntervalUnit, TimestampFormat, ParsedTimestamp } from './calendar';
 export type { Method, Combine, SeasonalMode, Member, Intervals } from './auto';
 

@@ -3,6 +3,7 @@ export type TabularErrorCode =
   | 'TOO_FEW_ROWS'
   | 'TOO_FEW_TARGET_VALUES'
   | 'TARGET_NOT_NUMERIC'
+  | 'TARGET_OUT_OF_RANGE'
   | 'TOO_MANY_CLASSES'
   | 'NO_USABLE_FEATURES'
   | 'INVALID_OPTIONS';

@@ -77,6 +77,11 @@ export const CATEGORY_RULE_V1: CategoryRule = { mostFrequent: MAX_CATEGORIES - 1
  */
 export const CATEGORY_RULE_V10: CategoryRule = { mostFrequent: MAX_CATEGORIES - 1, minRowsBeyond: 20, maxKept: 254 };
 export const MAX_CLASSES = 100;
+/**
+ * Largest magnitude of a regression target (and of an outcome's actual value): the squares of larger
+ * values, and their sums over a million rows, overflow a double, so losses and scores become infinite.
+ */
+export const MAX_TARGET_MAGNITUDE = 1e150;
 /** Numeric targets with at most this many distinct integer values are classified. */
 export const MAX_INTEGER_CLASSES = 10;
 
@@ -229,6 +234,13 @@ export function analyseTarget(rows: Row[], target: string, task?: TaskOption): T
     isClassification = nums.every((x) => Number.isInteger(x)) && numDistinct <= MAX_INTEGER_CLASSES;
   }
   if (!isClassification) {
+    const huge = nums.find((x) => !(Math.abs(x) <= MAX_TARGET_MAGNITUDE));
+    if (huge !== undefined) {
+      throw new TabularDataError(
+        'TARGET_OUT_OF_RANGE',
+        `Regression targets must lie within ±${MAX_TARGET_MAGNITUDE}; "${target}" holds ${huge} (its square overflows, so no error could be measured).`,
+      );
+    }
     return { task: 'regression', classes: null, keep, y: Float64Array.from(nums) };
   }
   // Classification: labels keyed by their string form; numeric text labels become numbers.

@@ -294,7 +294,7 @@ describe('separation by route', () => {
         unknownKey: '401 API_KEY_INVALID',
         expiredToken: '401 TOKEN_INVALID',
         usage: account ? '401 AUTH_REQUIRED' : adminRoute ? '403 ADMIN_KEY_REQUIRED' : 'allowed',
-        admin: account ? '401 AUTH_REQUIRED' : name === 'POST /v1/models/{id}/predict' ? '403 ADMIN_KEY_CANNOT_PREDICT' : 'allowed',
+        admin: account ? '401 AUTH_REQUIRED' : name === 'POST /v1/models/{id}/predict' || name === 'POST /v1/forecast' ? '403 ADMIN_KEY_CANNOT_PREDICT' : 'allowed',
         session: 'allowed',
       });
       checked.push(name);

@@ -57,6 +57,16 @@ describe('magic link and code', () => {
     expect(await accountRows(unknown)).toEqual([]);
   });
 
+  test('an address of 248 characters (within the 254 of RFC 5321) signs in like any other: login, request and verify', async () => {
+    const local = `${newId('account').toLowerCase()}.`.padEnd(60, 'a');
+    const email = `${local}@${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}.test`;
+    expect(email.length).toBe(248);
+    const login = await h.http.post('/v1/auth/login').send({ email });
+    expect({ status: login.status, body: login.body }).toEqual({ status: 200, body: { next_step: 'magic_link' } });
+    const session = await signInByMail(h, email);
+    expect(await accountRows(email)).toEqual([{ id: session.accountId, plan: 'free', workspaces: '1' }]);
+  });
+
   test('the code creates the account on first verification (free plan, one workspace) and the answer never carries the code or link', async () => {
     const email = newAddress();
     const before = h.mailbox.lastId();

@@ -180,6 +180,20 @@ describe('forecast and backtest routes', () => {
     expect(parse(res.text).data.map((r) => r.year)).toEqual(['0041-01-01', '0042-01-01', '0043-01-01']);
   });
 
+  it('forecasts up to the year 9999 and refuses, charging nothing, a horizon that would run past it', async () => {
+    const { apiKey, account } = await h.provision('build');
+    const data = Array.from({ length: 30 }, (_, i) => ({ year: `${9967 + i}-01-01`, y: 100 + 2 * i }));
+    const last = await forecast(apiKey, { target: 'y', data, horizon: 3 });
+    expect(last.status).toBe(200);
+    expect(parse(last.text).data.map((r) => r.year)).toEqual(['9997-01-01', '9998-01-01', '9999-01-01']);
+    const balance = async () => (await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id })).allowanceRemaining;
+    const before = await balance();
+    const past = await forecast(apiKey, { target: 'y', data, horizon: 4 });
+    expectError(past, 400, 'INVALID_INPUT');
+    expect(past.body.reason).toBe('PAST_YEAR_9999');
+    expect(await balance()).toBe(before);
+  });
+
   it('refuses a season_length that is not a positive integer', async () => {
     const { apiKey } = await h.provision('build');
     const data = Array.from({ length: 30 }, (_, i) => ({ t: i + 1, y: i }));

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createHttpServer } from '../../api/server';
 import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
@@ -21,6 +23,22 @@ describe('HTTP conventions', () => {
   it('answers an unknown route with 404 NOT_FOUND in the envelope and an x-request-id', async () => {
     const res = await h.http.get('/v1/no-such-route');
     expectError(res, 404, 'NOT_FOUND');
+  });
+
+  it('answers headers larger than the server reads with 431 in the envelope and an x-request-id, not Node\'s bare status line', async () => {
+    const { port } = h.server.address() as AddressInfo;
+    const answer = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port, path: '/v1/models', headers: { 'X-Big': 'a'.repeat(20_000) } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      });
+      req.on('error', reject);
+    });
+    expect(answer.status).toBe(431);
+    expect(answer.headers['x-request-id']).toMatch(/^req_/);
+    expect(JSON.parse(answer.body)).toEqual({ status: 'error', message: 'HEADERS_TOO_LARGE', messageDetail: expect.stringContaining('headers') });
   });
 
   it('gives every response, success included, its own x-request-id', async () => {

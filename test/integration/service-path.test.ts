@@ -1,3 +1,5 @@
+import { PLAN_NAMES } from '../../config/plans';
+import { ENGINE_CATALOGUE } from '../../engines/catalogue';
 import { AccountSchema, ContextChunkSchema, CreditLedgerSchema, ModelSchema, OutcomeSchema } from '../../db/entities';
 import { BudgetLeases } from '../../services/budget-leases';
 import { gzipJson } from '../../services/compression';
@@ -87,6 +89,17 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect((await h.http.delete(`/v1/models/${modelId}`).set('X-API-Key', adminKey)).status).toBe(204);
       expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(2) }), 404, 'NOT_FOUND');
       expect(await credits(account.id)).toBe(before - 2);
+    });
+
+    it('answers 404 and charges nothing when a call finds its version\'s artefact gone (the model\'s deletion committed between the call\'s read of the model and of the artefact)', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      const before = await credits(account.id);
+      // what deleteModel commits to the versions, seen by a call that read the model as serving before it
+      await h.orm.em.fork().getConnection().execute(`update model_versions set artefact = null where model_id = ?`, [modelId]);
+      expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(20) }), 404, 'NOT_FOUND');
+      expect(await credits(account.id)).toBe(before);
+      const moved = (await ledger(account.id)).filter((l) => l.kind === 'charge' || l.kind === 'refund');
+      expect(moved.reduce((sum, l) => sum + l.allowanceDelta + l.balanceDelta, 0)).toBe(0);
     });
   });
 
@@ -215,6 +228,27 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(await credits(account.id)).toBe(before - 2);
     });
 
+    it('refuses an administration key before any Idempotency-Key is claimed: it never gets a usage key\'s stored answer, and its refusal is never replayed to a usage key', async () => {
+      const { apiKey, adminKey, modelId, account } = await trainedModel();
+      const body = { rows: rows(1) };
+      const before = await credits(account.id);
+      const answered = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'usage-first').send(body);
+      expect(answered.status).toBe(200);
+      const admin = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', adminKey).set('Idempotency-Key', 'usage-first').send(body);
+      expectError(admin, 403, 'ADMIN_KEY_CANNOT_PREDICT');
+      expect(admin.headers['idempotent-replayed']).toBeUndefined();
+
+      expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', adminKey).set('Idempotency-Key', 'admin-first').send(body), 403, 'ADMIN_KEY_CANNOT_PREDICT');
+      const usage = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'admin-first').send(body);
+      expect(usage.status).toBe(200);
+      expect(usage.headers['idempotent-replayed']).toBeUndefined();
+      const forecast = { data: Array.from({ length: 20 }, (_, i) => ({ ds: `2026-01-${String(i + 1).padStart(2, '0')}`, y: i })), target: 'y', timestamp: 'ds', horizon: 2 };
+      expectError(await h.http.post('/v1/forecast').set('X-API-Key', adminKey).set('Idempotency-Key', 'admin-forecast').send(forecast), 403, 'ADMIN_KEY_CANNOT_PREDICT');
+      const stored = await h.orm.em.fork().getConnection().execute<Array<{ key: string }>>(`select key from idempotency_records where key in ('admin-first', 'admin-forecast', 'usage-first') order by key`);
+      expect(stored.map((r) => r.key)).toEqual(['admin-first', 'usage-first']);
+      expect(await credits(account.id)).toBe(before - 2);
+    });
+
     it('a lease that ended does not let different content take the key', async () => {
       const { apiKey, modelId, workspace } = await trainedModel();
       await claimedElsewhere(workspace.id, 'other', modelId, { rows: rows(1) }, -1_000);
@@ -238,6 +272,45 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
         { target: 'churned', engine: 'tabular-gbdt', data: data.map((r, i) => (i === 3 ? { ...r, colour: 're\u0000d' } : r)) },
       ];
       for (const body of attempts) expectError(await h.http.post('/v1/models').set('X-API-Key', apiKey).send(body), 400, 'VALIDATION_ERROR');
+      expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
+    });
+
+    it('refuses a lone UTF-16 surrogate in a small prediction with 400, and another account\'s calls charged at the same moments all answer 200', async () => {
+      const victim = await trainedModel();
+      const attacker = await trainedModel();
+      const before = await credits(victim.account.id);
+      const [row] = rows(1);
+      // "\ud800" is a valid JSON escape that encodes no character; PostgreSQL refuses it in json
+      const poisoned = JSON.stringify({ rows: [{ ...row, colour: 'X' }] }).replace('"X"', '"\\ud800"');
+      for (let round = 0; round < 3; round++) {
+        const answers = await Promise.all([
+          ...Array.from({ length: 6 }, () => h.http.post(`/v1/models/${victim.modelId}/predict`).set('X-API-Key', victim.apiKey).send({ rows: [row] })),
+          ...Array.from({ length: 2 }, () =>
+            h.http.post(`/v1/models/${attacker.modelId}/predict`).set('X-API-Key', attacker.apiKey).set('Content-Type', 'application/json').send(poisoned),
+          ),
+        ]);
+        expect(answers.slice(0, 6).map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+        for (const r of answers.slice(6)) {
+          expectError(r, 400, 'VALIDATION_ERROR');
+          expect(r.body.messageDetail).toContain('lone UTF-16 surrogate');
+        }
+      }
+      expect(await credits(victim.account.id)).toBe(before - 18);
+      expect((await ledger(attacker.account.id)).filter((l) => l.kind === 'charge')).toEqual([]);
+    });
+
+    it('refuses a column named by nothing but spaces in JSON rows and JSON files, as a CSV header refuses it, and creates no model', async () => {
+      const { apiKey, account } = await h.provision('build');
+      const data = churnRows(30).map((r) => ({ ...r, '': 1 }));
+      const rows = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data });
+      expectError(rows, 400, 'VALIDATION_ERROR');
+      expect(rows.body.messageDetail).toContain('more than spaces');
+      const file = Buffer.from(JSON.stringify(churnRows(30).map((r) => ({ ...r, '  ': 'x' }))));
+      const upload = await h.http.post('/v1/models').set('X-API-Key', apiKey).field('target', 'churned').field('engine', 'tabular-gbdt').attach('file', file, 'rows.json');
+      expectError(upload, 400, 'VALIDATION_ERROR');
+      expect(upload.body.messageDetail).toContain('more than spaces');
+      const csv = await h.http.post('/v1/models').set('X-API-Key', apiKey).field('target', 'churned').field('engine', 'tabular-gbdt').attach('file', Buffer.from('x1,,churned\n1,2,yes\n'), 'rows.csv');
+      expectError(csv, 400, 'CSV_UNREADABLE');
       expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
     });
 
@@ -278,6 +351,24 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       const res = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send('{"target":"y","data":[{"__proto__":{"x":1},"y":1}]}');
       expectError(res, 400, 'VALIDATION_ERROR');
       expect(res.body.messageDetail).toContain('__proto__');
+    });
+
+    it('refuses regression targets and outcomes beyond ±1e150, whose squares overflow: 422 on training, 400 on outcomes, nothing recorded', async () => {
+      const { apiKey, account } = await h.provision('build');
+      const data = Array.from({ length: 40 }, (_, i) => ({ a: (i * 7) % 13, b: i % 2 === 0 ? 'x' : 'y', t: 3 * ((i * 7) % 13) + (i % 5) }));
+      const huge = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 't', engine: 'tabular-gbdt', task: 'regression', data: data.map((r, i) => (i === 7 ? { ...r, t: 1e200 } : r)) });
+      expectError(huge, 422, 'DATA_VALIDATION_FAILED');
+      expect(huge.body.report.errors.map((e: { code: string }) => e.code)).toEqual(['TARGET_OUT_OF_RANGE']);
+      expect(await h.orm.em.fork().count(ModelSchema, { account: account.id, status: { $ne: 'deleted' } })).toBe(0);
+      const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 't', engine: 'tabular-gbdt', task: 'regression', data });
+      expect(created.status).toBe(201);
+      for (const actual of [1e200, -2e150, '1e300']) {
+        expectError(await h.http.post(`/v1/models/${created.body.id as string}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features: { a: 1, b: 'x' }, actual }] }), 400, 'VALIDATION_ERROR');
+      }
+      const kept = await h.http.post(`/v1/models/${created.body.id as string}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features: { a: 1, b: 'x' }, actual: 1e150 }] });
+      expect(kept.status).toBe(201);
+      const [outcomes] = await h.orm.em.fork().getConnection().execute<Array<{ n: number }>>(`select count(*)::int as n from outcomes where model_id = ?`, [created.body.id]);
+      expect(outcomes!.n).toBe(1);
     });
 
     it('answers a text/plain body with 415 instead of reading it as an empty object', async () => {
@@ -340,6 +431,21 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(predictions.body.pagination).toEqual({ total: 3, limit: 2, offset: 0, has_more: true });
       expect(requests.body.pagination).toEqual(expect.objectContaining({ limit: 1, offset: 0, has_more: true }));
       expect(models.body.data.map((m: { id: string }) => m.id)).toEqual([modelId]);
+
+      const session = await signInByMail(h);
+      expect((await h.http.post('/v1/workspaces').set('Authorization', session.bearer).send({ name: 'second' })).status).toBe(201);
+      const workspaces = await h.http.get('/v1/workspaces?limit=1').set('Authorization', session.bearer);
+      expect(workspaces.body.pagination).toEqual({ total: 2, limit: 1, offset: 0, has_more: true });
+      expect(workspaces.body.data).toHaveLength(1);
+      const rest = await h.http.get('/v1/workspaces?limit=1&offset=1').set('Authorization', session.bearer);
+      expect(rest.body.pagination).toEqual({ total: 2, limit: 1, offset: 1, has_more: false });
+      expect(rest.body.data[0].name).toBe('second');
+      const plans = await h.http.get('/v1/plans');
+      expect(plans.body.pagination).toEqual({ total: PLAN_NAMES.length, limit: 50, offset: 0, has_more: false });
+      const engines = await h.http.get('/v1/engines?offset=1');
+      expect(engines.body.pagination).toEqual({ total: ENGINE_CATALOGUE.length, limit: 50, offset: 1, has_more: false });
+      expect(engines.body.data.map((e: { id: string }) => e.id)).toEqual(ENGINE_CATALOGUE.slice(1).map((e) => e.id));
+      expectError(await h.http.get('/v1/plans?limit=0'), 400, 'VALIDATION_ERROR');
     });
   });
 

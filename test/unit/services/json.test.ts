@@ -18,6 +18,10 @@ describe('parseJsonBody', () => {
   it.each([
     ['a NUL in a string', '{"a":"x\\u0000y"}'],
     ['a NUL in a key', '{"x\\u0000":1}'],
+    ['a lone high surrogate in a string', '{"rows":[{"colour":"\\ud800"}]}'],
+    ['a lone low surrogate in a string', '{"a":"x\\udc00y"}'],
+    ['a low surrogate before its high one', '{"a":"\\udc00\\ud800"}'],
+    ['a lone surrogate in a key', '{"co\\ud800lour":1}'],
     ['a __proto__ key', '{"rows":[{"__proto__":{"admin":true}}]}'],
     ['a __proto__ key written with escapes', '{"\\u005f\\u005fproto\\u005f\\u005f":1}'],
     ['a number that overflows to Infinity', '{"a":1e999}'],
@@ -25,6 +29,10 @@ describe('parseJsonBody', () => {
     ['a 400-digit integer', `{"a":${'9'.repeat(400)}}`],
   ])('refuses %s with VALIDATION_ERROR', (_label, text) => {
     expect(refusal(text)).toBe('VALIDATION_ERROR');
+  });
+
+  it('keeps characters outside the basic plane, written as surrogate pairs or as UTF-8', () => {
+    expect(parseJsonBody('{"a":"\\ud83d\\ude00","b":"😀","\\ud834\\udd1e":1}')).toEqual({ a: '😀', b: '😀', '𝄞': 1 });
   });
 
   it('keeps large finite numbers and strings that only look like the refused ones', () => {
