@@ -59,6 +59,14 @@ export function earlyStoppingCallback(rounds: number, minDelta = 0, relative = f
   };
 }
 
+/** Scores stored class-major (K x n) laid out row-major (n x K), as BoostResult gives them. */
+function rowMajor(scores: Float64Array, n: number, K: number): Float64Array {
+  if (K === 1) return scores;
+  const out = new Float64Array(n * K);
+  for (let k = 0; k < K; k++) for (let i = 0; i < n; i++) out[i * K + k] = scores[k * n + i];
+  return out;
+}
+
 export interface BoostResult {
   predictor: FlatPredictor;
   /** number of rounds kept */
@@ -83,7 +91,9 @@ export class Booster {
   private readonly symGrower: TreeGrower | null;
   private readonly every: number;
   private readonly init: Float64Array;
+  /** raw scores of the training rows, class-major (class k of row i at k * n + i: a tree adds to one class) */
   private readonly raw: Float64Array;
+  /** raw scores of the validation rows, class-major (k * nv + i) */
   private readonly vraw: Float64Array;
   private readonly grad: Float64Array;
   private readonly hess: Float64Array;
@@ -122,10 +132,10 @@ export class Booster {
       : null;
     const init = (this.init = loss.initScores(train.y));
     this.raw = new Float64Array(n * K);
-    for (let i = 0; i < n; i++) for (let k = 0; k < K; k++) this.raw[i * K + k] = init[k];
+    for (let k = 0; k < K; k++) this.raw.fill(init[k], k * n, (k + 1) * n);
     const nv = (this.nv = valid ? valid.n : 0);
     this.vraw = new Float64Array(nv * K);
-    for (let i = 0; i < nv; i++) for (let k = 0; k < K; k++) this.vraw[i * K + k] = init[k];
+    for (let k = 0; k < K; k++) this.vraw.fill(init[k], k * nv, (k + 1) * nv);
     this.grad = new Float64Array(n * K);
     this.hess = new Float64Array(n * K);
     this.rows = new Uint32Array(n);
@@ -158,8 +168,8 @@ export class Booster {
       m = n;
     }
     // the trees read the gradients of the sample's rows only, except for out-of-bag category orders
-    if (params.grower.catOrderFrom === 'outOfBag' || m === n) loss.gradHess(this.train.y, raw, grad, hess);
-    else loss.gradHess(this.train.y, raw, grad, hess, rows, m);
+    if (params.grower.catOrderFrom === 'outOfBag' || m === n) loss.gradHessClassMajor(this.train.y, raw, grad, hess);
+    else loss.gradHessClassMajor(this.train.y, raw, grad, hess, rows, m);
     if (params.colsample < 1) {
       const take = Math.max(1, Math.round(params.colsample * F));
       for (let f = 0; f < F; f++) featOrder[f] = f;
@@ -193,20 +203,21 @@ export class Booster {
       if (nOut > 0 && useSym) router.routeSymmetric(tree, info, grower.cols, n, outside, nOut, outsideLeaf);
       else if (nOut > 0) router.route(tree, info, grower.cols, n, outside, nOut, outsideLeaf);
       // the sample's rows from the grower's leaves, the others from the router: one addition per row
-      (useSym ? (symGrower as TreeGrower) : grower).addLeafValues(raw, K, k, lv);
+      (useSym ? (symGrower as TreeGrower) : grower).addLeafValues(raw, 1, k * n, lv);
       for (let j = 0; j < nOut; j++) {
         const i = outside[j];
-        raw[i * K + k] += lv[outsideLeaf[i]];
+        raw[k * n + i] += lv[outsideLeaf[i]];
       }
       if (nv > 0) {
         if (useSym) router.routeSymmetric(tree, info, this.validCols, nv, null, nv, validLeaf);
         else router.route(tree, info, this.validCols, nv, null, nv, validLeaf);
-        for (let i = 0; i < nv; i++) vraw[i * K + k] += lv[validLeaf[i]];
+        const off = k * nv;
+        for (let i = 0; i < nv; i++) vraw[off + i] += lv[validLeaf[i]];
       }
     }
     this.rounds.push(trees);
     this.exhausted = trees.every((t) => t.feature.length === 0);
-    const vl = this.valid ? loss.loss(this.valid.y, vraw) : null;
+    const vl = this.valid ? loss.lossClassMajor(this.valid.y, vraw) : null;
     if (vl !== null) this.validHistory.push(vl);
     return vl;
   }
@@ -226,12 +237,12 @@ export class Booster {
     if (valid && kept < rounds.length && kept === this.bestVrawIteration) {
       vraw.set(this.bestVraw);
     } else if (valid && kept < rounds.length) {
-      for (let i = 0; i < nv; i++) for (let k = 0; k < K; k++) vraw[i * K + k] = init[k];
+      for (let k = 0; k < K; k++) vraw.fill(init[k], k * nv, (k + 1) * nv);
       for (let r = 0; r < kept; r++) {
         for (let k = 0; k < K; k++) {
           const tree = rounds[r][k];
           const router = routerOf(tree, info);
-          for (let i = 0; i < nv; i++) vraw[i * K + k] += tree.leafValue[leafOfRouted(router, valid.bins, i * F)];
+          for (let i = 0; i < nv; i++) vraw[k * nv + i] += tree.leafValue[leafOfRouted(router, valid.bins, i * F)];
         }
       }
     }
@@ -239,7 +250,7 @@ export class Booster {
     for (let r = 0; r < kept; r++) {
       for (let k = 0; k < K; k++) builder.addTree(rounds[r][k], info, k, 1);
     }
-    return { predictor: builder.build(init), rounds: kept, validHistory: this.validHistory, validRaw: valid ? vraw : null };
+    return { predictor: builder.build(init), rounds: kept, validHistory: this.validHistory, validRaw: valid ? rowMajor(vraw, nv, K) : null };
   }
 }
 

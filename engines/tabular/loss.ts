@@ -2,7 +2,8 @@
  * Losses: one class per objective, each giving initial raw scores, gradients and hessians with
  * respect to the raw score, the mean loss, and the transform from raw scores to predictions.
  * Raw scores are row-major (n x K); gradients/hessians are class-major (K x n) so that the grower
- * gets one contiguous array per class.
+ * gets one contiguous array per class. The boosting loop keeps its raw scores class-major too (the
+ * `ClassMajor` methods: the same values, bit for bit), as each tree adds to one class's scores.
  */
 
 export type LossName = 'log_loss' | 'softmax' | 'squared_error' | 'huber';
@@ -20,6 +21,10 @@ export interface Loss {
   rowLoss(y: Float64Array, raw: Float64Array, i: number): number;
   /** Mean loss over all rows. */
   loss(y: Float64Array, raw: Float64Array): number;
+  /** gradHess with the raw scores class-major (K x n): the same gradients and hessians, bit for bit. */
+  gradHessClassMajor(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array, rows?: Uint32Array, m?: number): void;
+  /** loss with the raw scores class-major (K x n): the same mean loss, bit for bit. */
+  lossClassMajor(y: Float64Array, raw: Float64Array): number;
 }
 
 const EPS = 1e-15;
@@ -38,6 +43,13 @@ abstract class BaseLoss implements Loss {
     let s = 0;
     for (let i = 0; i < y.length; i++) s += this.rowLoss(y, raw, i);
     return y.length > 0 ? s / y.length : 0;
+  }
+  // one output: the two layouts are the same array
+  gradHessClassMajor(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array, rows?: Uint32Array, m?: number): void {
+    this.gradHess(y, raw, grad, hess, rows, m);
+  }
+  lossClassMajor(y: Float64Array, raw: Float64Array): number {
+    return this.loss(y, raw);
   }
 }
 
@@ -124,6 +136,59 @@ export class SoftmaxLoss extends BaseLoss {
     let s = 0;
     for (let k = 0; k < K; k++) s += Math.exp(raw[base + k] - mx);
     return Math.log(s) + mx - raw[base + y[i]];
+  }
+  // gradHess's and loss's operations, each row's in the same order (classes 0..K-1), done one class at
+  // a time so that every pass reads and writes one class's contiguous scores
+  override gradHessClassMajor(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array, rows?: Uint32Array, m?: number): void {
+    const K = this.nOutputs;
+    const n = y.length;
+    const factor = K / (K - 1);
+    const count = rows ? (m as number) : n;
+    const mx = new Float64Array(count).fill(-Infinity);
+    const sum = new Float64Array(count);
+    for (let k = 0; k < K; k++) {
+      const off = k * n;
+      for (let r = 0; r < count; r++) {
+        const v = raw[off + (rows ? rows[r] : r)];
+        if (v > mx[r]) mx[r] = v;
+      }
+    }
+    // exp(score - max) of each class kept in grad until the sum is known
+    for (let k = 0; k < K; k++) {
+      const off = k * n;
+      for (let r = 0; r < count; r++) {
+        const q = off + (rows ? rows[r] : r);
+        const e = Math.exp(raw[q] - mx[r]);
+        grad[q] = e;
+        sum[r] += e;
+      }
+    }
+    for (let k = 0; k < K; k++) {
+      const off = k * n;
+      for (let r = 0; r < count; r++) {
+        const i = rows ? rows[r] : r;
+        const pk = grad[off + i] / sum[r];
+        grad[off + i] = pk - (y[i] === k ? 1 : 0);
+        hess[off + i] = Math.max(factor * pk * (1 - pk), 1e-16);
+      }
+    }
+  }
+  override lossClassMajor(y: Float64Array, raw: Float64Array): number {
+    const K = this.nOutputs;
+    const n = y.length;
+    const mx = new Float64Array(n).fill(-Infinity);
+    const sum = new Float64Array(n);
+    for (let k = 0; k < K; k++) {
+      const off = k * n;
+      for (let i = 0; i < n; i++) if (raw[off + i] > mx[i]) mx[i] = raw[off + i];
+    }
+    for (let k = 0; k < K; k++) {
+      const off = k * n;
+      for (let i = 0; i < n; i++) sum[i] += Math.exp(raw[off + i] - mx[i]);
+    }
+    let total = 0;
+    for (let i = 0; i < n; i++) total += Math.log(sum[i]) + mx[i] - raw[y[i] * n + i];
+    return n > 0 ? total / n : 0;
   }
 }
 

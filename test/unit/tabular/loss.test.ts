@@ -73,3 +73,32 @@ describe('losses: gradients and hessians match finite differences', () => {
     expect(Math.exp(s[0]) / (Math.exp(s[0]) + Math.exp(s[1]) + Math.exp(s[2]))).toBeCloseTo(0.5, 10);
   });
 });
+
+describe('class-major raw scores (the boosting loop\'s layout)', () => {
+  it('give the same gradients, hessians and mean loss as the row-major methods, bit for bit, for all rows and for a sample', () => {
+    const rng = new Prng(11);
+    const K = 7;
+    const n = 53;
+    const y = Float64Array.from({ length: n }, () => rng.nextInt(K));
+    const rowMajor = Float64Array.from({ length: n * K }, () => rng.nextFloat() * 30 - 15);
+    // ties and extreme scores too
+    rowMajor[3 * K + 2] = rowMajor[3 * K + 5];
+    rowMajor[8 * K] = 700;
+    const classMajor = new Float64Array(n * K);
+    for (let i = 0; i < n; i++) for (let k = 0; k < K; k++) classMajor[k * n + i] = rowMajor[i * K + k];
+    const loss = new SoftmaxLoss(K);
+    const sample = Uint32Array.from([0, 3, 8, 9, 20, 52]);
+    for (const rows of [undefined, sample]) {
+      const [g1, h1, g2, h2] = [0, 1, 2, 3].map(() => new Float64Array(n * K).fill(-1));
+      loss.gradHess(y, rowMajor, g1, h1, rows, rows?.length);
+      loss.gradHessClassMajor(y, classMajor, g2, h2, rows, rows?.length);
+      expect(Array.from(g2, (v, j) => Object.is(v, g1[j]))).not.toContain(false);
+      expect(Array.from(h2, (v, j) => Object.is(v, h1[j]))).not.toContain(false);
+    }
+    expect(Object.is(loss.lossClassMajor(y, classMajor), loss.loss(y, rowMajor))).toBe(true);
+    const binary = new LogLoss();
+    const yb = Float64Array.from({ length: n }, () => rng.nextInt(2));
+    const raw = Float64Array.from({ length: n }, () => rng.nextFloat() * 6 - 3);
+    expect(binary.lossClassMajor(yb, raw)).toBe(binary.loss(yb, raw));
+  });
+});
