@@ -55,8 +55,8 @@ const envSchema = z.object({
   MAIL_FROM: z.string().min(3).default('Prediction service <no-reply@localhost>'),
   /** The console's Vite build, served at /console (`npm start` builds it; scripts/build-console.ts). */
   CONSOLE_DIR: z.string().default(path.resolve(__dirname, '..', 'console', 'dist')),
-  /** The console: magic links and the OAuth callback's redirect point here. */
-  FRONTEND_URL: z.string().url().default('http://127.0.0.1:3000/console'),
+  /** The console: magic links and the OAuth callback's redirect point here; default <PUBLIC_URL>/console. */
+  FRONTEND_URL: z.string().url().optional(),
   /** This API as browsers reach it (OAuth redirect URIs are built from it); default http://127.0.0.1:PORT. */
   PUBLIC_URL: z.string().url().optional(),
   /** Comma-separated domains whose addresses sign in with password + emailed code. */
@@ -120,7 +120,7 @@ const envSchema = z.object({
   PURCHASE_RECONCILE_GRACE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
 });
 
-export type AppConfig = z.infer<typeof envSchema>;
+export type AppConfig = Omit<z.infer<typeof envSchema>, 'FRONTEND_URL'> & { FRONTEND_URL: string };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<AppConfig> = {}): AppConfig {
   const cleaned: Record<string, string> = {};
@@ -133,7 +133,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`Invalid configuration: ${problems}`);
   }
-  const config = { ...parsed.data, ...overrides };
+  const merged = { ...parsed.data, ...overrides };
+  // the console is served by this API: its links follow PORT (or PUBLIC_URL) unless set apart
+  const config: AppConfig = {
+    ...merged,
+    FRONTEND_URL: merged.FRONTEND_URL ?? `${(merged.PUBLIC_URL ?? `http://127.0.0.1:${merged.PORT}`).replace(/\/$/, '')}/console`,
+  };
   if (config.STRIPE_SECRET_KEY && !config.STRIPE_WEBHOOK_SECRET) {
     throw new Error('Invalid configuration: STRIPE_WEBHOOK_SECRET is required with STRIPE_SECRET_KEY (the webhook could not verify Stripe\'s events).');
   }

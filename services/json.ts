@@ -40,6 +40,15 @@ export function unstorableText(text: string): string | null {
   return null;
 }
 
+/**
+ * Text from outside that we keep but do not refuse (a webhook receiver's answer, an error message):
+ * NUL characters and lone surrogates become U+FFFD, so that PostgreSQL can store it.
+ */
+export function storableText(text: string): string {
+  const wellFormed = isWellFormed(text) ? text : (text as unknown as { toWellFormed(): string }).toWellFormed();
+  return wellFormed.includes('\u0000') ? wellFormed.replaceAll('\u0000', '\uFFFD') : wellFormed;
+}
+
 /** A refused string or number, described; null for anything else. */
 function refusedScalar(value: unknown, key: string): string | null {
   if (typeof value === 'string') {

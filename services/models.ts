@@ -26,8 +26,10 @@ import { recordEvent } from './webhooks/events';
 /** Models that take a quota slot: everything not archived and not deleted. */
 const QUOTA_STATUSES: ModelStatus[] = ['training', 'serving'];
 
-export async function getModel(em: EntityManager, workspaceId: string, modelId: string, options: { includeDeleted?: boolean } = {}): Promise<Model> {
-  const model = await em.findOne(ModelSchema, { id: modelId, workspace: workspaceId });
+export async function getModel(em: EntityManager, workspaceId: string, modelId: string, options: { includeDeleted?: boolean; lock?: boolean } = {}): Promise<Model> {
+  // `lock` (inside a transaction): the row locked and read afresh, so that status changes made at the
+  // same moment (archive, restore, delete) happen one after the other, each on the other's result
+  const model = await em.findOne(ModelSchema, { id: modelId, workspace: workspaceId }, options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {});
   if (!model || (model.status === 'deleted' && !options.includeDeleted)) throw notFound('The model');
   return model;
 }
@@ -247,17 +249,19 @@ export async function renameModel(em: EntityManager, workspaceId: string, modelI
 }
 
 export async function archiveModel(em: EntityManager, workspaceId: string, modelId: string): Promise<void> {
-  const model = await getModel(em, workspaceId, modelId);
-  if (model.status === 'training') throw new AppError('MODEL_NOT_TRAINED', 409, 'The model is still training; archive it once it serves.');
-  if (model.status === 'archived') return;
-  model.status = 'archived';
-  model.archivedAt = new Date();
-  await em.flush();
+  await em.transactional(async (tx) => {
+    const model = await getModel(tx, workspaceId, modelId, { lock: true });
+    if (model.status === 'training') throw new AppError('MODEL_NOT_TRAINED', 409, 'The model is still training; archive it once it serves.');
+    if (model.status === 'archived') return;
+    model.status = 'archived';
+    model.archivedAt = new Date();
+    await tx.flush();
+  });
 }
 
 export async function restoreModel(em: EntityManager, workspaceId: string, modelId: string): Promise<Model> {
   return em.transactional(async (tx) => {
-    const model = await getModel(tx, workspaceId, modelId, { includeDeleted: true });
+    const model = await getModel(tx, workspaceId, modelId, { includeDeleted: true, lock: true });
     if (model.status === 'deleted') throw new AppError('MODEL_DELETED', 409, 'The model was deleted; deletion is irreversible.');
     if (model.status !== 'archived') return model;
     await assertQuotaSlot(tx, model.account.id);
@@ -271,7 +275,7 @@ export async function restoreModel(em: EntityManager, workspaceId: string, model
 /** Irreversible: artefacts, context data and pending outcomes are purged; the row stays as a tombstone. */
 export async function deleteModel(em: EntityManager, workspaceId: string, modelId: string): Promise<void> {
   await em.transactional(async (tx) => {
-    const model = await getModel(tx, workspaceId, modelId);
+    const model = await getModel(tx, workspaceId, modelId, { lock: true });
     model.status = 'deleted';
     model.deletedAt = new Date();
     await tx.flush();
@@ -369,7 +373,12 @@ export async function refreshModel(
   assertServing(model);
   if ((await pendingCount(em, model)) === 0) throw noPendingOutcomes();
   const refreshed = await temporal.refreshModel(model.id);
-  if (!refreshed) throw noPendingOutcomes();
+  if (!refreshed) {
+    // the workflow folds nothing into a model that stopped serving meanwhile: say why, from a fresh read
+    const now = await getModel(em.fork(), workspaceId, modelId);
+    assertServing(now);
+    throw noPendingOutcomes();
+  }
   const after = em.fork();
   const current = await after.findOneOrFail(ModelSchema, { id: model.id });
   const version = await after.findOneOrFail(ModelVersionSchema, { model: model.id, number: refreshed.number });

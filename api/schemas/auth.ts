@@ -27,11 +27,11 @@ export const magicLinkSentSchema = z
 export const magicLinkVerifyBodySchema = z
   .object({
     token: opaque(200).optional().openapi({ description: 'The token of the emailed link (after `#token=`).' }),
-    email: emailField.optional(),
+    email: emailField.optional().openapi({ description: 'With `code`: the address. With `token` (optional): the address the link names (after `&email=`); a token mailed to another address is refused and stays unspent.' }),
     code: codeField.optional(),
   })
   .strict()
-  .openapi('MagicLinkVerify', { description: 'Either `token`, or `email` and `code`.' });
+  .openapi('MagicLinkVerify', { description: 'Either `token` (and optionally its `email`), or `email` and `code`.' });
 
 export const passwordBodySchema = z.object({ email: emailField, password: z.string().min(1).max(1024) }).strict().openapi('StaffPassword');
 export const codeSentSchema = z.object({ next_step: z.literal('code'), expires_in: z.number().int() }).openapi('StaffCodeSent');

@@ -74,15 +74,19 @@ export class SignIn {
     await this.mailChallenge(email, 'magic_link');
   }
 
-  /** Link token, or email + code; either voids both. An unknown address gets its account here. */
+  /**
+   * Link token (with the address it was mailed to, when the caller shows it: a token for another
+   * address then signs nothing in and stays unspent), or email + code; either voids both. An unknown
+   * address gets its account here.
+   */
   async verifyMagicLink(input: { token?: string; email?: string; code?: string }, client: ClientInfo): Promise<SignedIn> {
     await this.deps.limits.consume('magic_link_verify', { address: input.email ?? null, client: client.ip });
     let email: string;
     if (input.token !== undefined) {
-      if (input.email !== undefined || input.code !== undefined) {
-        throw new AppError('VALIDATION_ERROR', 400, 'Send either the link token, or the email and the code, not both.');
+      if (input.code !== undefined) {
+        throw new AppError('VALIDATION_ERROR', 400, 'Send either the link token (and its address), or the email and the code, not both.');
       }
-      email = await this.consumeLinkToken(input.token);
+      email = await this.consumeLinkToken(input.token, input.email);
     } else {
       if (input.email === undefined || input.code === undefined) {
         throw new AppError('VALIDATION_ERROR', 400, 'Send the link token, or the email and the code.');
@@ -172,13 +176,13 @@ export class SignIn {
   }
 
   /** Single use: the conditional update lets exactly one caller through. */
-  private async consumeLinkToken(token: string): Promise<string> {
+  private async consumeLinkToken(token: string, expectedEmail?: string): Promise<string> {
     const now = new Date();
     const rows = await this.deps.orm.em
       .fork()
       .execute<Array<{ email: string }>>(
-        `update sign_in_challenges set closed_at = ? where token_hash = ? and kind = 'magic_link' and closed_at is null and expires_at > ? returning email`,
-        [now, sha256(token), now],
+        `update sign_in_challenges set closed_at = ? where token_hash = ? and kind = 'magic_link' and closed_at is null and expires_at > ?${expectedEmail === undefined ? '' : ' and email = ?'} returning email`,
+        expectedEmail === undefined ? [now, sha256(token), now] : [now, sha256(token), now, expectedEmail],
       );
     const email = rows[0]?.email;
     if (!email) throw linkInvalid();

@@ -1,5 +1,5 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdConflictPolicy } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { creditPurchase, deleteAccount, integration, keyGraceExpiry, refreshModel, trainModel } from '../../workflows';
 import type { PurchaseSignal } from '../billing';
 import { AppError } from '../errors';
@@ -14,6 +14,19 @@ function dataRefusal(err: unknown): AppError | null {
   if (cause instanceof ApplicationFailure && cause.type === 'EngineDataError') {
     const code = (cause.details?.[0] as { code?: string } | undefined)?.code ?? 'DATA_INVALID';
     return new AppError('DATA_VALIDATION_FAILED', 422, cause.message, { report: { valid: false, errors: [{ code, message: cause.message }] } });
+  }
+  return null;
+}
+
+/**
+ * A training or refresh cancelled under the caller: only a deletion (of the model, or of its account)
+ * cancels them (cancelModelWork, the account's erasure), so the caller gets what a call after the
+ * deletion gets, 404.
+ */
+function cancelledByDeletion(err: unknown, what: string): AppError | null {
+  if (!(err instanceof WorkflowFailedError)) return null;
+  for (let cause: unknown = err.cause; cause; cause = (cause as { cause?: unknown }).cause) {
+    if (cause instanceof CancelledFailure) return new AppError('NOT_FOUND', 404, `The model was deleted while it ${what}.`);
   }
   return null;
 }
@@ -70,7 +83,7 @@ export class TemporalGateway {
       trained = await handle.result();
     } catch (err) {
       workflowFailures.inc({ workflow_type: 'trainModel' });
-      throw dataRefusal(err) ?? err;
+      throw dataRefusal(err) ?? cancelledByDeletion(err, 'trained') ?? err;
     }
     if (!trained) throw new AppError('NOT_FOUND', 404, 'The model was deleted while it trained.');
     return trained;
@@ -106,7 +119,7 @@ export class TemporalGateway {
       return await handle.result();
     } catch (err) {
       workflowFailures.inc({ workflow_type: 'refreshModel' });
-      throw dataRefusal(err) ?? err;
+      throw dataRefusal(err) ?? cancelledByDeletion(err, 'refreshed') ?? err;
     }
   }
 

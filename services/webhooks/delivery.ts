@@ -3,6 +3,7 @@ import https from 'node:https';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Webhook } from 'standardwebhooks';
 import { WEBHOOKS } from '../../config/webhooks';
+import { storableText } from '../json';
 import { execIn } from './events';
 import type { SecretBox } from './secrets';
 import { attemptAgent, schemeAllowed, type TargetPolicy } from './targets';
@@ -70,7 +71,10 @@ function post(url: URL, body: string, headers: Record<string, string>, policy: T
       if (settled) return;
       settled = true;
       agent.destroy();
-      resolve({ status, retryAfter, excerpt: status === null ? null : Buffer.concat(chunks).toString('utf8'), error, durationMs: Math.round(performance.now() - started) });
+      // a receiver's bytes are kept as text PostgreSQL can store (a NUL failed the attempt's row, so the
+      // activity was retried and the event sent again and again)
+      const excerpt = status === null ? null : storableText(Buffer.concat(chunks).toString('utf8'));
+      resolve({ status, retryAfter, excerpt, error: error === null ? null : storableText(error), durationMs: Math.round(performance.now() - started) });
     };
     const request = client.request(
       url,

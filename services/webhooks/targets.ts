@@ -29,11 +29,18 @@ export function isAllowedAddress(address: string, policy: TargetPolicy): boolean
   // ::ffff:10.0.0.1 is 10.0.0.1: judge the IPv4 address it carries.
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   const range = parsed.range();
+  // ::/96 beyond :: and ::1 is the deprecated IPv4-compatible form (::127.0.0.1), which ipaddr.js calls
+  // unicast: nothing public lives there (RFC 4291)
+  if (range === 'unicast' && parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return false;
   if (range === 'loopback') return policy.allowLoopbackHttp;
   return range === 'unicast';
 }
 
-const isLoopbackName = (host: string): boolean => host === 'localhost' || host.endsWith('.localhost');
+// `localhost.` is `localhost`: a fully qualified name's trailing dot changes nothing
+const isLoopbackName = (host: string): boolean => {
+  const name = host.replace(/\.+$/, '');
+  return name === 'localhost' || name.endsWith('.localhost');
+};
 const bareHost = (hostname: string): string => hostname.replace(/^\[|\]$/g, '').toLowerCase();
 
 /**

@@ -275,19 +275,37 @@ describe('the web console in a real browser', () => {
     await receiver.waitFor('/e2e', 2);
   });
 
-  test('the emailed link signs in on /console/sign-in#token=… in a fresh browser, and the token leaves the address bar', async () => {
+  test('the emailed link signs in on /console/sign-in#token=… once its account is confirmed, the token leaves the address bar, and a link pushed at a signed-in person is not spent unless they continue', async () => {
     const fresh = await browser.newContext();
     try {
       const other = await fresh.newPage();
+      const linkOf = async (address: string) => {
+        const before = h.mailbox.lastId();
+        expect((await h.http.post('/v1/auth/login').send({ email: address })).status).toBe(200);
+        const { text } = await mailedCode(h, address, before);
+        // The mail links to FRONTEND_URL; this test's server listens elsewhere.
+        return `${base}/console/sign-in${/#token=\S+/.exec(text)![0]}`;
+      };
       const address = `${newId('account').toLowerCase()}@example.test`;
-      const before = h.mailbox.lastId();
-      expect((await h.http.post('/v1/auth/login').send({ email: address })).status).toBe(200);
-      const { token } = await mailedCode(h, address, before);
-      // The mail links to FRONTEND_URL; this test's server listens elsewhere.
-      await other.goto(`${base}/console/sign-in#token=${encodeURIComponent(token ?? '')}`);
-      await other.getByRole('heading', { level: 1, name: 'Models' }).waitFor();
+      await other.goto(await linkOf(address));
+      await other.getByText(`This link signs you in as ${address}.`).waitFor();
       expect(other.url()).not.toContain('token=');
+      await other.getByRole('button', { name: 'Continue' }).click();
+      await other.getByRole('heading', { level: 1, name: 'Models' }).waitFor();
       await other.getByText(address).waitFor();
+
+      // someone else's link, opened while signed in: it names both accounts, and Cancel keeps the session
+      const intruder = `${newId('account').toLowerCase()}@example.test`;
+      const pushed = await linkOf(intruder);
+      await other.goto(pushed);
+      await other.getByText(`This link signs you in as ${intruder}.`).waitFor();
+      await other.getByText(`You are signed in as ${address}`).waitFor();
+      await other.getByRole('button', { name: 'Cancel' }).click();
+      await other.getByRole('heading', { level: 1, name: 'Models' }).waitFor();
+      await other.getByText(address).waitFor();
+      const token = decodeURIComponent(/#token=([^&]+)/.exec(pushed)![1]!);
+      // not spent: it still signs its own address in
+      expect((await h.http.post('/v1/auth/magic-link/verify').send({ token, email: intruder })).status).toBe(200);
     } finally {
       await fresh.close();
     }

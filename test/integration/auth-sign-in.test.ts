@@ -93,6 +93,20 @@ describe('magic link and code', () => {
     expectError(await h.http.post('/v1/auth/magic-link/verify').send({ email, code }), 400, 'OTP_INVALID');
   });
 
+  test('the link names its address, and a token sent with another address signs nothing in and stays unspent', async () => {
+    const email = newAddress();
+    const before = h.mailbox.lastId();
+    await h.http.post('/v1/auth/magic-link/request').send({ email });
+    const { token, text } = await mailedCode(h, email, before);
+    expect(text).toContain(`#token=${encodeURIComponent(token!)}&email=${encodeURIComponent(email)}`);
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ token, email: newAddress() }), 400, 'MAGIC_LINK_INVALID');
+    expect(await accountRows(email)).toEqual([]);
+    const verified = await h.http.post('/v1/auth/magic-link/verify').send({ token, email });
+    expect(verified.status).toBe(200);
+    expect(await accountRows(email)).toEqual([{ id: verified.body.account_id, plan: 'free', workspaces: '1' }]);
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ token, code: '123456' }), 400, 'VALIDATION_ERROR');
+  });
+
   test('a code works once; a second sign-in of the same address is not a new account', async () => {
     const first = await signInByMail(h);
     await backdateChallenge(first.email, 120);

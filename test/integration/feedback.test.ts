@@ -125,6 +125,31 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     expect((await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey)).status).toBe(201);
   });
 
+  it('a refresh that a deletion cancels answers 404, and one whose model is archived under it answers 409 MODEL_ARCHIVED, not NO_PENDING_OUTCOMES', async () => {
+    for (const action of ['delete', 'archive'] as const) {
+      const { apiKey, adminKey, modelId } = await trainedModel({ data: churnRows(3000, 5) });
+      const outcomes = withoutTarget(churnRows(20, 9), 'churned').map((features) => ({ features, actual: 'yes' }));
+      expect((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes })).status).toBe(201);
+      const refresh = h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey).then((r) => r);
+      // once the refresh's workflow runs (its fit takes a few seconds on 3,000 rows), the model changes under it
+      const handle = h.client.workflow.getHandle(`refresh/${modelId}`);
+      for (;;) {
+        const running = await handle.describe().then((d) => d.status.name === 'RUNNING', () => false);
+        if (running) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      if (action === 'delete') {
+        expect((await h.http.delete(`/v1/models/${modelId}`).set('X-API-Key', adminKey)).status).toBe(204);
+        expectError(await refresh, 404, 'NOT_FOUND');
+      } else {
+        expect((await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', adminKey)).status).toBe(204);
+        expectError(await refresh, 409, 'MODEL_ARCHIVED');
+        expect(await h.orm.em.fork().count(OutcomeSchema, { modelId, status: 'pending' })).toBe(20);
+      }
+      expect(await h.orm.em.fork().count(ModelVersionSchema, { model: modelId })).toBe(1);
+    }
+  });
+
   it('with auto_update on, an outcomes batch triggers the integration workflow, which refreshes the model', async () => {
     const { apiKey, modelId } = await trainedModel({ auto_update: true });
     const features = withoutTarget(churnRows(1, 3), 'churned')[0];

@@ -1,3 +1,4 @@
+import { Client as PgClient } from 'pg';
 import { ContextChunkSchema, ModelSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { churnRows, toCsv, withoutTarget } from '../support/datasets';
 import { expectError, startHarness, type Harness } from '../support/harness';
@@ -160,6 +161,34 @@ describe('models: training, resource and state transitions', () => {
     // an admin key manages models too, but cannot predict
     expect((await h.http.get('/v1/models').set('X-API-Key', adminKey)).status).toBe(200);
     expect(account.plan).toBe('free');
+  });
+
+  it('a deletion committed while an archive or a restore waits on the model stands: the model stays deleted, unlisted, out of the quota', async () => {
+    const { apiKey } = await h.provision('build');
+    for (const action of ['archive', 'restore'] as const) {
+      const created = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
+      const id = created.body.id as string;
+      if (action === 'restore') expect((await h.http.post(`/v1/models/${id}/archive`).set('X-API-Key', apiKey)).status).toBe(204);
+      // the deletion holds the model's row while the other call arrives, then commits
+      const deletion = new PgClient({ connectionString: h.config.DATABASE_URL });
+      await deletion.connect();
+      try {
+        await deletion.query('begin');
+        await deletion.query('select id from models where id = $1 for update', [id]);
+        const racing = h.http.post(`/v1/models/${id}/${action}`).set('X-API-Key', apiKey).then((r) => r);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await deletion.query(`update models set status = 'deleted', deleted_at = now() where id = $1`, [id]);
+        await deletion.query('commit');
+        const answer = await racing;
+        expect(answer.status).toBe(action === 'archive' ? 404 : 409);
+      } finally {
+        await deletion.end();
+      }
+      expect((await h.orm.em.fork().findOneOrFail(ModelSchema, { id })).status).toBe('deleted');
+      expectError(await h.http.get(`/v1/models/${id}`).set('X-API-Key', apiKey), 404, 'NOT_FOUND');
+      const listed = await h.http.get('/v1/models?status=archived').set('X-API-Key', apiKey);
+      expect(listed.body.data.map((m: { id: string }) => m.id)).not.toContain(id);
+    }
   });
 
   it('answers 409 MODEL_NOT_TRAINED to a prediction while the model is still training', async () => {

@@ -167,6 +167,20 @@ describe('outgoing webhooks', () => {
       expect(hookNow.body).toEqual(expect.objectContaining({ failing_since: null, last_success_at: expect.any(String) }));
     });
 
+    it('records a 2xx whose body holds a NUL byte as one successful attempt (the byte kept as U+FFFD), and sends the event once', async () => {
+      const { adminKey } = await h.provision('build');
+      const path = freshPath();
+      receiver.script(path, [{ status: 200, body: 'a\u0000b' }]);
+      const hook = await endpoint(adminKey, path);
+      await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      const [delivery] = await settled(adminKey, hook.id);
+      expect(delivery!.state).toBe('succeeded');
+      expect(delivery!.attempts.map((a) => [a.number, a.status, a.outcome])).toEqual([[1, 200, 'succeeded']]);
+      expect((delivery!.attempts[0] as unknown as { response_excerpt: string }).response_excerpt).toBe('a\uFFFDb');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(receiver.at(path)).toHaveLength(1);
+    });
+
     it('gives up after the last attempt of the schedule and keeps the endpoint active', async () => {
       const { adminKey } = await h.provision('build');
       const path = freshPath();

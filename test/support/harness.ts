@@ -211,7 +211,7 @@ export async function mailedCode(h: Harness, email: string, afterId: number): Pr
   const mail = await h.mailbox.waitFor((m) => m.to.includes(email), { afterId });
   const code = /\b(\d{6})\b/.exec(mail.subject)?.[1] ?? /\b(\d{6})\b/.exec(mail.text)?.[1];
   if (!code) throw new Error(`no code in the mail to ${email}`);
-  const token = /#token=([^\s]+)/.exec(mail.text)?.[1];
+  const token = /#token=([^\s&]+)/.exec(mail.text)?.[1];
   return { code, token: token ? decodeURIComponent(token) : null, text: mail.text };
 }
 

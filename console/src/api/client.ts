@@ -50,7 +50,10 @@ export async function call<T>(path: string, options: RequestOptions = {}): Promi
   const send = async (token: string | null): Promise<Response> => {
     const headers: Record<string, string> = { accept: options.as === 'text' ? 'text/csv, application/json' : 'application/json', ...options.headers };
     if (token) headers.authorization = `Bearer ${token}`;
-    const workspace = selectedWorkspace();
+    // Account routes (/v1/auth/…) belong to no workspace: without the header they answer for the account
+    // even when the remembered workspace is another account's (signed out, then in as someone else),
+    // so the profile loads and the choice falls back to this account's oldest workspace.
+    const workspace = path.startsWith('/v1/auth/') ? null : selectedWorkspace();
     if (auth && workspace) headers['x-workspace-id'] = workspace;
     let body: BodyInit | undefined;
     if (options.form) body = options.form;

@@ -22,18 +22,18 @@ export function parseCsv(text: string): Table {
   return { columns, rows };
 }
 
-export function toCsv(columns: string[], rows: Array<Record<string, unknown>>): string {
-  return Papa.unparse({ fields: columns, data: rows.map((r) => columns.map((c) => r[c] ?? '')) });
+/**
+ * A text cell a spreadsheet would run as a formula (=, +, -, @, tab or carriage return first) gets a
+ * leading apostrophe; numbers, negative ones included, stay numbers. The service's forecast CSV follows
+ * the same rule (services/forecasting.ts, neutraliseCell); the console's bundle does not import
+ * server code, hence this copy. Class labels, column names and scored values come from data any member
+ * of a workspace may have uploaded.
+ */
+function neutraliseCell(value: unknown): unknown {
+  if (typeof value !== 'string' || !/^[=+\-@\t\r]/.test(value)) return value;
+  return value.trim() !== '' && Number.isFinite(Number(value)) ? value : `'${value}`;
 }
 
-/** Offers `text` as a file download (the browser's own download, nothing leaves the page). */
-export function download(filename: string, text: string, type = 'text/csv'): void {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = filename;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+export function toCsv(columns: string[], rows: Array<Record<string, unknown>>): string {
+  return Papa.unparse({ fields: columns.map((c) => String(neutraliseCell(c))), data: rows.map((r) => columns.map((c) => neutraliseCell(r[c] ?? ''))) });
 }

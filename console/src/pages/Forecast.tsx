@@ -6,7 +6,8 @@ import type { BacktestResult } from '../api/types';
 import { ChartView, PALETTE } from '../components/Chart';
 import { CsvSource, type CsvData } from '../components/CsvSource';
 import { Busy, ErrorNotice, Success } from '../components/feedback';
-import { download, parseCsv, type Table } from '../lib/csv';
+import { parseCsv, type Table } from '../lib/csv';
+import { download } from '../lib/download';
 import { formatInt, formatNumber } from '../lib/format';
 import { useSession } from '../session-context';
 

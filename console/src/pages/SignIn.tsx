@@ -10,9 +10,11 @@ import { useSession } from '../session-context';
 
 type Step = { kind: 'email' } | { kind: 'code'; email: string } | { kind: 'password'; email: string } | { kind: 'staff-code'; email: string };
 
-/** What the page was opened with: a magic link (`#token=`), or the OAuth callback's one-time code or refusal. */
+/** What the page was opened with: a magic link (`#token=…&email=…`), or the OAuth callback's one-time code or refusal. */
 interface Arrival {
   token?: string;
+  /** the address the link was mailed to (links of before 2026-11-25 do not name it) */
+  email?: string;
   oauthCode?: string;
   oauthError?: string;
   provider?: string;
@@ -29,6 +31,7 @@ function readArrival(hash: string, search: string): Arrival {
   const query = new URLSearchParams(search);
   return {
     token: fragment.get('token') ?? undefined,
+    email: fragment.get('email') ?? undefined,
     oauthCode: fragment.get('oauth_code') ?? fragment.get('code') ?? query.get('code') ?? undefined,
     oauthError: fragment.get('oauth_error') ?? query.get('error') ?? undefined,
     provider: fragment.get('provider') ?? query.get('provider') ?? undefined,
@@ -56,6 +59,9 @@ export function SignIn() {
   // While an arrival is handled the page stays here even when signed in (a link flow comes back signed in).
   const [settling, setSettling] = useState(() => Boolean(arrival.token || arrival.oauthCode || arrival.oauthError));
   const [oauthError, setOauthError] = useState<{ error: string; provider: string; purpose: OAuthPurpose | null } | null>(null);
+  // A magic link waiting for the person's go-ahead: a link is a bearer value anyone can push at someone,
+  // so it is spent only once they have seen which account it signs in to (login CSRF).
+  const [pendingLink, setPendingLink] = useState<{ token: string; email?: string } | null>(null);
   const arrived = useRef(false);
 
   const finish = (pair: TokenPair, to = from) => {
@@ -100,7 +106,8 @@ export function SignIn() {
     window.history.replaceState(null, '', window.location.pathname);
     const done = () => setSettling(false);
     if (arrival.token) {
-      void run('Signing you in with the emailed link', async () => finish(await postPublic<TokenPair>('/v1/auth/magic-link/verify', { token: arrival.token }))).finally(done);
+      setPendingLink({ token: arrival.token, email: arrival.email });
+      done();
       return;
     }
     const flow = takeOAuthFlow(arrival.provider);
@@ -139,6 +146,31 @@ export function SignIn() {
     void run('Signing you in', async () => finish(await postPublic<TokenPair>('/v1/auth/oauth/exchange', { code }), flow.returnTo ?? from)).finally(done);
   }, []);
 
+  // A link opened in a tab already showing this page changes only the fragment: read it then too.
+  useEffect(() => {
+    const onHashChange = () => {
+      const next = readArrival(window.location.hash, '');
+      if (!next.token) return;
+      window.history.replaceState(null, '', window.location.pathname);
+      setError(null);
+      setPendingLink({ token: next.token, email: next.email });
+    };
+    window.addEventListener('hashchange', onHashChange);
+    return () => window.removeEventListener('hashchange', onHashChange);
+  }, []);
+
+  const spendLink = () => {
+    if (!pendingLink) return;
+    const { token, email: linkEmail } = pendingLink;
+    void run('Signing you in with the emailed link', async () => {
+      try {
+        finish(await postPublic<TokenPair>('/v1/auth/magic-link/verify', linkEmail ? { token, email: linkEmail } : { token }));
+      } finally {
+        setPendingLink(null);
+      }
+    });
+  };
+
   // Only the providers configured on this deployment; none when the route is not there.
   useEffect(() => {
     call<Providers>('/v1/auth/providers', { auth: false }).then(
@@ -147,7 +179,7 @@ export function SignIn() {
     );
   }, []);
 
-  if (session.signedIn && !busy && !settling) return <Navigate to={from} replace />;
+  if (session.signedIn && !busy && !settling && !pendingLink) return <Navigate to={from} replace />;
   const providerName = (id: string) => providers.find((p) => p.id === id)?.name ?? id;
 
   const submitEmail = (e: FormEvent) => {
@@ -190,7 +222,28 @@ export function SignIn() {
       )}
       {busy && <Busy label={busy} />}
 
-      {step.kind === 'email' && !settling && (
+      {pendingLink && !busy && (
+        <section aria-labelledby="link-title" data-testid="confirm-link">
+          <h2 id="link-title">Sign in with the emailed link?</h2>
+          <p>{pendingLink.email ? `This link signs you in as ${pendingLink.email}.` : 'This link signs you in with the address it was mailed to.'}</p>
+          {session.signedIn && (
+            <p className="notice" role="status">
+              {`You are signed in${session.profile ? ` as ${session.profile.email}` : ''}; continuing signs you in to the link's account instead.`}
+            </p>
+          )}
+          <p className="muted small">Continue only with a link you asked for yourself.</p>
+          <div className="actions">
+            <button type="button" onClick={spendLink}>
+              Continue
+            </button>
+            <button type="button" className="secondary" onClick={() => setPendingLink(null)}>
+              Cancel
+            </button>
+          </div>
+        </section>
+      )}
+
+      {step.kind === 'email' && !settling && !pendingLink && (
         <form onSubmit={submitEmail}>
           <label htmlFor="email">Email address</label>
           <input id="email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
@@ -231,7 +284,7 @@ export function SignIn() {
         </form>
       )}
 
-      {providers.length > 0 && step.kind === 'email' && !settling && (
+      {providers.length > 0 && step.kind === 'email' && !settling && !pendingLink && (
         <section aria-labelledby="providers-title">
           <h2 id="providers-title">Or continue with</h2>
           <ul className="providers">
