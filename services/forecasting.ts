@@ -118,7 +118,10 @@ export async function runBacktest(pool: EnginePool, request: Omit<ForecastReques
   try {
     results = await pool.backtest({ rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId, horizon: request.horizon, seasonLength: request.seasonLength });
   } catch (err) {
-    throw err instanceof EngineDataError ? seriesRefusal(err, 'VALIDATION_ERROR') : err;
+    if (err instanceof EngineDataError) throw seriesRefusal(err, 'VALIDATION_ERROR');
+    // a series the members cannot fit: the forecast route's answer to the same body (422), not a 500
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new AppError('FORECAST_FAILED', 422, `The series could not be backtested: ${detail}.`);
   }
   const windows = results.flatMap((r) => r.by_window.map((w) => ({ ...w, ...(request.itemId ? { item_id: r.id ?? '' } : {}) })));
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);

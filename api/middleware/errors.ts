@@ -49,7 +49,7 @@ export function fromHttpError(err: HttpishError): AppError | null {
 export function zodToAppError(err: ZodError, where: string, code = 'VALIDATION_ERROR'): AppError {
   const errors = err.issues.map((issue) => ({ path: [where, ...issue.path.map(String)].join('.'), message: issue.message }));
   const first = errors[0];
-  const detail = first ? `Invalid ${first.path}: ${first.message}.` : `Invalid ${where}.`;
+  const detail = first ? `Invalid ${first.path}: ${first.message.replace(/\.$/, '')}.` : `Invalid ${where}.`;
   return new AppError(code, 400, detail, { errors });
 }
 

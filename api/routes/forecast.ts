@@ -63,7 +63,6 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
         const a = requireUsageKey(auth);
         const horizon = horizonOf(body, 'INVALID_INPUT');
         const quantiles = body.quantiles ?? [];
-        if (new Set(quantiles).size !== quantiles.length) throw new AppError('INVALID_INPUT', 400, 'Each quantile may be asked for once.');
         const result = await runForecast(
           { em: deps.orm.em.fork(), callPool: deps.callPool },
           deps.enginePool,
@@ -92,6 +91,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
         [400, 'CSV_UNREADABLE'],
         [413, 'DATASET_TOO_LARGE'],
         [413, 'FILE_TOO_LARGE'],
+        [422, 'FORECAST_FAILED'],
       ],
       async handler(ctx, { body, auth, upload }) {
         requireAuth(auth);

@@ -10,13 +10,16 @@ const DAY_MS = 86_400_000;
 const MAX_WINDOW_DAYS = 30;
 const DEFAULT_WINDOW_DAYS = 7;
 
+// a real calendar date (2026-11-31 is refused, not rolled over to December) or a date-time with its offset
 const dateParam = z
-  .string()
-  .refine((v) => !Number.isNaN(Date.parse(v)), { message: 'must be an ISO 8601 date or date-time' })
-  .openapi({ description: 'ISO 8601 date or date-time (UTC).', example: '2026-11-01' });
+  .union([z.iso.date(), z.iso.datetime({ offset: true })])
+  .openapi({ description: 'ISO 8601 date or date-time (UTC unless an offset is given); a date alone as `to` includes that whole day.', example: '2026-11-01' });
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
 function window(from: string | undefined, to: string | undefined): { from: Date; to: Date } {
-  const end = to ? new Date(to) : new Date();
+  // `to=2026-11-01` means up to the end of that day, so from=D&to=D is the day D
+  const end = to ? new Date(new Date(to).getTime() + (DATE_ONLY.test(to) ? DAY_MS : 0)) : new Date();
   const start = from ? new Date(from) : new Date(end.getTime() - DEFAULT_WINDOW_DAYS * DAY_MS);
   if (start > end) throw validationError('Invalid query.from: it must be before query.to.');
   if (end.getTime() - start.getTime() > MAX_WINDOW_DAYS * DAY_MS) throw validationError(`The window from..to is at most ${MAX_WINDOW_DAYS} days.`);

@@ -7,9 +7,12 @@ export const MAX_QUANTILES = 99;
 
 const horizonField = z.number().int('horizon must be an integer').min(1, 'horizon must be at least 1').max(1000, 'horizon must be at most 1000');
 
+// one rule for forecast and backtest (the same body): the document says uniqueItems, the server checks it
 const quantilesField = z
   .array(z.number().gt(0, 'each quantile must be strictly between 0 and 1').lt(1, 'each quantile must be strictly between 0 and 1'))
-  .max(MAX_QUANTILES);
+  .max(MAX_QUANTILES)
+  .refine((qs) => new Set(qs).size === qs.length, 'each quantile may be asked for once')
+  .openapi({ uniqueItems: true });
 
 export const forecastInputSchema = z
   .object({

@@ -46,6 +46,12 @@ function isMissing(v: unknown): boolean {
 }
 
 /** Parses a target cell: a finite number, null for missing, undefined for non-numeric. */
+/**
+ * Largest magnitude of a series value: the members' likelihoods square the values (and sum the
+ * squares over the series), which overflows past it; the tabular engine's targets have the same bound.
+ */
+export const MAX_VALUE_MAGNITUDE = 1e150;
+
 export function parseNumber(v: unknown): number | null | undefined {
   if (isMissing(v)) return null;
   if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
@@ -175,6 +181,9 @@ function prepareOne(rows: Row[], id: string | null, target: string, tsCol: strin
         `target "${target}" has the non-numeric value ${JSON.stringify(rows[i][target])}`,
         id,
       );
+    }
+    if (v !== null && !(Math.abs(v) <= MAX_VALUE_MAGNITUDE)) {
+      throw new SeriesError('VALUE_OUT_OF_RANGE', `target "${target}" holds ${v}, beyond ±${MAX_VALUE_MAGNITUDE} (its square overflows, so no model can be fitted)`, id);
     }
     pts.push({ ms: ts.ms, v });
   }

@@ -110,6 +110,11 @@ describe('request log and usage', () => {
     const today = new Date().toISOString().slice(0, 10);
     expect(usage.body.by_day).toEqual(expect.arrayContaining([{ day: today, operation: 'models.predict', credits: 2, calls: 2 }]));
     expect(usage.body.total_credits).toBe(2);
+    // a date alone as `to` includes that whole day; an impossible date is refused, not rolled over
+    const day = await h.http.get(`/v1/usage?from=${today}&to=${today}`).set('X-API-Key', apiKey);
+    expect(day.body.total_credits).toBe(2);
+    expect((await h.http.get(`/v1/requests?from=${today}&to=${today}`).set('X-API-Key', apiKey)).body.data.length).toBeGreaterThanOrEqual(3);
+    expectError(await h.http.get('/v1/usage?from=2026-11-31').set('X-API-Key', apiKey), 400, 'VALIDATION_ERROR');
     const other = await h.provision('build');
     expectError(await h.http.get(`/v1/usage?workspace_id=${other.workspace.id}`).set('X-API-Key', apiKey), 404, 'NOT_FOUND');
   });

@@ -194,6 +194,23 @@ describe('forecast and backtest routes', () => {
     expect(await balance()).toBe(before);
   });
 
+  it('refuses values beyond ±1e150 on forecast and backtest alike (400, nothing charged), and duplicate quantiles on both', async () => {
+    const { apiKey, account } = await h.provision('build');
+    const data = Array.from({ length: 60 }, (_, i) => ({ ds: new Date(Date.UTC(2026, 0, 1 + i)).toISOString().slice(0, 10), y: (1 + (i % 7) / 7) * 1e300 }));
+    const balance = async () => (await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id })).allowanceRemaining;
+    const before = await balance();
+    const fc = await forecast(apiKey, { target: 'y', data, horizon: 3 });
+    expectError(fc, 400, 'INVALID_INPUT');
+    expect(fc.body.reason).toBe('VALUE_OUT_OF_RANGE');
+    const bt = await h.http.post('/v1/forecast/backtest').set('X-API-Key', apiKey).send({ target: 'y', data, horizon: 3 });
+    expectError(bt, 400, 'VALIDATION_ERROR');
+    expect(bt.body.reason).toBe('VALUE_OUT_OF_RANGE');
+    expect(await balance()).toBe(before);
+    const small = data.map((r) => ({ ...r, y: r.y / 1e290 }));
+    expectError(await forecast(apiKey, { target: 'y', data: small, horizon: 3, quantiles: [0.5, 0.5] }), 400, 'INVALID_INPUT');
+    expectError(await h.http.post('/v1/forecast/backtest').set('X-API-Key', apiKey).send({ target: 'y', data: small, horizon: 3, quantiles: [0.5, 0.5] }), 400, 'VALIDATION_ERROR');
+  });
+
   it('refuses a season_length that is not a positive integer', async () => {
     const { apiKey } = await h.provision('build');
     const data = Array.from({ length: 30 }, (_, i) => ({ t: i + 1, y: i }));
