@@ -1,3 +1,4 @@
+import { Client as PgClient } from 'pg';
 import { TABULAR_ENGINE } from '../../engines/tabular/index';
 import { ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { churnRows, withoutTarget } from '../support/datasets';
@@ -125,29 +126,52 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     expect((await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey)).status).toBe(201);
   });
 
-  it('a refresh that a deletion cancels answers 404, and one whose model is archived under it answers 409 MODEL_ARCHIVED, not NO_PENDING_OUTCOMES', async () => {
+  it('a refresh whose model is deleted or archived before it folds answers 404 or 409 MODEL_ARCHIVED, not NO_PENDING_OUTCOMES', async () => {
     for (const action of ['delete', 'archive'] as const) {
-      const { apiKey, adminKey, modelId } = await trainedModel({ data: churnRows(3000, 5) });
+      const { apiKey, modelId } = await trainedModel();
       const outcomes = withoutTarget(churnRows(20, 9), 'churned').map((features) => ({ features, actual: 'yes' }));
       expect((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes })).status).toBe(201);
-      const refresh = h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey).then((r) => r);
-      // once the refresh's workflow runs (its fit takes a few seconds on 3,000 rows), the model changes under it
-      const handle = h.client.workflow.getHandle(`refresh/${modelId}`);
-      for (;;) {
-        const running = await handle.describe().then((d) => d.status.name === 'RUNNING', () => false);
-        if (running) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
+      // the model's row held, so the refresh's fold waits for the change made below (what a deletion or
+      // an archive committing just before the fold looks like)
+      const change = new PgClient({ connectionString: h.config.DATABASE_URL });
+      await change.connect();
+      let refresh;
+      try {
+        await change.query('begin');
+        await change.query('select id from models where id = $1 for update', [modelId]);
+        refresh = h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey).then((r) => r);
+        const handle = h.client.workflow.getHandle(`refresh/${modelId}`);
+        while (!(await handle.describe().then((d) => d.status.name === 'RUNNING', () => false))) await new Promise((resolve) => setTimeout(resolve, 20));
+        if (action === 'delete') {
+          await change.query(`update models set status = 'deleted', deleted_at = now() where id = $1`, [modelId]);
+          // what deleteModelAndWork does, here while the fold still waits: the workflow ends cancelled
+          await handle.cancel();
+        } else await change.query(`update models set status = 'archived', archived_at = now() where id = $1`, [modelId]);
+        await change.query('commit');
+      } finally {
+        await change.end();
       }
-      if (action === 'delete') {
-        expect((await h.http.delete(`/v1/models/${modelId}`).set('X-API-Key', adminKey)).status).toBe(204);
-        expectError(await refresh, 404, 'NOT_FOUND');
-      } else {
-        expect((await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', adminKey)).status).toBe(204);
+      if (action === 'delete') expectError(await refresh, 404, 'NOT_FOUND');
+      else {
         expectError(await refresh, 409, 'MODEL_ARCHIVED');
         expect(await h.orm.em.fork().count(OutcomeSchema, { modelId, status: 'pending' })).toBe(20);
       }
       expect(await h.orm.em.fork().count(ModelVersionSchema, { model: modelId })).toBe(1);
     }
+  });
+
+  it('a refresh whose fit a deletion cancels answers 404, not 500', async () => {
+    const { apiKey, adminKey, modelId } = await trainedModel({ data: churnRows(3000, 5) });
+    const outcomes = withoutTarget(churnRows(20, 9), 'churned').map((features) => ({ features, actual: 'yes' }));
+    expect((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes })).status).toBe(201);
+    const refresh = h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey).then((r) => r);
+    // once the fit runs (a few seconds on 3,000 rows), the model is deleted: its workflow is cancelled
+    const handle = h.client.workflow.getHandle(`refresh/${modelId}`);
+    const fitting = async () => (await handle.describe().catch(() => null))?.raw.pendingActivities?.some((a) => a.activityType?.name === 'fitVersion') ?? false;
+    while (!(await fitting())) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await h.http.delete(`/v1/models/${modelId}`).set('X-API-Key', adminKey)).status).toBe(204);
+    expectError(await refresh, 404, 'NOT_FOUND');
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
   });
 
   it('with auto_update on, an outcomes batch triggers the integration workflow, which refreshes the model', async () => {
