@@ -167,7 +167,11 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     const refresh = h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey).then((r) => r);
     // once the fit runs (a few seconds on 3,000 rows), the model is deleted: its workflow is cancelled
     const handle = h.client.workflow.getHandle(`refresh/${modelId}`);
-    const fitting = async () => (await handle.describe().catch(() => null))?.raw.pendingActivities?.some((a) => a.activityType?.name === 'fitVersion') ?? false;
+    const fitting = async () => {
+      const d = await handle.describe().catch(() => null);
+      if (d && d.status.name !== 'RUNNING') throw new Error(`the refresh ended (${d.status.name}) before its fit was seen running`);
+      return d?.raw.pendingActivities?.some((a) => a.activityType?.name === 'fitVersion') ?? false;
+    };
     while (!(await fitting())) await new Promise((resolve) => setTimeout(resolve, 20));
     expect((await h.http.delete(`/v1/models/${modelId}`).set('X-API-Key', adminKey)).status).toBe(204);
     expectError(await refresh, 404, 'NOT_FOUND');
