@@ -8,7 +8,8 @@ import { releaseLapsedReservations, releaseReservation, reserveCredits } from '.
 import { requestFingerprint } from '../../services/idempotency';
 import { newIdRun } from '../../services/ids';
 import { storeWithSettlement } from '../../services/predictions';
-import { churnRows, withoutTarget } from '../support/datasets';
+import type { Worker } from 'node:worker_threads';
+import { churnRows, dailySeriesRows, withoutTarget } from '../support/datasets';
 import { expectError, signInByMail, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 
 describe('service path: durable credits, idempotency leases, hostile input', () => {
@@ -166,20 +167,34 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(Object.fromEntries(states.map((r) => [r.id, r.state]))).toEqual({ [held.id]: 'settled', [lapsed.id]: 'released' });
     });
 
-    it('refunds FORECAST_FAILED at once: the ledger nets to zero and the reservation is released', async () => {
+    it('refunds FORECAST_FAILED at once when the engine thread dies mid-forecast: the ledger nets to zero and the reservation is released', async () => {
+      // Any series within the accepted range forecasts, so the failure is a real one: the engine
+      // threads are terminated while they compute, after the credits were reserved.
       const account = await h.provision('build');
       const before = await credits(account.account.id);
-      // Values near the largest double overflow the engine's arithmetic: no finite forecast exists.
-      const data = Array.from({ length: 40 }, (_, i) => ({ t: i + 1 > 9 ? `2026-01-${String(i + 1).padStart(2, '0')}` : `2026-01-0${i + 1}`, y: 1.7e308 * (i % 2 === 0 ? 1 : -1) }));
-      const res = await h.http.post('/v1/forecast').set('X-API-Key', account.apiKey).send({ target: 'y', timestamp: 't', data: data.slice(0, 31), horizon: 3 });
+      const data = dailySeriesRows(60, 200);
+      const call = h.http.post('/v1/forecast').set('X-API-Key', account.apiKey).send({ target: 'value', timestamp: 'date', item_id: 'item', data, horizon: 3 });
+      const answered = call.then((res) => res);
+      const deadline = Date.now() + 20_000;
+      while ((await reservationsOf(account.account.id)).length === 0) {
+        if (Date.now() > deadline) throw new Error('the forecast never reserved its credits');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      const threads = (h.enginePool as unknown as { pool: { threads: Worker[] } }).pool.threads;
+      expect(threads.length).toBeGreaterThan(0);
+      await Promise.all(threads.map((t) => t.terminate()));
+      const res = await answered;
       expectError(res, 422, 'FORECAST_FAILED');
       expect(await credits(account.account.id)).toBe(before);
       const moves = (await ledger(account.account.id)).filter((l) => l.kind === 'charge' || l.kind === 'refund');
       expect(moves.map((l) => [l.kind, l.allowanceDelta + l.balanceDelta])).toEqual([
-        ['charge', -3],
-        ['refund', 3],
+        ['charge', -180],
+        ['refund', 180],
       ]);
       expect(await reservationsOf(account.account.id)).toEqual([{ state: 'released', operation: 'forecast' }]);
+      // The pool replaces its threads: the next forecast is answered.
+      const next = await h.http.post('/v1/forecast').set('X-API-Key', account.apiKey).send({ target: 'value', timestamp: 'date', data: dailySeriesRows(1, 30).map(({ date, value }) => ({ date, value })), horizon: 3 });
+      expect(next.status).toBe(200);
     });
 
     it('answers 413 TOO_MANY_ROWS on a predict of more rows than one call scores, and charges nothing', async () => {
