@@ -87,6 +87,8 @@ async function logged(ctx: Context, deps: AppDeps, def: AnyRoute, auth: AuthCont
     renderError(ctx, err, loggerOf(ctx, deps.logger));
   }
   const body = ctx.body as { message?: unknown } | null | undefined;
+  // A key found revoked on confirmation is refused like any unusable key: outside the workspace's log.
+  if (ctx.status === 401 && body && typeof body === 'object' && body.message === 'API_KEY_INVALID') return;
   const operation = def.operation ?? `${def.method} ${def.path}`;
   const credits = ctx.response.get('Idempotent-Replayed') ? 0 : ((ctx.state.creditsCharged as number | undefined) ?? 0);
   if (credits > 0) creditsCharged.inc({ operation }, credits);
@@ -104,6 +106,23 @@ async function logged(ctx: Context, deps: AppDeps, def: AnyRoute, auth: AuthCont
     durationMs: Math.round(performance.now() - started),
     createdAt: new Date(),
   });
+}
+
+/**
+ * A call admitted on a recent read of its key (auth `confirm`) answers an error only once the key is
+ * read again: a key revoked meanwhile gets its 401, never the route's refusal (nor a 403 of its kind).
+ */
+function confirmingKeyOnError(auth: AuthContext | null, run: () => Promise<void>): () => Promise<void> {
+  const confirm = auth?.type === 'api_key' ? auth.confirm : null;
+  if (!confirm) return run;
+  return async () => {
+    try {
+      await run();
+    } catch (err) {
+      await confirm();
+      throw err;
+    }
+  };
 }
 
 function setRateHeaders(ctx: Context, budget: RateBudget): void {
@@ -134,14 +153,19 @@ async function withinRateLimits(ctx: Context, rateLimits: RateLimits, auth: Auth
 function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: AnyRoute): void {
   const bodyKind = def.bodyKind ?? (def.body ? 'json' : 'none');
   router[def.method](def.path, async (ctx: Context) => {
-    const auth = await authenticate(ctx, def.auth, {
-      orm: deps.orm,
-      callPool: deps.callPool,
-      logger: loggerOf(ctx, deps.logger),
-      keyLastUsedResolutionSeconds: deps.config.KEY_LAST_USED_RESOLUTION_SECONDS,
-      tokens: deps.accounts.tokens,
-    });
-    await logged(ctx, deps, def, auth, async () => {
+    const auth = await authenticate(
+      ctx,
+      def.auth,
+      {
+        orm: deps.orm,
+        callPool: deps.callPool,
+        logger: loggerOf(ctx, deps.logger),
+        keyLastUsedResolutionSeconds: deps.config.KEY_LAST_USED_RESOLUTION_SECONDS,
+        tokens: deps.accounts.tokens,
+      },
+      def.keyCheckedByCharge === true && !ctx.get('idempotency-key'),
+    );
+    await logged(ctx, deps, def, auth, confirmingKeyOnError(auth, async () => {
       if (def.usageKeyOnly) requireUsageKey(auth);
       // An API key's budgets were counted with its authentication; a session's are counted while the
       // body arrives. Either way a refusal answers before any validation or handler runs.
@@ -160,7 +184,7 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: Any
         const commitDeps = { orm: deps.orm, callPool: deps.callPool, idempotencyLeaseSeconds: deps.config.IDEMPOTENCY_LEASE_SECONDS };
         await runCommitted(ctx, commitDeps, { workspaceId: auth.workspaceId, idempotent: def.idempotent === true, upload }, run);
       } else await run();
-    });
+    }));
   });
 }
 

@@ -48,6 +48,12 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
    * a usage key's call), nor a usage key's stored answer replayed to an administration key.
    */
   usageKeyOnly?: boolean;
+  /**
+   * The handler's charge statement checks the API key (charge-batch.ts): a call without an
+   * Idempotency-Key may then be admitted on this process's recent read of its key instead of a read of
+   * its own (api-keys.ts deferredKeyCall); any answer not made by such a charge confirms the key first.
+   */
+  keyCheckedByCharge?: boolean;
   body?: ZodType<B>;
   /** Documents a body the route reads itself (bodyKind `raw`), without validating it before the handler. */
   rawBodyDoc?: { contentType: string; schema: ZodType; description: string };

@@ -145,6 +145,74 @@ function claimedIn(row: ClaimRow, scope: BudgetScope, claimed: number): Claimed 
 const processLeases = new BudgetLeases();
 const countersOfSecret = new LRUCache<string, Record<BudgetScope, string>>({ max: 10_000 });
 
+/** A key this process read as usable, and when: what a call whose charge checks the key needs of it. */
+interface RecentKey {
+  key: AuthenticatedKey;
+  expiresAt: Date | null;
+  endsAt: Date | null;
+  readAtMs: number;
+}
+
+/**
+ * How long a key read here stands in for the read of a paid call whose charge statement checks the key
+ * again (deferredKeyCall). It bounds how stale the plan may be (the budgets and body limits it sets),
+ * never a revocation, which the charge sees in its own statement.
+ */
+export const RECENT_KEY_MS = 10_000;
+const recentKeys = new LRUCache<string, RecentKey>({ max: 10_000 });
+
+/**
+ * A call of a key this process read usable within RECENT_KEY_MS, counted on points in hand on both
+ * budget leases, without any statement. The caller must have the key checked by the statement that
+ * charges the call (charge-batch.ts) and, before any other answer, by confirmKey. Null when the key
+ * was not read recently, has passed its expiry or end by its own dates, or a lease has no point in
+ * hand: the call then authenticates with authenticateKey.
+ */
+export function deferredKeyCall(secret: string, now: Date, leases: BudgetLeases = processLeases): AuthenticatedCall | null {
+  const secretHash = hashSecret(secret);
+  const recent = recentKeys.get(secretHash);
+  const nowMs = now.getTime();
+  if (!recent || nowMs - recent.readAtMs > RECENT_KEY_MS || recent.key.kind !== kindOfSecret(secret)) return null;
+  const status = keyStatus({ expiresAt: recent.expiresAt, endsAt: recent.endsAt, revokedAt: null }, now);
+  if (status !== 'active' && status !== 'ending') return null;
+  const counters = countersOf({ id: recent.key.keyId, workspace_id: recent.key.workspaceId, plan: recent.key.plan });
+  if (!leases.take(counters.key, nowMs)) return null;
+  if (!leases.take(counters.workspace, nowMs)) {
+    leases.giveBack(counters.key, nowMs);
+    return null;
+  }
+  const limits = callBudgetLimits(recent.key.plan);
+  const key = leases.budget(counters.key, limits.key, nowMs);
+  const workspace = leases.budget(counters.workspace, limits.workspace, nowMs);
+  return { ...recent.key, budget: key.remaining <= workspace.remaining ? key : workspace, overBudget: null };
+}
+
+/** The 401 of a key that may not call now: revoked, ended, expired, or not of the kind its prefix claims. */
+function refusal(row: KeyRow | undefined, claimedKind: ApiKeyKind, now: Date): AppError | null {
+  if (!row || row.kind !== claimedKind) return invalidKey('The API key is not recognised.');
+  const status = keyStatus({ expiresAt: asDate(row.expires_at), endsAt: asDate(row.ends_at), revokedAt: asDate(row.revoked_at) }, now);
+  if (status === 'revoked') return invalidKey('The API key has been revoked.');
+  if (status === 'expired') return invalidKey('The API key has expired.');
+  if (!row.usable) return invalidKey('The API key is not recognised.');
+  return null;
+}
+
+/**
+ * Reads a key again without counting the call: for a call deferredKeyCall admitted, before any answer
+ * its charge did not check. Throws the 401 authenticateKey would have thrown.
+ */
+export async function confirmKey(db: Queryable, secret: string, now: Date): Promise<void> {
+  const claimedKind = kindOfSecret(secret);
+  if (!claimedKind) throw invalidKey('The API key is not recognised.');
+  const secretHash = hashSecret(secret);
+  const [row] = await sql<KeyRow>(db, KEY_SQL, [secretHash, claimedKind, now]);
+  const refused = refusal(row, claimedKind, now);
+  if (refused) {
+    recentKeys.delete(secretHash);
+    throw refused;
+  }
+}
+
 /**
  * Resolves a presented secret to its key and counts the call. Unknown, legacy (`ssk-`), revoked,
  * ended and expired keys all answer 401 API_KEY_INVALID; the reason is in the detail, never which
@@ -189,11 +257,17 @@ export async function authenticateKey(db: Queryable, secret: string, now: Date, 
   }
   const row = rows[0];
   if (!row || row.kind !== claimedKind || !row.usable) SCOPES.forEach(giveBack);
-  if (!row || row.kind !== claimedKind) throw invalidKey('The API key is not recognised.');
-  const status = keyStatus({ expiresAt: asDate(row.expires_at), endsAt: asDate(row.ends_at), revokedAt: asDate(row.revoked_at) }, now);
-  if (status === 'revoked') throw invalidKey('The API key has been revoked.');
-  if (status === 'expired') throw invalidKey('The API key has expired.');
-  if (!row.usable) throw invalidKey('The API key is not recognised.');
+  const refused = refusal(row, claimedKind, now);
+  if (refused || !row) {
+    recentKeys.delete(secretHash);
+    throw refused ?? invalidKey('The API key is not recognised.');
+  }
+  recentKeys.set(secretHash, {
+    key: { keyId: row.id, kind: row.kind, workspaceId: row.workspace_id, accountId: row.account_id, plan: row.plan },
+    expiresAt: asDate(row.expires_at),
+    endsAt: asDate(row.ends_at),
+    readAtMs: nowMs,
+  });
   const counters = countersOf(row);
   // The read above already refreshed the entry's recency; it is written only when new or moved.
   if (!hinted || hinted.key !== counters.key || hinted.workspace !== counters.workspace) countersOfSecret.set(secretHash, counters);

@@ -12,22 +12,31 @@ import { sql, type Queryable } from './sql';
 export type AnsweredCall = Omit<ChargeSpec, 'state' | 'model'> & {
   model: NonNullable<ChargeSpec['model']>;
   rows: ScoredRows;
+  /** The API key the call was admitted on without reading it (api-keys.ts deferredKeyCall): checked here. */
+  keyId: string | null;
 };
 
 /**
  * How one call of a batch went:
  * - `charged`: its ledger row, settled reservation and rows are committed; `remaining` is what the
  *   account had left right after this call's charge;
+ * - `key_refused`: nothing written, the call's unread key (`keyId`) may no longer call (revoked, ended,
+ *   expired or gone): the caller answers the key's 401;
  * - `model_changed`: nothing written, the model no longer serves that version;
  * - `not_charged`: nothing written, the account could not cover its calls of the batch together (or
  *   its month is not opened yet): the call is to be charged alone, which decides between a charge and
  *   402 exactly as any single charge does.
  */
-export type AnsweredCallOutcome = { kind: 'charged'; reservationId: string; remaining: number } | { kind: 'model_changed' } | { kind: 'not_charged' };
+export type AnsweredCallOutcome =
+  | { kind: 'charged'; reservationId: string; remaining: number }
+  | { kind: 'key_refused' }
+  | { kind: 'model_changed' }
+  | { kind: 'not_charged' };
 
 /**
  * The charges of several answered calls in one statement, each call as the single-call statement
- * (credits.ts, chargeCtes + the stored rows) would have charged it in the calls' order: its model
+ * (credits.ts, chargeCtes + the stored rows) would have charged it in the calls' order: its key's
+ * guard (a call admitted without reading its key is charged only if the key may still call), its model
  * guard, then per account one row lock for all its guarded calls, the allowance drawn first and the
  * purchased balance after (running sums give each call's own before and after), one `charge` ledger
  * row, one `settled` reservation and the stored rows per call. An account that cannot cover the sum
@@ -36,11 +45,17 @@ export type AnsweredCallOutcome = { kind: 'charged'; reservationId: string; rema
  */
 const CHARGE_ANSWERED_CALLS_SQL = `
 with calls as (
-  select * from unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::int[], $9::int[])
-    with ordinality as c(id, account_id, workspace_id, amount, operation, reference, model_id, version, hold_seconds, ord)
+  select * from unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::int[], $9::int[], $12::text[])
+    with ordinality as c(id, account_id, workspace_id, amount, operation, reference, model_id, version, hold_seconds, key_id, ord)
+), keyed as (
+  select c.*, c.key_id is null or exists (
+           select 1 from api_keys k
+            where k.id = c.key_id and k.workspace_id = c.workspace_id and (k.revoked_at is null or k.revoked_at > now())
+              and (k.expires_at is null or k.expires_at > now()) and (k.ends_at is null or k.ends_at > now())) as key_ok
+    from calls c
 ), guarded as (
-  select c.* from calls c
-   where exists (select 1 from models m where m.id = c.model_id and m.workspace_id = c.workspace_id and m.status = 'serving' and m.current_version = c.version)
+  select c.* from keyed c
+   where c.key_ok and exists (select 1 from models m where m.id = c.model_id and m.workspace_id = c.workspace_id and m.status = 'serving' and m.current_version = c.version)
 ), totals as (
   select account_id, sum(amount)::int as total from guarded group by account_id
 ), old as (
@@ -77,11 +92,12 @@ with calls as (
   select x.id, s.model_id, s.workspace_id, s.version, s.reference, 0, x.row_count, x.features, x.output, now()
     from json_to_recordset($11::json) as x(call int, id text, row_count int, features json, output json) join steps s on s.ord = x.call
 )
-select c.ord, g.ord is not null as model_current, s.a_after, s.b_after
-  from calls c left join guarded g on g.ord = c.ord left join steps s on s.ord = c.ord
+select c.ord, c.key_ok, g.ord is not null as model_current, s.a_after, s.b_after
+  from keyed c left join guarded g on g.ord = c.ord left join steps s on s.ord = c.ord
  order by c.ord`;
 
 interface OutcomeRow {
+  key_ok: boolean;
   model_current: boolean;
   a_after: number | null;
   b_after: number | null;
@@ -103,9 +119,11 @@ async function chargeAnsweredCalls(db: Queryable, calls: AnsweredCall[], now: Da
     calls.map((c) => c.holdSeconds),
     currentPeriod(now),
     JSON.stringify(stored),
+    calls.map((c) => c.keyId),
   ]);
   chargeBatchCalls.observe(calls.length);
   return rows.map((row, i): AnsweredCallOutcome => {
+    if (!row.key_ok) return { kind: 'key_refused' };
     if (!row.model_current) return { kind: 'model_changed' };
     if (row.a_after === null || row.b_after === null) return { kind: 'not_charged' };
     return { kind: 'charged', reservationId: ids[i]!, remaining: row.a_after + row.b_after };

@@ -239,10 +239,21 @@ export async function predict(
     holdSeconds: number;
     /** Settle with the stored rows (no Idempotency-Key: nothing else must commit with the answer). */
     settleWithAnswer: boolean;
+    /**
+     * The API key, when the call was admitted without reading it (auth.ts `confirm`): its charge checks
+     * it, and any other path confirms it before charging.
+     */
+    unreadKey: { id: string; confirm: () => Promise<void> } | null;
   },
 ): Promise<PredictResult> {
   const { em, callPool } = stores;
   const { rows, workspaceId } = input;
+  let unreadKey = input.unreadKey;
+  const confirmKey = async (): Promise<void> => {
+    if (!unreadKey) return;
+    await unreadKey.confirm();
+    unreadKey = null;
+  };
   const cacheKey = `${workspaceId}:${input.modelId}`;
   let model = servingModels.get(cacheKey);
   let reads = 0;
@@ -290,7 +301,12 @@ export async function predict(
 
     if (input.settleWithAnswer && rows.length <= CHARGED_WITH_ANSWER_MAX_ROWS && knownToAfford(input.accountId, cost)) {
       const scored = await score(pool, em, version, rows);
-      const shared = await answeredCallChargerFor(callPool).charge({ ...spec, rows: scored });
+      const shared = await answeredCallChargerFor(callPool).charge({ ...spec, rows: scored, keyId: unreadKey?.id ?? null });
+      if (shared.kind === 'key_refused') {
+        // Throws the key's 401; a key that may call after all (its end passed between the clocks) is charged again.
+        await confirmKey();
+        continue;
+      }
       if (shared.kind === 'model_changed') {
         model = await readFresh();
         continue;
@@ -301,6 +317,7 @@ export async function predict(
       }
       // The account could not cover its calls of that statement together: this call alone decides
       // between its charge and 402, as any single charge (a month to open included).
+      await confirmKey();
       const charged = await chargeCall(stores, { ...spec, state: 'settled' }, storedRows(batch(scored), 'led'));
       if (charged.kind === 'model_changed') {
         model = await readFresh();
@@ -309,6 +326,7 @@ export async function predict(
       return result(scored, charged.reservation.remaining, null);
     }
 
+    await confirmKey();
     const held = await chargeCall(stores, { ...spec, state: 'held' });
     if (held.kind === 'model_changed') {
       model = await readFresh();

@@ -3,7 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { PlanName } from '../../config/plans';
 import type { ApiKeyKind } from '../../db/entities';
-import { authenticateKey, looksLikeApiKey, touchKey } from '../../services/api-keys';
+import { authenticateKey, confirmKey, deferredKeyCall, looksLikeApiKey, touchKey } from '../../services/api-keys';
 import { AppError } from '../../services/errors';
 import type { BudgetScope, RateBudget } from '../../services/rate-limits';
 import type { Queryable } from '../../services/sql';
@@ -30,6 +30,12 @@ export type AuthContext =
       /** This call, already counted with the authentication (services/api-keys.ts). */
       budget: RateBudget;
       overBudget: BudgetScope | null;
+      /**
+       * Null when the key was read by this call. Otherwise the call was admitted on this process's
+       * recent read of the key (a route with `keyCheckedByCharge`): its charge statement checks the key,
+       * and any answer the charge did not check must first await this, which throws the key's 401.
+       */
+      confirm: (() => Promise<void>) | null;
     }
   | { type: 'session'; sessionId: string; workspaceId: string; accountId: string; plan: PlanName };
 
@@ -68,7 +74,13 @@ async function authenticateSession(ctx: Context, token: string, deps: AuthDeps):
   return { type: 'session', ...session };
 }
 
-export async function authenticate(ctx: Context, requirement: AuthRequirement, deps: AuthDeps): Promise<AuthContext | null> {
+export async function authenticate(
+  ctx: Context,
+  requirement: AuthRequirement,
+  deps: AuthDeps,
+  /** The route's charge statement checks the key (RouteDef.keyCheckedByCharge): a recent read may stand in for this call's. */
+  keyCheckedByCharge = false,
+): Promise<AuthContext | null> {
   if (requirement === 'public') return null;
   const credential = presentedCredential(ctx);
   if (!credential) {
@@ -79,7 +91,8 @@ export async function authenticate(ctx: Context, requirement: AuthRequirement, d
     return authenticateSession(ctx, credential, deps);
   }
   const now = new Date();
-  const found = await authenticateKey(deps.callPool, credential, now);
+  const deferred = keyCheckedByCharge ? deferredKeyCall(credential, now) : null;
+  const found = deferred ?? (await authenticateKey(deps.callPool, credential, now));
   touchKey(deps.callPool, found.keyId, now, deps.keyLastUsedResolutionSeconds).catch((err: unknown) =>
     deps.logger.warn({ err, keyId: found.keyId }, 'could not record key use'),
   );
@@ -92,6 +105,7 @@ export async function authenticate(ctx: Context, requirement: AuthRequirement, d
     plan: found.plan,
     budget: found.budget,
     overBudget: found.overBudget,
+    confirm: deferred ? () => confirmKey(deps.callPool, credential, new Date()) : null,
   };
   if (requirement === 'session') {
     throw new AppError('AUTH_REQUIRED', 401, 'This account route needs a web session; API keys are not accepted here.');

@@ -209,6 +209,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       bodyKind: 'dataset',
       idempotent: true,
       usageKeyOnly: true,
+      keyCheckedByCharge: true,
       params: modelIdParamsSchema,
       body: predictInputSchema,
       responses: {
@@ -246,6 +247,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
           httpRequestId: requestId,
           holdSeconds: deps.config.CREDIT_HOLD_SECONDS,
           settleWithAnswer: !answersForReplay(ctx, true),
+          unreadKey: a.type === 'api_key' && a.confirm ? { id: a.keyId, confirm: a.confirm } : null,
         });
         holdCredits(ctx, result.reservationId);
         ctx.state.creditsCharged = result.charged;

@@ -31,6 +31,7 @@ import { parseCsv, type Row } from '../../services/datasets';
 import { freePort } from '../../scripts/lib/ports';
 import { createScratchDatabase } from '../../scripts/lib/scratch-database';
 import { startTemporalDevServer } from '../../scripts/lib/temporal-dev-server';
+import { watchCpu, type CpuWatch } from './cpu';
 
 const repoRoot = path.resolve(__dirname, '..', '..');
 const dataFile = path.resolve(repoRoot, '..', 'shared', 'data', 'tabular', 'adult.csv');
@@ -55,7 +56,19 @@ interface ScenarioResult {
   in_process_ms: number;
   in_process_rows_per_s: number;
   overhead_ratio_p50: number;
+  /** CPU per call (bench/api/cpu.ts): the service's processes and the database's backends; null off Linux. */
+  cpu_service_ms_per_call: number | null;
+  cpu_database_ms_per_call: number | null;
 }
+
+/** CPU milliseconds per call of a finished watch. */
+async function cpuPerCall(watch: CpuWatch | null, calls: number): Promise<{ service: number | null; database: number | null }> {
+  if (!watch || calls === 0) return { service: null, database: null };
+  const spent = await watch.stop();
+  return { service: (1000 * spent.process) / calls, database: (1000 * spent.database) / calls };
+}
+
+const msOrBlank = (value: number | null): string => (value === null ? '' : value.toFixed(3));
 
 function timeInProcess(run: () => void, minMs = 1500, warmup = 5): number {
   for (let i = 0; i < warmup; i += 1) run();
@@ -160,8 +173,18 @@ async function main(): Promise<void> {
       floor.kill('SIGTERM');
     });
     await new Promise<void>((resolve) => floor.stdout!.once('data', () => resolve()));
+    const floorWatch = await watchCpu(floor.pid!, orm);
     const floorRun = await autocannon({ url: `http://127.0.0.1:${floorPort}/floor`, connections: 8, duration });
-    const floorResult = { p50_ms: floorRun.latency.p50, mean_ms: floorRun.latency.average, p99_ms: floorRun.latency.p99, requests_per_s: floorRun.requests.average, non_2xx: floorRun.non2xx };
+    const floorCpu = await cpuPerCall(floorWatch, floorRun.requests.total);
+    const floorResult = {
+      p50_ms: floorRun.latency.p50,
+      mean_ms: floorRun.latency.average,
+      p99_ms: floorRun.latency.p99,
+      requests_per_s: floorRun.requests.average,
+      non_2xx: floorRun.non2xx,
+      cpu_service_ms_per_call: floorCpu.service,
+      cpu_database_ms_per_call: floorCpu.database,
+    };
 
     // The goals' concurrency, and one connection: with 4 calls at once on 2 cores, calls wait for each
     // other's engine work, so only the single-connection latency shows what the path itself adds.
@@ -171,7 +194,7 @@ async function main(): Promise<void> {
       { name: 'predict 1,000 rows, one connection', rowsPerRequest: 1000, connections: 1 },
     ];
     const results: ScenarioResult[] = [];
-    const record = (scenario: Scenario, run: autocannon.Result, inProcessMs: number, unitsPerRequest: number) => {
+    const record = (scenario: Scenario, run: autocannon.Result, inProcessMs: number, unitsPerRequest: number, cpu: { service: number | null; database: number | null }) => {
       results.push({
         scenario: scenario.name,
         rows_per_request: unitsPerRequest,
@@ -186,10 +209,13 @@ async function main(): Promise<void> {
         in_process_ms: inProcessMs,
         in_process_rows_per_s: (1000 / inProcessMs) * unitsPerRequest,
         overhead_ratio_p50: run.latency.p50 / inProcessMs,
+        cpu_service_ms_per_call: cpu.service,
+        cpu_database_ms_per_call: cpu.database,
       });
     };
     for (const scenario of scenarios.filter((s) => selected(s.name))) {
       const batch = features.slice(0, scenario.rowsPerRequest);
+      const watch = await watchCpu(service.pid!, orm);
       const run = await autocannon({
         url: `${url}/v1/models/${model.id}/predict`,
         method: 'POST',
@@ -199,7 +225,8 @@ async function main(): Promise<void> {
         connections: scenario.connections,
         duration,
       });
-      record(scenario, run, timeInProcess(() => predictRows(engineModel, batch)), scenario.rowsPerRequest);
+      const cpu = await cpuPerCall(watch, run.requests.total);
+      record(scenario, run, timeInProcess(() => predictRows(engineModel, batch)), scenario.rowsPerRequest, cpu);
     }
 
     // Forecasts: synthetic daily series with a weekly pattern (the rows are what the route receives).
@@ -214,6 +241,7 @@ async function main(): Promise<void> {
       const data = syntheticDailyRows(f.series, f.points);
       const body = f.series === 1 ? { target: 'value', horizon: f.horizon, quantiles: [0.1, 0.5, 0.9], data: data.map(({ item: _i, ...r }) => r) } : { target: 'value', horizon: f.horizon, item_id: 'item', quantiles: [0.1, 0.5, 0.9], data };
       // The 100-series call takes seconds: a fixed number of calls, with a timeout to match.
+      const watch = await watchCpu(service.pid!, orm);
       const run = await autocannon({
         url: `${url}/v1/forecast`,
         method: 'POST',
@@ -223,6 +251,7 @@ async function main(): Promise<void> {
         timeout: 300,
         ...(f.series > 1 ? { amount: f.scenario.connections === 1 ? 3 : 6 } : { duration }),
       });
+      const cpu = await cpuPerCall(watch, run.requests.total);
       const key = `${f.series}x${f.points}`;
       const inProcessMs =
         forecastInProcess.get(key) ??
@@ -230,7 +259,7 @@ async function main(): Promise<void> {
           for (const s of prepareSeries(body.data, { target: 'value', timestamp: 'date', itemId: body.item_id })) forecastSeries(s, { horizon: f.horizon, quantiles: [0.1, 0.5, 0.9] });
         }, f.series > 1 ? 1 : 1500, f.series > 1 ? 1 : 5);
       forecastInProcess.set(key, inProcessMs);
-      record(f.scenario, run, inProcessMs, f.series);
+      record(f.scenario, run, inProcessMs, f.series, cpu);
     }
 
     const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
@@ -252,6 +281,13 @@ async function main(): Promise<void> {
       const oneRowMs = littleMs(oneRow.connections, oneRow.requests_per_s);
       console.log(`\npredict 1 row: ${oneRowMs.toFixed(2)} ms per call (connections / throughput) = ${(oneRowMs / floorMs).toFixed(1)}× the floor's ${floorMs.toFixed(2)} ms; ${oneRow.requests_per_s.toFixed(0)} requests/s`);
     }
+    console.log('\nCPU per call (bench/api/cpu.ts: the server\'s processes and the scratch database\'s backends, from /proc; steadier than latency on a shared machine):\n');
+    console.log('| scenario | server ms/call | database ms/call | both ms/call |');
+    console.log('|---|---|---|---|');
+    const cpuRow = (name: string, service: number | null, database: number | null) =>
+      console.log(`| ${name} | ${msOrBlank(service)} | ${msOrBlank(database)} | ${msOrBlank(service === null || database === null ? null : service + database)} |`);
+    cpuRow('floor: bare Koa route, one query', floorResult.cpu_service_ms_per_call, floorResult.cpu_database_ms_per_call);
+    for (const r of results) cpuRow(r.scenario, r.cpu_service_ms_per_call, r.cpu_database_ms_per_call);
     if (values.json) fs.writeFileSync(values.json, JSON.stringify({ machine, train_seconds: trainSeconds, duration_s: duration, floor: floorResult, results }, null, 2));
   } finally {
     for (const step of cleanup.reverse()) {
