@@ -4,8 +4,11 @@
  *
  *   npm run bench:tabular -- [--data DIR] [--only a,b] [--folds 5] [--peers lightgbm,sklearn,catboost|none]
  *                            [--json FILE] [--seed 0] [--no-throughput] [--engine-version V] [--no-cache]
- *                            [--config JSON] [--skip-ours]
+ *                            [--config JSON] [--skip-ours] [--cpu-time]
  * (--config overrides our engine's configuration; for experiments only, not for reported results)
+ * `--cpu-time`: our fit and predict seconds are this process's CPU seconds (user + system) instead of
+ * wall-clock ones, so that two variants run on a shared machine under different loads compare (the
+ * engine is single-threaded; the peers' times are wall-clock, as always).
  *
  * The peers run in a Python virtual environment `.bench/venv-tabular` (git-ignored) that this
  * script creates and fills with pinned versions on first use. The peers are deterministic for a seed,
@@ -120,6 +123,13 @@ function main(): void {
   // peers only (to store their scores once while iterating on our engine)
   const skipOurs = args['skip-ours'] === 'true';
   const useCache = args['no-cache'] !== 'true';
+  // nanoseconds: wall-clock, or this process's CPU time with --cpu-time
+  const clock = args['cpu-time'] === 'true'
+    ? (): bigint => {
+        const u = process.cpuUsage();
+        return BigInt(u.user + u.system) * 1000n;
+      }
+    : (): bigint => process.hrtime.bigint();
   for (const p of peers) if (!PEER_SYSTEM[p]) throw new Error(`unknown peer ${p} (lightgbm, sklearn, catboost)`);
   const only = args.only ? new Set(args.only.split(',').map((s) => s.trim())) : null;
   const entries = manifestEntries(dataDir, only);
@@ -167,11 +177,11 @@ function main(): void {
       const trainRows: BenchRow[] = [];
       const testRows: BenchRow[] = [];
       rows.forEach((r, i) => (folds[i] === f ? testRows : trainRows).push(r));
-      const t0 = process.hrtime.bigint();
+      const t0 = clock();
       const trained = trainTabular(trainRows, { target, task: task === 'regression' ? 'regression' : 'classification', seed, config, engineVersion });
-      const t1 = process.hrtime.bigint();
+      const t1 = clock();
       const preds = predictRows(trained.model, testRows);
-      const t2 = process.hrtime.bigint();
+      const t2 = clock();
       const flat: number[] = [];
       for (const p of preds) {
         if (task === 'regression') flat.push(p.prediction as number);

@@ -11,12 +11,20 @@
  * 10.0.0 keeps more, schema.ts). `--engine-version` trains another version than 7.0.0, `--data` reads
  * another collection (the held-out one, bench/tabular/heldout.py).
  *
+ * CatBoost's ordered statistics instead (`--ordered`): a training row's from the training rows before it
+ * in a random permutation, averaged over `--perms` permutations; `--pairs` adds every pair of
+ * categorical columns as a key of its own, `--combo a+b+c,d+e` named combinations, `--pairs-only`
+ * leaves the single columns' statistics out, `--replace` drops the categorical columns themselves
+ * (bench/RESULTS.md, thirteenth round of issue 15).
+ *
  *   tsx bench/tabular/tstats.ts [--only a,b] [--smooth 1] [--inner 5] [--seed 0] [--counts] [--min-categories 0]
- *                               [--engine-version 7.0.0] [--data DIR]
+ *                               [--engine-version 7.0.0] [--data DIR] [--ordered] [--perms 1] [--pairs]
+ *                               [--combo a+b,c+d] [--pairs-only] [--replace]
  */
 import { predictRows, type EngineVersion, type TabularModel } from '../../engines/tabular/index';
 import { analyse } from '../../engines/tabular/schema';
 import { makeFolds } from '../../engines/tabular/train';
+import { Prng } from '../../engines/tabular/prng';
 import { categoryRuleFor, trainPrepared, prepare } from '../../engines/tabular/pipeline';
 import type { BenchRow } from './csv';
 import { beatsRecorded, compareScores, DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries, recordedCatBoost, scorePredictions } from './datasets';
@@ -31,6 +39,17 @@ const minCategories = Number(arg('min-categories') ?? 0);
 const engineVersion = (arg('engine-version') ?? '7.0.0') as EngineVersion;
 const dataDir = arg('data') ?? DEV_DATA_DIR;
 const only = arg('only') ? new Set((arg('only') as string).split(',')) : null;
+// ordered target statistics (CatBoost's): each training row's from the rows before it in a random
+// permutation (averaged over --perms permutations), a test row's from all training rows
+const ordered = process.argv.includes('--ordered');
+const perms = Number(arg('perms') ?? 1);
+// also every pair of categorical columns as a key of its own (its statistic only, not a column)
+const pairs = process.argv.includes('--pairs');
+// the categorical columns replaced by their statistics instead of kept beside them
+const replace = process.argv.includes('--replace');
+const onlyStats = process.argv.includes('--pairs-only');
+// named combinations of columns as keys ('a+b+c,d+e'), e.g. the columns of a record's name
+const combos = (arg('combo') ?? '').split(',').filter(Boolean).map((c) => c.split('+'));
 const catboost = recordedCatBoost();
 
 const keyOf = (v: unknown): string => (v === null || v === undefined || v === '' ? '\u0000missing' : String(v));
@@ -40,34 +59,66 @@ function augment(train: BenchRow[], test: BenchRow[], yTrain: number[], categori
   const folds = makeFolds(yTrain, inner, seed + 17, 0);
   const trainOut = train.map((r) => ({ ...r }));
   const testOut = test.map((r) => ({ ...r }));
-  for (const c of categorical) {
+  const keys: Array<{ name: string; key: (r: BenchRow) => string }> = [];
+  if (!onlyStats) for (const c of categorical) keys.push({ name: c, key: (r) => keyOf(r[c]) });
+  if (pairs) {
+    for (let a = 0; a < categorical.length; a++) {
+      for (let b = a + 1; b < categorical.length; b++) {
+        const [ca, cb] = [categorical[a], categorical[b]];
+        keys.push({ name: `${ca}*${cb}`, key: (r) => `${keyOf(r[ca])}\u0001${keyOf(r[cb])}` });
+      }
+    }
+  }
+  for (const cols of combos) keys.push({ name: cols.join('*'), key: (r) => cols.map((c) => keyOf(r[c])).join('\u0001') });
+  const stat = (sum: number, count: number): number => (sum + smooth * prior) / (count + smooth);
+  const orders = Array.from({ length: perms }, (_, p) => new Prng(seed + 31 + p).shuffle(Int32Array.from({ length: train.length }, (_, i) => i)));
+  for (const { name, key } of keys) {
+    const trainKeys = train.map(key);
     const all = new Map<string, [number, number]>();
-    const perFold = Array.from({ length: inner }, () => new Map<string, [number, number]>());
-    train.forEach((r, i) => {
-      const k = keyOf(r[c]);
-      const a = all.get(k) ?? [0, 0];
+    train.forEach((_, i) => {
+      const a = all.get(trainKeys[i]) ?? [0, 0];
       a[0] += yTrain[i];
       a[1] += 1;
-      all.set(k, a);
-      const m = perFold[folds[i]]!;
-      const b = m.get(k) ?? [0, 0];
-      b[0] += yTrain[i];
-      b[1] += 1;
-      m.set(k, b);
+      all.set(trainKeys[i], a);
     });
-    const stat = (sum: number, count: number): number => (sum + smooth * prior) / (count + smooth);
-    train.forEach((r, i) => {
-      const k = keyOf(r[c]);
-      const a = all.get(k)!;
-      const b = perFold[folds[i]]!.get(k)!;
-      trainOut[i]![`${c}__ts`] = stat(a[0] - b[0], a[1] - b[1]);
-      if (withCounts) trainOut[i]![`${c}__n`] = a[1];
-    });
+    if (ordered) {
+      const acc = new Float64Array(train.length);
+      for (const order of orders) {
+        const seen = new Map<string, [number, number]>();
+        for (const i of order) {
+          const a = seen.get(trainKeys[i]) ?? [0, 0];
+          acc[i] += stat(a[0], a[1]) / perms;
+          a[0] += yTrain[i];
+          a[1] += 1;
+          seen.set(trainKeys[i], a);
+        }
+      }
+      train.forEach((_, i) => (trainOut[i]![`${name}__ts`] = acc[i]));
+    } else {
+      const perFold = Array.from({ length: inner }, () => new Map<string, [number, number]>());
+      train.forEach((_, i) => {
+        const m = perFold[folds[i]]!;
+        const b = m.get(trainKeys[i]) ?? [0, 0];
+        b[0] += yTrain[i];
+        b[1] += 1;
+        m.set(trainKeys[i], b);
+      });
+      train.forEach((_, i) => {
+        const a = all.get(trainKeys[i])!;
+        const b = perFold[folds[i]]!.get(trainKeys[i])!;
+        trainOut[i]![`${name}__ts`] = stat(a[0] - b[0], a[1] - b[1]);
+      });
+    }
+    if (withCounts) train.forEach((_, i) => (trainOut[i]![`${name}__n`] = all.get(trainKeys[i])![1]));
     test.forEach((r, i) => {
-      const a = all.get(keyOf(r[c])) ?? [0, 0];
-      testOut[i]![`${c}__ts`] = stat(a[0], a[1]);
-      if (withCounts) testOut[i]![`${c}__n`] = a[1];
+      const a = all.get(key(r)) ?? [0, 0];
+      testOut[i]![`${name}__ts`] = stat(a[0], a[1]);
+      if (withCounts) testOut[i]![`${name}__n`] = a[1];
     });
+  }
+  if (replace) {
+    for (const r of trainOut) for (const c of categorical) delete r[c];
+    for (const r of testOut) for (const c of categorical) delete r[c];
   }
   return { train: trainOut, test: testOut };
 }

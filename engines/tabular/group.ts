@@ -31,6 +31,14 @@ export interface GroupOptions {
   maxColumns: number;
   /** only columns of at most this many distinct values are tried (a measurement is not part of a record's name) */
   maxValues: number;
+  /**
+   * experiments only (bench/RESULTS.md, thirteenth round of issue 15; absent in every version): the key
+   * search's statistic smoothed towards the model's own out-of-fold output worth this many rows instead
+   * of towards the prior by `smooth`: once a key's groups are small, a further column gains only what the
+   * model does not already hold, so the search goes on to the columns that name records (the first
+   * columns are still those of the strongest main effects: the search starts from one group)
+   */
+  centred?: number;
 }
 
 export const DEFAULT_GROUP_OPTIONS: GroupOptions = { minRows: 1000, minGain: 0.025, smooth: 1, maxColumns: 12, maxValues: 255 };
@@ -252,6 +260,31 @@ function groupOofLoss(gid: Int32Array, groups: number, y: Float64Array, fold: In
   return count > 0 ? loss / count : NaN;
 }
 
+/**
+ * GroupOptions.centred (experiments): the out-of-fold loss of a grouping's statistics smoothed towards
+ * `centre` (n x K, the model's out-of-fold outputs) worth `weight` rows, as groupOofs builds them.
+ */
+function centredOofLoss(gid: Int32Array, groups: number, y: Float64Array, fold: Int32Array, nFolds: number, K: number, regression: boolean, weight: number, centre: Float64Array, scratch: Scratch): number {
+  const { total, inFold } = groupSums(gid, groups, y, fold, nFolds, K, regression, scratch);
+  const width = K + 1;
+  let loss = 0;
+  let count = 0;
+  for (let i = 0; i < y.length; i++) {
+    const f = fold[i];
+    if (f < 0) continue;
+    const t = gid[i] * width;
+    const s = (f * groups + gid[i]) * width;
+    const rows = total[t + K] - inFold[s + K] + weight;
+    if (regression) loss += ((total[t] - inFold[s] + weight * centre[i]) / rows - y[i]) ** 2;
+    else {
+      const k = y[i] | 0;
+      loss += Math.min(MAX_ROW_LOG_LOSS, -Math.log((total[t + k] - inFold[s + k] + weight * centre[i * K + k]) / rows));
+    }
+    count++;
+  }
+  return count > 0 ? loss / count : NaN;
+}
+
 /** Mean loss of outputs on the rows that have them: log loss (classes) or squared error. */
 export function outputLoss(y: Float64Array, out: Float64Array, K: number, regression: boolean): number {
   let loss = 0;
@@ -292,7 +325,7 @@ export interface GroupKey {
  * loss, while that loss falls, up to `maxColumns` columns. Columns with one value cannot refine a
  * key, and those of more than `maxValues` values are measurements, not names: neither is tried.
  */
-export function searchGroupKey(rows: GroupRows, fold: Int32Array, nFolds: number, opts: GroupOptions): GroupKey {
+export function searchGroupKey(rows: GroupRows, fold: Int32Array, nFolds: number, opts: GroupOptions, centre?: Float64Array): GroupKey {
   const { X, n, F, y, K, regression } = rows;
   const candidates: Array<{ f: number; codes: Int32Array; distinct: number }> = [];
   for (let f = 0; f < F; f++) {
@@ -312,7 +345,11 @@ export function searchGroupKey(rows: GroupRows, fold: Int32Array, nFolds: number
   for (let k = 0; k < (regression ? 0 : K); k++) for (let a = 0; a <= n; a++) scratch.logClass[k * (n + 1) + a] = Math.log(a + opts.smooth * prior[k]);
   let gid: Int32Array = new Int32Array(n);
   let groups = 1;
-  const base = groupOofLoss(gid, groups, y, fold, nFolds, K, regression, opts.smooth, prior, scratch);
+  const centred = opts.centred !== undefined && centre !== undefined ? { weight: opts.centred, centre } : null;
+  const lossOf = (g: Int32Array, count: number): number => centred
+    ? centredOofLoss(g, count, y, fold, nFolds, K, regression, centred.weight, centred.centre, scratch)
+    : groupOofLoss(g, count, y, fold, nFolds, K, regression, opts.smooth, prior, scratch);
+  const base = lossOf(gid, groups);
   let loss = base;
   const columns: number[] = [];
   while (columns.length < opts.maxColumns) {
@@ -320,7 +357,7 @@ export function searchGroupKey(rows: GroupRows, fold: Int32Array, nFolds: number
     for (const c of candidates) {
       if (columns.includes(c.f)) continue;
       const r = refine(gid, groups, c.codes, c.distinct, scratch);
-      const l = groupOofLoss(r.gid, r.groups, y, fold, nFolds, K, regression, opts.smooth, prior, scratch);
+      const l = lossOf(r.gid, r.groups);
       if (!best || l < best.loss) best = { f: c.f, gid: r.gid, groups: r.groups, loss: l };
     }
     if (!best || !(best.loss < loss)) break;

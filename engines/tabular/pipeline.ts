@@ -355,7 +355,7 @@ export function addGroupMember(p: Prepared, core: CoreResult, modelOut: Float64A
   const fold = new Int32Array(p.n).fill(-1);
   core.foldModels.forEach((fm, m) => fm.validRows.forEach((r) => (fold[r] = m)));
   const rows = { X: p.X, n: p.n, F: p.F, y: p.y, K, regression };
-  const key = searchGroupKey(rows, fold, nFolds, opts);
+  const key = searchGroupKey(rows, fold, nFolds, opts, modelOut);
   if (key.columns.length < 2) return { columns: key.columns };
   const held: number[] = [];
   for (let i = 0; i < p.n; i++) if (fold[i] >= 0) held.push(i);
