@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MAX_TARGET_MAGNITUDE } from '../engines/tabular';
+import { MAX_TARGET_MAGNITUDE, toNumber } from '../engines/tabular';
 import type { Logger } from 'pino';
 import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema, type Model, type ModelVersion } from '../db/entities';
 import type { Row } from './datasets';
@@ -23,20 +23,25 @@ export function assertServing(model: Model): void {
 /**
  * An outcome's `actual` must fit the frozen task: one of the training classes for a classification
  * (a binary model never grows a third class), a number within ±MAX_TARGET_MAGNITUDE for a regression
- * (the refresh trains on it, and a larger one's square overflows).
+ * (the refresh trains on it, and a larger one's square overflows). A regression's numeric text is read
+ * by the engine's own rule (toNumber), not JavaScript's Number(), which also reads "0x10", "0b101" and
+ * "0o17": the refresh's engine found such a target non-numeric, so every later refresh of the model
+ * failed (422) and the performance route could not cast it (503). Answers the value to store: a
+ * regression's actual as the number the engine reads.
  */
-function checkActual(model: Model, version: ModelVersion, actual: OutcomeInput['actual'], i: number): void {
+function checkedActual(model: Model, version: ModelVersion, actual: OutcomeInput['actual'], i: number): OutcomeInput['actual'] {
   if (model.task === 'regression') {
-    const value = typeof actual === 'string' && actual.trim() !== '' ? Number(actual) : actual;
-    if (typeof value !== 'number' || !(Math.abs(value) <= MAX_TARGET_MAGNITUDE)) {
+    const value = typeof actual === 'boolean' ? NaN : toNumber(actual);
+    if (!(Math.abs(value) <= MAX_TARGET_MAGNITUDE)) {
       throw validationError(`Invalid body.outcomes.${i}.actual: this regression model needs a number within ±${MAX_TARGET_MAGNITUDE}; got ${JSON.stringify(actual)}.`);
     }
-    return;
+    return value;
   }
   const classes = ((version.report as { classes?: unknown[] }).classes ?? []).map(String);
   if (!classes.includes(String(actual))) {
     throw validationError(`Invalid body.outcomes.${i}.actual: this ${model.task} model knows the classes ${classes.map((c) => JSON.stringify(c)).join(', ')}; got ${JSON.stringify(actual)}.`);
   }
+  return actual;
 }
 
 export interface ReportedOutcomes {
@@ -122,10 +127,10 @@ export async function recordOutcomes(em: EntityManager, model: Model, outcomes: 
     } else {
       features = o.features ?? {};
     }
-    checkActual(model, version, o.actual, i);
+    const actual = checkedActual(model, version, o.actual, i);
     // Features must fit the training columns and types, or every later refresh would fail on them.
     checkPredictionRows(model, version, [features], i);
-    return { id: newId('outcome'), modelId: model.id, workspaceId: model.workspace.id, predictionId, features, actual: o.actual, status: 'pending' as const, foldedInVersion: null, createdAt: now };
+    return { id: newId('outcome'), modelId: model.id, workspaceId: model.workspace.id, predictionId, features, actual, status: 'pending' as const, foldedInVersion: null, createdAt: now };
   });
   await em.insertMany(OutcomeSchema, rows);
   return { ids: rows.map((r) => r.id), pending: await pendingCount(em, model) };

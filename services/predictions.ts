@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { MAX_PREDICT_ROWS_PER_CALL, PREDICTION_RETENTION_DAYS } from '../config/plans';
 import { ModelVersionSchema, OutcomeSchema, type Model, type ModelVersion, type Prediction } from '../db/entities';
 import { findEngine } from '../engines/catalogue';
+import { toNumber } from '../engines/tabular';
 import { gunzipText } from './compression';
 import { answeredCallChargerFor } from './charge-batch';
 import { callExpired, chargeCall, knownToAfford, noteCharged, releaseReservation, settleSql, type CallStores } from './credits';
@@ -48,8 +49,10 @@ export function checkPredictionRows(model: Pick<Model, 'featureColumns' | 'targe
     rows.forEach((row, index) => {
       const i = firstIndex + index;
       const value = row[column.name];
-      if (value === null || value === undefined || value === '' || typeof value === 'number') return;
-      if (typeof value === 'string' && Number.isFinite(Number(value))) return;
+      if (value === null || value === undefined || typeof value === 'number') return;
+      // Numeric text as the engine reads it (not Number(), which also reads "0x10"): the engine would
+      // score such a value as missing, and a refresh would fold it as text.
+      if (typeof value === 'string' && (value.trim() === '' || Number.isFinite(toNumber(value)))) return;
       throw new AppError('SCHEMA_MISMATCH', 400, `Row ${i}: column "${column.name}" was numeric in training but received ${JSON.stringify(value)}.`, {
         column: column.name,
         expected_type: 'numeric',

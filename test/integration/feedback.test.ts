@@ -92,6 +92,30 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     expectError(await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey), 409, 'NO_PENDING_OUTCOMES');
   });
 
+  it('reads a regression outcome\'s numeric text as the engine does: "0x10", "0b101" and "0o17" are 400 (the engine found them non-numeric, so every later refresh failed and performance answered 503), numeric text is stored as its number', async () => {
+    const { apiKey } = await h.provision('build');
+    const data = Array.from({ length: 40 }, (_, i) => ({ a: (i * 7) % 13, b: i % 2 === 0 ? 'x' : 'y', t: 3 * ((i * 7) % 13) + (i % 5) }));
+    const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 't', engine: 'tabular-gbdt', task: 'regression', data });
+    expect(created.status).toBe(201);
+    const modelId = created.body.id as string;
+    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [{ a: 3, b: 'x' }] });
+    const requestId = scored.body.predictions[0].request_id as string;
+    for (const actual of ['0x10', '0b101', '0o17']) {
+      expectError(await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ request_id: requestId, actual }] }), 400, 'VALIDATION_ERROR');
+    }
+    // the same rule for a numeric feature: the engine would have scored "0x10" as a missing value
+    expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [{ a: '0x10', b: 'x' }] }), 400, 'SCHEMA_MISMATCH');
+    expect(await h.orm.em.fork().count(OutcomeSchema, { modelId })).toBe(0);
+
+    const kept = await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ request_id: requestId, actual: ' 12.5 ' }] });
+    expect(kept.status).toBe(201);
+    expect((await h.orm.em.fork().find(OutcomeSchema, { modelId })).map((o) => o.actual)).toEqual([12.5]);
+    const performance = await h.http.get(`/v1/models/${modelId}/performance`).set('X-API-Key', apiKey);
+    expect(performance.status).toBe(200);
+    expect(performance.body.observed).toEqual(expect.objectContaining({ matched: 1 }));
+    expect((await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey)).status).toBe(201);
+  });
+
   it('refuses an invalid outcome batch whole: neither request_id nor features, unknown request_id, wrong columns', async () => {
     const { apiKey, modelId } = await trainedModel();
     const features = withoutTarget(churnRows(1), 'churned')[0];
