@@ -102,7 +102,10 @@ export async function runForecast(
   try {
     const timestampColumn = prepared.timestampColumn;
     const forecasts = await pool.forecastPrepared(prepared, { horizon: request.horizon, quantiles: request.quantiles, seasonLength: request.seasonLength });
-    const finite = forecasts.every((f) => f.mean.every(Number.isFinite) && f.median.every(Number.isFinite));
+    // every cell of the paid answer, the quantile columns included, is a number
+    const finite = forecasts.every(
+      (f) => f.mean.every(Number.isFinite) && f.median.every(Number.isFinite) && request.quantiles.every((q) => f.quantiles[String(q)]?.every(Number.isFinite) ?? false),
+    );
     if (!finite) throw new Error('the engine produced a non-finite forecast');
     return { csv: forecastCsv(request, timestampColumn, forecasts), charged: cost, remaining: reservation.remaining, reservationId: reservation.id };
   } catch (err) {

@@ -59,10 +59,12 @@ export function qnorm(p: number): number {
     const q = Math.sqrt(-2 * Math.log(1 - p));
     x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
   }
-  // one Halley refinement
+  // one Halley refinement; below about 1e-310 (subnormal p) exp(x²/2) overflows and the step is
+  // Infinity / Infinity: the approximation is kept as it is there
   const e = 0.5 * erfc(-x / Math.SQRT2) - p;
   const u = e * Math.sqrt(2 * Math.PI) * Math.exp((x * x) / 2);
-  return x - u / (1 + (x * u) / 2);
+  const refined = x - u / (1 + (x * u) / 2);
+  return Number.isFinite(refined) ? refined : x;
 }
 
 export function erfc(x: number): number {

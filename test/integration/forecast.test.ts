@@ -58,6 +58,19 @@ describe('forecast and backtest routes', () => {
     expect(ledger.map((l) => [l.allowanceDelta, l.operation])).toEqual([[-7, 'forecast']]);
   });
 
+  it('answers a number in every quantile cell, also for levels next to 0 (5e-324 and 1e-320 were NaN, charged as an answer)', async () => {
+    const { apiKey } = await h.provision('build');
+    const res = await forecast(apiKey, { target: 'sales', horizon: 3, data: seasonalRows(56), quantiles: [5e-324, 1e-320, 1e-300, 0.5] });
+    expect(res.status).toBe(200);
+    const parsed = parse(res.text);
+    expect(parsed.meta.fields).toEqual(['date', 'sales_prediction', 'quantile_5e-324', 'quantile_1e-320', 'quantile_1e-300', 'quantile_0.5']);
+    for (const row of parsed.data) {
+      const cells = ['quantile_5e-324', 'quantile_1e-320', 'quantile_1e-300', 'quantile_0.5'].map((c) => Number(row[c]));
+      expect(cells.every(Number.isFinite)).toBe(true);
+      expect(cells).toEqual([...cells].sort((a, b) => a - b));
+    }
+  });
+
   it('forecasts several series by item_id: grouping changes neither the values nor the price', async () => {
     const { apiKey } = await h.provision('build');
     const a = seasonalRows(60, { item: 'north', level: 100 });
