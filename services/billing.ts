@@ -445,25 +445,46 @@ export class Billing {
           return { duplicate: !(await em.transactional((tx) => recordEvent(tx, event))) };
         }
         const subscriptionId = session.mode === 'subscription' ? idOf(session.subscription) : null;
-        return this.applySubscriptionEvent(event, subscriptionId, session.client_reference_id);
+        return this.applySubscriptionEvent(event, subscriptionId, idOf(session.customer), session.client_reference_id);
       }
       case 'customer.subscription.created':
       case 'customer.subscription.updated':
       case 'customer.subscription.deleted':
       case 'customer.subscription.paused':
       case 'customer.subscription.resumed':
-        return this.applySubscriptionEvent(event, event.data.object.id, event.data.object.metadata?.account_id ?? null);
+        return this.applySubscriptionEvent(event, event.data.object.id, idOf(event.data.object.customer), event.data.object.metadata?.account_id ?? null);
       default:
         return { duplicate: !(await em.transactional((tx) => recordEvent(tx, event))) };
     }
   }
 
-  private async applySubscriptionEvent(event: Stripe.Event, subscriptionId: string | null, accountHint: string | null): Promise<{ duplicate: boolean }> {
+  /**
+   * Records the event and brings its account to the subscription as Stripe holds it now. The account
+   * row is locked before Stripe is asked: of two events of one account handled at once, the one that
+   * locks second reads the subscription after the first has applied its own reading, so an older
+   * state can never land after a newer one (a state read before the lock could: an upgrade's event
+   * that stalled after its read, applied after the downgrade's, left a customer paying build on pro).
+   */
+  private async applySubscriptionEvent(
+    event: Stripe.Event,
+    subscriptionId: string | null,
+    customerId: string | null,
+    accountHint: string | null,
+  ): Promise<{ duplicate: boolean }> {
     const stripe = this.stripe();
-    const latest = subscriptionId ? await stripe.subscriptions.retrieve(subscriptionId) : null;
     const recorded = await this.deps.orm.em.fork().transactional(async (tx) => {
       if (!(await recordEvent(tx, event))) return false;
-      if (latest) await this.applySubscription(tx, latest, accountHint);
+      if (!subscriptionId) return true;
+      const owner =
+        (customerId ? await tx.findOne(AccountSchema, { stripeCustomerId: customerId }) : null) ??
+        (accountHint ? await tx.findOne(AccountSchema, { id: accountHint, stripeCustomerId: null }) : null);
+      if (!owner) {
+        this.deps.logger.warn({ subscriptionId, customerId }, 'Stripe subscription of no known account: ignored');
+        return true;
+      }
+      const account = await lockAccount(tx, owner.id, new Date());
+      const latest = await stripe.subscriptions.retrieve(subscriptionId);
+      await this.applySubscription(tx, account, latest);
       return true;
     });
     return { duplicate: !recorded };
@@ -481,18 +502,10 @@ export class Billing {
     return LIVE_STATUSES.has(current.status);
   }
 
-  /** Brings the account to the subscription's state, in the event's transaction. */
-  private async applySubscription(tx: EntityManager, sub: Stripe.Subscription, accountHint: string | null): Promise<void> {
+  /** Brings the account (locked by the caller, its month opened) to the subscription's state, in the event's transaction. */
+  private async applySubscription(tx: EntityManager, account: Account, sub: Stripe.Subscription): Promise<void> {
     const customerId = idOf(sub.customer);
-    const owner =
-      (customerId ? await tx.findOne(AccountSchema, { stripeCustomerId: customerId }) : null) ??
-      (accountHint ? await tx.findOne(AccountSchema, { id: accountHint, stripeCustomerId: null }) : null);
-    if (!owner) {
-      this.deps.logger.warn({ subscriptionId: sub.id, customerId }, 'Stripe subscription of no known account: ignored');
-      return;
-    }
     const now = new Date();
-    const account = await lockAccount(tx, owner.id, now);
     const item = sub.items.data[0];
     const adopt = () => {
       account.subscriptionId = sub.id;

@@ -1,3 +1,4 @@
+import { Client as PgClient } from 'pg';
 import Stripe from 'stripe';
 import { PLANS } from '../../config/plans';
 import { CreditPurchaseSchema, StripeEventSchema } from '../../db/entities';
@@ -230,6 +231,50 @@ describe('billing with Stripe', () => {
       expect(stored.plan).toBe('growth');
       expect(stored.allowanceRemaining).toBe(1_000_000);
       expect((await ledgerOf(h, account.account.id, ['adjustment'])).map((r) => r.reference)).toEqual([`${subId}:growth`]);
+    });
+
+    it('ends in Stripe’s latest state when two events of one subscription are handled at once: an upgrade’s event that stalls before its transaction cannot undo the downgrade applied meanwhile', async () => {
+      const account = await h.provision('free');
+      const id = account.account.id;
+      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      await stripe.completeCheckout(checkout.body.id);
+      await eventually(() => accountOf(h, id), (a) => a.plan === 'build');
+      const subId = stripe.sessions.get(checkout.body.id)?.subscription as string;
+      stripe.autoDeliver = false;
+      const sdk = new Stripe('sk_test_portal', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
+      const move = async (plan: string) => {
+        const price = (await sdk.prices.list({ lookup_keys: [`plan_${plan}`] })).data[0]!;
+        const current = await sdk.subscriptions.retrieve(subId);
+        await sdk.subscriptions.update(subId, { items: [{ id: current.items.data[0]!.id, price: price.id }] });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const [event] = stripe.outbox.splice(0);
+        expect(event?.type).toBe('customer.subscription.updated');
+        return event!;
+      };
+      const upgrade = await move('pro');
+      // The upgrade's delivery stalls just before it records its event (another transaction holds that id)...
+      const blocker = new PgClient({ connectionString: h.config.DATABASE_URL });
+      await blocker.connect();
+      await blocker.query('begin');
+      await blocker.query(`insert into stripe_events (id, type, created_at) values ($1, $2, now())`, [upgrade.id, upgrade.type]);
+      const stalled = postEvent(h, upgrade, stripe.webhookSecret).then((res) => res);
+      const waiting = async () =>
+        (
+          await h.orm.em
+            .fork()
+            .getConnection()
+            .execute<Array<{ n: number }>>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike 'insert into stripe_events%'`)
+        )[0]!.n;
+      expect(await eventually(waiting, (n) => n > 0)).toBe(1);
+      // ...while the customer moves back to build and that event is handled in full.
+      const downgrade = await move('build');
+      expect((await postEvent(h, downgrade, stripe.webhookSecret)).body).toEqual({ received: true, duplicate: false });
+      await blocker.query('rollback');
+      await blocker.end();
+      expect((await stalled).body).toEqual({ received: true, duplicate: false });
+      const stored = await accountOf(h, id);
+      expect([stored.plan, stored.monthlyAllowance]).toEqual(['build', 20_000]);
+      expect((await ledgerOf(h, id, ['adjustment'])).map((r) => r.reference)).toEqual([`${subId}:build`]);
     });
 
     it('falls back to free when Stripe marks the subscription unpaid', async () => {
