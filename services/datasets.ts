@@ -9,17 +9,28 @@ const DELIMITERS = [',', ';', '\t', '|'];
 
 const unreadable = (detail: string): AppError => new AppError('CSV_UNREADABLE', 400, detail);
 
+/** How a file's cells are read. */
+export interface ParseOptions {
+  /**
+   * Columns whose cells stay text as written (an identifier such as a forecast's item_id: "007" and
+   * "7" are two stores, and the answer must name them as the file did); every other column's numeric
+   * text is typed.
+   */
+  textColumns?: readonly string[];
+}
+
 /**
- * Parses CSV text: separator detected among comma, semicolon, tab and pipe; numeric text typed;
- * empty cells null (papaparse). Anything that is not a well-formed table answers 400 CSV_UNREADABLE.
+ * Parses CSV text: separator detected among comma, semicolon, tab and pipe; numeric text typed
+ * (except in `textColumns`); empty cells null (papaparse). Anything that is not a well-formed table
+ * answers 400 CSV_UNREADABLE.
  */
-export function parseCsv(text: string): Row[] {
+export function parseCsv(text: string, options: ParseOptions = {}): Row[] {
   if (text.includes('\u0000')) throw unreadable('The file is not text: it contains NUL bytes.');
   const body = text.replace(/^\uFEFF/, '');
   if (body.trim() === '') throw unreadable('The CSV file is empty.');
   const parsed = Papa.parse<Row>(body, {
     header: true,
-    dynamicTyping: true,
+    dynamicTyping: options.textColumns?.length ? (field: string | number) => !options.textColumns!.includes(String(field)) : true,
     skipEmptyLines: 'greedy',
     delimitersToGuess: DELIMITERS,
   });
@@ -71,12 +82,12 @@ export function checkRows(rows: unknown[], where: string): Row[] {
 }
 
 /** Decides CSV or JSON from the file name, the declared type, then the content. */
-export function parseUploadedFile(file: { name: string | null; mimetype: string | null; content: Buffer }): Row[] {
+export function parseUploadedFile(file: { name: string | null; mimetype: string | null; content: Buffer }, options: ParseOptions = {}): Row[] {
   const text = file.content.toString('utf8');
   const name = (file.name ?? '').toLowerCase();
   const mimetype = (file.mimetype ?? '').toLowerCase();
   const looksJson = name.endsWith('.json') || mimetype.includes('json') || (!name.endsWith('.csv') && /^\s*[[{]/.test(text));
-  return looksJson ? parseJsonRows(text) : parseCsv(text);
+  return looksJson ? parseJsonRows(text) : parseCsv(text, options);
 }
 
 export interface ValidationReport {

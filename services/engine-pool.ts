@@ -172,8 +172,8 @@ export class EnginePool {
   }
 
   /** Parses an uploaded dataset file on a thread; its refusals come back as the same AppErrors. */
-  async parseUpload(file: { name: string | null; mimetype: string | null; content: Buffer }): Promise<Row[]> {
-    const parsed = (await this.pool.run(file, { name: 'parseUpload' })) as ParsedUpload;
+  async parseUpload(file: { name: string | null; mimetype: string | null; content: Buffer }, textColumns?: readonly string[]): Promise<Row[]> {
+    const parsed = (await this.pool.run({ name: file.name, mimetype: file.mimetype, content: file.content, textColumns: textColumns ? [...textColumns] : undefined }, { name: 'parseUpload' })) as ParsedUpload;
     if (!parsed.ok) throw new AppError(parsed.code, parsed.status, parsed.message, parsed.extra);
     return parsed.rows;
   }

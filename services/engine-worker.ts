@@ -183,9 +183,10 @@ export function backtest(request: SeriesRequest & { horizon: number; seasonLengt
 export type ParsedUpload = { ok: true; rows: Row[] } | { ok: false; code: string; status: number; message: string; extra: Record<string, unknown> };
 
 /** Parses an uploaded CSV or JSON file off the event loop (papaparse on megabytes takes seconds). */
-export function parseUpload(file: { name: string | null; mimetype: string | null; content: Uint8Array }): ParsedUpload {
+export function parseUpload(file: { name: string | null; mimetype: string | null; content: Uint8Array; textColumns?: string[] }): ParsedUpload {
   try {
-    return { ok: true, rows: parseUploadedFile({ ...file, content: Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength) }) };
+    const content = Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength);
+    return { ok: true, rows: parseUploadedFile({ name: file.name, mimetype: file.mimetype, content }, { textColumns: file.textColumns }) };
   } catch (err) {
     if (err instanceof AppError) return { ok: false, code: err.code, status: err.status, message: err.detail, extra: err.extra };
     throw err;

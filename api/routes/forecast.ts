@@ -18,7 +18,8 @@ function horizonOf(body: ForecastInput, code: 'INVALID_INPUT' | 'VALIDATION_ERRO
 
 async function rowsOf(pool: EnginePool, body: ForecastInput, upload: UploadedFile | null, code: 'INVALID_INPUT' | 'VALIDATION_ERROR') {
   try {
-    return await datasetRows(pool, body.data, upload, 'data');
+    // the series' identifiers as the file wrote them: "007" and "7" are two series, named so in the answer
+    return await datasetRows(pool, body.data, upload, 'data', { textColumns: body.item_id ? [body.item_id] : [] });
   } catch (err) {
     if (err instanceof AppError && err.code === 'VALIDATION_ERROR' && code !== 'VALIDATION_ERROR') throw new AppError(code, 400, err.detail);
     throw err;

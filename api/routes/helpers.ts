@@ -1,5 +1,5 @@
 import { AppError } from '../../services/errors';
-import { checkRows, parseUploadedFile, type Row } from '../../services/datasets';
+import { checkRows, parseUploadedFile, type ParseOptions, type Row } from '../../services/datasets';
 import type { AuthContext } from '../middleware/auth';
 import type { UploadedFile } from '../middleware/body';
 import type { EnginePool } from '../../services/engine-pool';
@@ -23,11 +23,12 @@ const PARSE_ON_THREAD_FROM_BYTES = 256 * 1024;
 
 /**
  * The rows of a dataset route: JSON rows, or the multipart file (parsed in the engine pool when
- * large, so that the event loop keeps serving other calls); exactly one of them.
+ * large, so that the event loop keeps serving other calls); exactly one of them. `options` says how a
+ * file's cells are read (identifier columns kept as text).
  */
-export async function datasetRows(pool: EnginePool, jsonRows: unknown[] | undefined, upload: UploadedFile | null, field: string): Promise<Row[]> {
+export async function datasetRows(pool: EnginePool, jsonRows: unknown[] | undefined, upload: UploadedFile | null, field: string, options: ParseOptions = {}): Promise<Row[]> {
   if (jsonRows !== undefined && upload) throw new AppError('VALIDATION_ERROR', 400, `Send either body.${field} or a file, not both.`);
-  if (upload) return upload.content.length >= PARSE_ON_THREAD_FROM_BYTES ? pool.parseUpload(upload) : parseUploadedFile(upload);
+  if (upload) return upload.content.length >= PARSE_ON_THREAD_FROM_BYTES ? pool.parseUpload(upload, options.textColumns) : parseUploadedFile(upload, options);
   if (jsonRows === undefined) throw new AppError('VALIDATION_ERROR', 400, `Invalid body.${field}: the rows are missing (send body.${field} or a CSV/JSON file in the multipart field "file").`);
   return checkRows(jsonRows, `body.${field}`);
 }

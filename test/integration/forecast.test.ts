@@ -113,6 +113,23 @@ describe('forecast and backtest routes', () => {
     expect(parse(res.text).meta.fields).toEqual(['date', 'sales_prediction', 'quantile_0.1', 'quantile_0.9']);
   });
 
+  it('keeps the item_id column of a CSV file as written: "007" and "7" are two series, and the answer names them so (numeric typing merged them, or echoed 7 for 007), in a small file and in one parsed on an engine thread', async () => {
+    const { apiKey } = await h.provision('build');
+    for (const note of ['', 'x'.repeat(5_000)]) {
+      const lines = ['store,date,sales,note', ...['007', '7', '0042'].flatMap((store) => seasonalRows(30).map((r) => `${store},${r.date},${r.sales},${note}`))];
+      const csv = Buffer.from(lines.join('\n'));
+      expect(csv.length > 256 * 1024).toBe(note !== '');
+      const send = (path: string) =>
+        h.http.post(path).set('X-API-Key', apiKey).field('target', 'sales').field('item_id', 'store').field('horizon', '2').attach('file', csv, { filename: 's.csv', contentType: 'text/csv' }).buffer(true);
+      const res = await send('/v1/forecast');
+      expect(res.status).toBe(200);
+      expect(parse(res.text).data.map((r) => r.store)).toEqual(['007', '007', '7', '7', '0042', '0042']);
+      const backtest = await send('/v1/forecast/backtest');
+      expect(backtest.status).toBe(200);
+      expect(backtest.body.series.map((s: { item_id: string }) => s.item_id)).toEqual(['007', '7', '0042']);
+    }
+  });
+
   it.each([
     ['fewer than ten points', { target: 'sales', horizon: 2, data: seasonalRows(9) }],
     ['an irregular interval', { target: 'sales', horizon: 2, data: seasonalRows(20).filter((_, i) => i !== 5) }],
