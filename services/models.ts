@@ -26,10 +26,18 @@ import { recordEvent } from './webhooks/events';
 /** Models that take a quota slot: everything not archived and not deleted. */
 const QUOTA_STATUSES: ModelStatus[] = ['training', 'serving'];
 
-export async function getModel(em: EntityManager, workspaceId: string, modelId: string, options: { includeDeleted?: boolean; lock?: boolean } = {}): Promise<Model> {
+export async function getModel(
+  em: EntityManager,
+  workspaceId: string,
+  modelId: string,
+  options: { includeDeleted?: boolean; lock?: boolean | 'share' } = {},
+): Promise<Model> {
   // `lock` (inside a transaction): the row locked and read afresh, so that status changes made at the
-  // same moment (archive, restore, delete) happen one after the other, each on the other's result
-  const model = await em.findOne(ModelSchema, { id: modelId, workspace: workspaceId }, options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {});
+  // same moment (archive, restore, delete) happen one after the other, each on the other's result;
+  // `share`: the status stays as read until the transaction ends (writes that depend on it, such as
+  // outcomes, do not block each other)
+  const lockMode = options.lock === 'share' ? LockMode.PESSIMISTIC_READ : options.lock ? LockMode.PESSIMISTIC_WRITE : undefined;
+  const model = await em.findOne(ModelSchema, { id: modelId, workspace: workspaceId }, lockMode ? { lockMode, refresh: true } : {});
   if (!model || (model.status === 'deleted' && !options.includeDeleted)) throw notFound('The model');
   return model;
 }

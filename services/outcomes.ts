@@ -53,7 +53,7 @@ export interface ReportedOutcomes {
 /**
  * Records one batch and, for a model with auto_update, signals its integration. The batch is stored
  * first and never twice: when the signal cannot be sent, the sweep starts the integration of a model
- * whose outcomes wait too long.
+ * whose outcomes wait too long. The batch is checked and stored under a share lock of the model's row.
  */
 export async function reportOutcomes(
   em: EntityManager,
@@ -62,8 +62,13 @@ export async function reportOutcomes(
   modelId: string,
   outcomes: OutcomeInput[],
 ): Promise<ReportedOutcomes> {
-  const model = await getModel(em, workspaceId, modelId);
-  const recorded = await recordOutcomes(em, model, outcomes);
+  // The model's row is share-locked until the batch commits: an archive or a deletion made at the same
+  // moment comes after it (and purges it) or before it (409 or 404), never between the check and the
+  // insert (a batch inserted after a deletion's purge stayed pending for ever, features included).
+  const { model, recorded } = await em.transactional(async (tx) => {
+    const locked = await getModel(tx, workspaceId, modelId, { lock: 'share' });
+    return { model: locked, recorded: await recordOutcomes(tx, locked, outcomes) };
+  });
   let integrationStarted = false;
   if (model.autoUpdate) {
     try {

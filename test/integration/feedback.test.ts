@@ -184,6 +184,43 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     }
   });
 
+  it('an outcomes batch racing its model\'s deletion is purged with the model\'s other pending outcomes, never left pending on a deleted model', async () => {
+    const { apiKey, adminKey, modelId } = await trainedModel();
+    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: withoutTarget(churnRows(1, 4), 'churned') });
+    const requestId = scored.body.predictions[0].request_id as string;
+    const lockWaiters = async () =>
+      (
+        await h.orm.em
+          .fork()
+          .getConnection()
+          .execute<Array<{ n: number }>>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)
+      )[0]!.n;
+    // The batch is held after it has read its model, while it looks its prediction up...
+    const hold = new PgClient({ connectionString: h.config.DATABASE_URL });
+    await hold.connect();
+    let reported;
+    let deleted;
+    try {
+      await hold.query('begin');
+      await hold.query('lock table prediction_calls in access exclusive mode');
+      reported = h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ request_id: requestId, actual: 'yes' }] }).then((r) => r);
+      while ((await lockWaiters()) < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      // ...and the model is deleted meanwhile (it either completes or waits for the batch).
+      let done = false;
+      deleted = h.http.delete(`/v1/models/${modelId}`).set('X-API-Key', adminKey).then((r) => {
+        done = true;
+        return r;
+      });
+      while (!done && (await lockWaiters()) < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      await hold.query('rollback');
+    } finally {
+      await hold.end();
+    }
+    expect([201, 404]).toContain((await reported).status);
+    expect((await deleted).status).toBe(204);
+    expect(await h.orm.em.fork().count(OutcomeSchema, { modelId })).toBe(0);
+  });
+
   it('a refresh whose fit a deletion cancels answers 404, not 500', async () => {
     const { apiKey, adminKey, modelId } = await trainedModel({ data: churnRows(3000, 5) });
     const outcomes = withoutTarget(churnRows(20, 9), 'churned').map((features) => ({ features, actual: 'yes' }));
