@@ -28,7 +28,8 @@ export function checkPredictionRows(model: Pick<Model, 'featureColumns' | 'targe
   rows.forEach((row, index) => {
     const i = firstIndex + index;
     const keys = Object.keys(row);
-    const missing = model.featureColumns.filter((c) => !(c in row));
+    // own properties only: `"constructor" in row` is true of every object
+    const missing = model.featureColumns.filter((c) => !Object.hasOwn(row, c));
     const unexpected = keys.filter((k) => !expected.has(k));
     if (missing.length > 0 || unexpected.length > 0) {
       const parts = [

@@ -96,6 +96,16 @@ export function isMissing(v: unknown): boolean {
   return false;
 }
 
+/**
+ * Reads a column of rows: `row[name]`, except for a name of Object.prototype's ("constructor",
+ * "toString", "valueOf"…), read only as the row's own property (undefined when the row lacks it):
+ * `row[name]` on such a row read the prototype's function, which counted as a present, categorical
+ * value (of the target too). Decided once per column, so ordinary columns keep their plain read.
+ */
+function cellReader(name: string): (row: Row) => unknown {
+  return name in Object.prototype ? (row) => (Object.hasOwn(row, name) ? row[name] : undefined) : (row) => row[name];
+}
+
 /** Number for numeric values and numeric text, else NaN. */
 export function toNumber(v: unknown): number {
   if (typeof v === 'number') return Number.isFinite(v) ? v : NaN;
@@ -189,11 +199,12 @@ export function analyseTarget(rows: Row[], target: string, task?: TaskOption): T
   }
   let present = false;
   const keep: number[] = [];
+  const targetOf = cellReader(target);
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i];
     if (r === null || typeof r !== 'object') continue;
     if (Object.prototype.hasOwnProperty.call(r, target)) present = true;
-    if (!isMissing(r[target])) keep.push(i);
+    if (!isMissing(targetOf(r))) keep.push(i);
   }
   if (!present) {
     throw new TabularDataError('TARGET_MISSING', `The target column "${target}" is not present in the rows.`);
@@ -204,7 +215,7 @@ export function analyseTarget(rows: Row[], target: string, task?: TaskOption): T
       `At least ${MIN_ROWS} rows with a non-empty target are needed; got ${keep.length}.`,
     );
   }
-  const values = keep.map((i) => rows[i][target]);
+  const values = keep.map((i) => targetOf(rows[i]));
   const allBool = values.every((v) => typeof v === 'boolean' || !Number.isNaN(toBool(v)) && typeof v === 'string');
   const nums = values.map(toNumber);
   const allNumeric = !allBool && nums.every((x) => !Number.isNaN(x));
@@ -401,7 +412,8 @@ export function analyse(rows: Row[], target: string, task: TaskOption | undefine
   const reports: ColumnReport[] = [];
   const warnings: string[] = [];
   for (const name of names) {
-    const vals = t.keep.map((i) => rows[i][name]);
+    const valueOf = cellReader(name);
+    const vals = t.keep.map((i) => valueOf(rows[i]));
     const d = detectColumn(name, vals, rule);
     columns.push(d.schema);
     reports.push(d.report);
@@ -474,7 +486,12 @@ function rowReader(columns: ColumnSchema[]): RowReader {
   const cached = readers.get(columns);
   if (cached) return cached;
   const body = columns
-    .map((c, ci) => (c.used ? `out[${ci}] = row[${JSON.stringify(c.name)}];` : ''))
+    .map((c, ci) => {
+      if (!c.used) return '';
+      const name = JSON.stringify(c.name);
+      // a name of Object.prototype's is read only as the row's own property (see cellReader)
+      return c.name in Object.prototype ? `out[${ci}] = Object.hasOwn(row, ${name}) ? row[${name}] : undefined;` : `out[${ci}] = row[${name}];`;
+    })
     .join('\n');
   const read = new Function('row', 'out', body) as RowReader;
   readers.set(columns, read);

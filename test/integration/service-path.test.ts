@@ -329,6 +329,36 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
     });
 
+    it('reads a column named like a member of Object.prototype (constructor, valueOf) only from the row itself: a row without it is a missing value in training and COLUMN_MISMATCH in a prediction, never the prototype\'s function', async () => {
+      const { apiKey, account } = await h.provision('build');
+      const data = Array.from({ length: 40 }, (_, i) => ({
+        x: (i * 37) % 11,
+        ...(i % 5 === 0 ? {} : { constructor: i % 7 }),
+        ...(i % 4 === 0 ? {} : { valueOf: `v${i % 3}` }),
+        y: i % 2 === 0 ? 'yes' : 'no',
+      }));
+      const validated = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).send({ target: 'y', data });
+      expect(validated.status).toBe(200);
+      const columns = validated.body.report.columns as Array<{ name: string; type: string; missing: number }>;
+      expect(columns.filter((c) => c.name !== 'x').map((c) => [c.name, c.type, c.missing])).toEqual([
+        ['constructor', 'numeric', 8],
+        ['valueOf', 'categorical', 10],
+      ]);
+      const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'y', engine: 'tabular-gbdt', data });
+      expect(created.status).toBe(201);
+      const before = await credits(account.id);
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [{ x: 1, constructor: 2 }, 'valueOf'],
+        [{ x: 1, valueOf: 'v1' }, 'constructor'],
+      ];
+      for (const [row, missing] of cases) {
+        const res = await h.http.post(`/v1/models/${created.body.id as string}/predict`).set('X-API-Key', apiKey).send({ rows: [row] });
+        expectError(res, 400, 'COLUMN_MISMATCH');
+        expect(res.body.missing_columns).toEqual([missing]);
+      }
+      expect(await credits(account.id)).toBe(before);
+    });
+
     it('answers an unusual HTTP method with 405 in the envelope', async () => {
       const res = await h.http.propfind('/v1/models');
       expectError(res, 405, 'METHOD_NOT_ALLOWED');

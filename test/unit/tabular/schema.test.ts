@@ -98,6 +98,13 @@ describe('column type detection', () => {
     const bools = Array.from({ length: 30 }, (_, i) => ({ x: i % 4, target: i % 2 === 0 }));
     expect(analyseDataset(bools, { target: 'target' })).toMatchObject({ task: 'binary', classes: ['false', 'true'] });
   });
+
+  it('reads a column or target named like a member of Object.prototype only from the row itself (a row without it is missing, not the prototype\'s function)', () => {
+    const rs: Row[] = Array.from({ length: 30 }, (_, i) => ({ x: i % 5, ...(i % 5 === 0 ? {} : { constructor: i % 7 }), ...(i % 6 === 0 ? {} : { toString: i % 2 === 0 ? 'a' : 'b' }) }));
+    const r = analyseDataset(rs, { target: 'toString' });
+    expect([r.rows_used, r.rows_dropped_empty_target, r.classes]).toEqual([25, 5, ['a', 'b']]);
+    expect([col(r, 'constructor').type, col(r, 'constructor').missing]).toEqual(['numeric', 5]);
+  });
 });
 
 describe('data errors', () => {
