@@ -68,6 +68,9 @@ export function predictModelRows(model: TabularModel, rows: Row[]): Prediction[]
   const classes = model.classes;
   const keys = classes ? classes.map((c) => String(c)) : [];
   const C = classes ? classes.length : 1;
+  // a class labelled "__proto__" is defined as an own key like any other: assigning it would set the
+  // object's prototype instead (the contract's proba_<class> field went missing)
+  const protoClass = keys.indexOf('__proto__');
   for (let start = 0; start < n; start += CHUNK_ROWS) {
     const m = Math.min(CHUNK_ROWS, n - start);
     encodeInto(rows, model.columns, F, X, start, m);
@@ -81,7 +84,8 @@ export function predictModelRows(model: TabularModel, rows: Row[]): Prediction[]
       const probabilities: Record<string, number> = {};
       for (let k = 0; k < C; k++) {
         const p = out[i * C + k];
-        probabilities[keys[k]] = p;
+        if (k === protoClass) Object.defineProperty(probabilities, '__proto__', { value: p, enumerable: true, writable: true, configurable: true });
+        else probabilities[keys[k]] = p;
         if (p > out[i * C + best]) best = k;
       }
       result[start + i] = { prediction: classes[best], probabilities };

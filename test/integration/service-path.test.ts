@@ -359,6 +359,24 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(await credits(account.id)).toBe(before);
     });
 
+    it('answers proba___proto__ for a class labelled "__proto__", scored on the main thread and on the engine threads alike', async () => {
+      const { apiKey } = await h.provision('build');
+      const data = Array.from({ length: 60 }, (_, i) => ({ a: i % 5, b: (i * 7) % 3, y: (i % 5) + ((i * 7) % 3) > 3 ? '__proto__' : 'yes' }));
+      const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'y', engine: 'tabular-gbdt', data });
+      expect(created.status).toBe(201);
+      for (const n of [1, 200]) {
+        const res = await h.http
+          .post(`/v1/models/${created.body.id as string}/predict`)
+          .set('X-API-Key', apiKey)
+          .send({ rows: Array.from({ length: n }, (_, i) => ({ a: i % 5, b: i % 3 })) });
+        expect(res.status).toBe(200);
+        for (const p of res.body.predictions as Array<Record<string, number>>) {
+          expect(Object.keys(p).filter((k) => k.startsWith('proba_')).sort()).toEqual(['proba___proto__', 'proba_yes']);
+          expect(p.proba___proto__! + p.proba_yes!).toBeCloseTo(1, 10);
+        }
+      }
+    });
+
     it('answers an unusual HTTP method with 405 in the envelope', async () => {
       const res = await h.http.propfind('/v1/models');
       expectError(res, 405, 'METHOD_NOT_ALLOWED');
