@@ -89,12 +89,13 @@ export async function runForecast(
   }
   const beyond = prepared.series.find((s) => !futureWithinCalendar(s.timeMs[s.timeMs.length - 1] as number, s.interval, s.format, request.horizon));
   if (beyond) {
-    throw new AppError(
-      'INVALID_INPUT',
-      400,
-      `${beyond.id === null ? 'The series' : `Series "${beyond.id}"`} would be forecast past the year 9999, which dates cannot express; shorten the horizon.`,
-      { reason: 'PAST_YEAR_9999' },
-    );
+    const name = beyond.id === null ? 'The series' : `Series "${beyond.id}"`;
+    if (beyond.format === 'position') {
+      throw new AppError('INVALID_INPUT', 400, `${name} would be forecast past the integer position ${Number.MAX_SAFE_INTEGER} (2^53 - 1), beyond which positions cannot be told apart; shorten the horizon.`, {
+        reason: 'POSITION_OUT_OF_RANGE',
+      });
+    }
+    throw new AppError('INVALID_INPUT', 400, `${name} would be forecast past the year 9999, which dates cannot express; shorten the horizon.`, { reason: 'PAST_YEAR_9999' });
   }
   const price = findEngine(FORECAST_ENGINE.id)?.creditPricePerRow ?? FORECAST_ENGINE.creditPricePerPoint;
   const cost = request.horizon * prepared.series.length * price;

@@ -266,11 +266,14 @@ export function futureTimestamps(lastMs: number, interval: Interval, count: numb
 export const LAST_YEAR = 9999;
 
 /**
- * Whether the `count` timestamps after `lastMs` stay within year LAST_YEAR (always, for integer
- * positions): a forecast past it would print five-digit years, which no ISO 8601 reader takes.
+ * Whether the `count` timestamps after `lastMs` stay within year LAST_YEAR, or for integer positions
+ * within the safe integers (Number.MAX_SAFE_INTEGER, the largest position read): a forecast past
+ * year 9999 would print five-digit years, which no ISO 8601 reader takes, and one past 2^53 - 1 printed
+ * positions rounded to their neighbours (9007199254740992 twice, 9007199254740993 never).
  */
 export function futureWithinCalendar(lastMs: number, interval: Interval, format: TimestampFormat, count: number): boolean {
-  if (format === 'position' || count < 1) return true;
+  if (count < 1) return true;
+  if (format === 'position') return Number.isSafeInteger(lastMs + count * (interval.fixedMs ?? 1));
   const end = futureTimestamps(lastMs, interval, count)[count - 1] as number;
   return new Date(end).getUTCFullYear() <= LAST_YEAR;
 }

@@ -224,6 +224,21 @@ describe('forecast and backtest routes', () => {
     expect(await balance()).toBe(before);
   });
 
+  it('forecasts integer positions up to 2^53 - 1 and refuses, charging nothing, a horizon that would run past it (positions were printed rounded: 9007199254740992 twice)', async () => {
+    const { apiKey, account } = await h.provision('build');
+    const lastRead = Number.MAX_SAFE_INTEGER - 3;
+    const data = Array.from({ length: 30 }, (_, i) => ({ t: lastRead - 29 + i, y: 100 + 2 * (i % 5) }));
+    const last = await forecast(apiKey, { target: 'y', timestamp: 't', data, horizon: 3 });
+    expect(last.status).toBe(200);
+    expect(parse(last.text).data.map((r) => r.t)).toEqual(['9007199254740989', '9007199254740990', '9007199254740991']);
+    const balance = async () => (await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id })).allowanceRemaining;
+    const before = await balance();
+    const past = await forecast(apiKey, { target: 'y', timestamp: 't', data, horizon: 5 });
+    expectError(past, 400, 'INVALID_INPUT');
+    expect(past.body.reason).toBe('POSITION_OUT_OF_RANGE');
+    expect(await balance()).toBe(before);
+  });
+
   it('refuses values beyond ±1e150 on forecast and backtest alike (400, nothing charged), and duplicate quantiles on both', async () => {
     const { apiKey, account } = await h.provision('build');
     const data = Array.from({ length: 60 }, (_, i) => ({ ds: new Date(Date.UTC(2026, 0, 1 + i)).toISOString().slice(0, 10), y: (1 + (i % 7) / 7) * 1e300 }));
