@@ -1,5 +1,7 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z, type ZodType } from 'zod';
+import { AppError } from '../services/errors';
+import { parseJsonBody } from '../services/json';
 
 // Adds `.openapi()` to zod schemas once, before any schema is declared, so that the schemas which
 // validate requests are also the source of the OpenAPI document.
@@ -28,7 +30,10 @@ function fieldKind(schema: ZodType): { kind: string; element?: string } {
 /**
  * Multipart form fields are text by nature: read "6", "true" or "0.1,0.9" (or "[0.1,0.9]") as the
  * number, boolean or list the body schema expects, before the same schema validates them. JSON bodies
- * are never coerced: a JSON string where the contract says integer is refused.
+ * are never coerced: a JSON string where the contract says integer is refused. A list written as JSON
+ * (`rows`, `data`, `outcomes`, `quantiles`) is read by the JSON body's parser, with its refusals (NUL,
+ * lone surrogates, `__proto__`, numbers out of range, depth): a plain JSON.parse let a `\u0000` in a
+ * multipart `rows` field through to the shared charge statement, which failed with 500.
  */
 export function coerceFormFields(schema: ZodType | undefined, fields: unknown): unknown {
   if (!schema || !fields || typeof fields !== 'object' || Array.isArray(fields)) return fields;
@@ -47,8 +52,10 @@ export function coerceFormFields(schema: ZodType | undefined, fields: unknown): 
       let list: unknown = raw;
       if (text.startsWith('[')) {
         try {
-          list = JSON.parse(text) as unknown;
-        } catch {
+          list = parseJsonBody(text);
+        } catch (err) {
+          // malformed JSON stays text (the schema then says what it expected); a refused value is refused
+          if (!(err instanceof AppError) || err.code !== 'INVALID_JSON') throw err;
           list = raw;
         }
       } else list = text === '' ? [] : text.split(',').map((part) => (element === 'number' ? asNumber(part.trim()) : part.trim()));

@@ -314,6 +314,33 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect((await ledger(attacker.account.id)).filter((l) => l.kind === 'charge')).toEqual([]);
     });
 
+    it('refuses a NUL or a lone UTF-16 surrogate in a multipart form field read as JSON (rows) with 400, and another account\'s calls charged at the same moments all answer 200', async () => {
+      const victim = await trainedModel();
+      const attacker = await trainedModel();
+      const before = await credits(victim.account.id);
+      const [row] = rows(1);
+      for (const [escape, detail] of [
+        ['\\u0000', 'NUL character'],
+        ['\\ud800', 'lone UTF-16 surrogate'],
+      ]) {
+        const poisoned = JSON.stringify([{ ...row, colour: 'X' }]).replace('"X"', `"${escape}"`);
+        const answers = await Promise.all([
+          ...Array.from({ length: 6 }, () => h.http.post(`/v1/models/${victim.modelId}/predict`).set('X-API-Key', victim.apiKey).send({ rows: [row] })),
+          ...Array.from({ length: 2 }, () => h.http.post(`/v1/models/${attacker.modelId}/predict`).set('X-API-Key', attacker.apiKey).field('rows', poisoned)),
+        ]);
+        expect(answers.slice(0, 6).map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+        for (const r of answers.slice(6)) {
+          expectError(r, 400, 'VALIDATION_ERROR');
+          expect(r.body.messageDetail).toContain(detail);
+        }
+      }
+      // the same field without the escape is read as before
+      const fine = await h.http.post(`/v1/models/${attacker.modelId}/predict`).set('X-API-Key', attacker.apiKey).field('rows', JSON.stringify([row]));
+      expect(fine.status).toBe(200);
+      expect(await credits(victim.account.id)).toBe(before - 12);
+      expect((await ledger(attacker.account.id)).filter((l) => l.kind === 'charge')).toHaveLength(1);
+    });
+
     it('refuses a column named by nothing but spaces in JSON rows and JSON files, as a CSV header refuses it, and creates no model', async () => {
       const { apiKey, account } = await h.provision('build');
       const data = churnRows(30).map((r) => ({ ...r, '': 1 }));
