@@ -347,7 +347,9 @@ export function fitArima(y: number[], order: ArimaOrder): ArimaFit | null {
   if (constant) u0.push(xm);
   let u = u0;
   if (u0.length > 0) {
-    const res = nelderMead(obj, u0, { maxIter: 150 * u0.length + 100, tol: 1e-8, step: u0.map(() => 0.1) });
+    // 1.6.0: stops once the CSS objectives agree within 1e-7 (math.ts, valuesOnly; 1.5.0: values within
+    // 1e-8 and coordinates within 1e-7)
+    const res = nelderMead(obj, u0, { maxIter: 150 * u0.length + 100, tol: 1e-7, valuesOnly: true, step: u0.map(() => 0.1) });
     u = res.x;
   }
   // exact maximum likelihood (started from the CSS estimates) when the state is small
