@@ -3,7 +3,7 @@
  * stationary/invertible region through partial autocorrelations), and AutoARIMA with unit-root tests
  * (KPSS for d, seasonal strength for D) and the Hyndman–Khandakar stepwise search on AICc.
  */
-import { diff, isConstant, kpssStatistic, mean, nelderMead, seasonalIndices, solveLinear, variance } from '../math';
+import { diff, isConstant, kpssStatistic, mean, nelderMead, seasonalIndices, solveLinear, VALUES_STOP_MIN_POINTS, variance } from '../math';
 import { FittedModel, ForecastModel, ModelForecast } from './types';
 
 export interface ArimaOrder {
@@ -347,9 +347,10 @@ export function fitArima(y: number[], order: ArimaOrder): ArimaFit | null {
   if (constant) u0.push(xm);
   let u = u0;
   if (u0.length > 0) {
-    // 1.6.0: stops once the CSS objectives agree within 1e-7 (math.ts, valuesOnly; 1.5.0: values within
-    // 1e-8 and coordinates within 1e-7)
-    const res = nelderMead(obj, u0, { maxIter: 150 * u0.length + 100, tol: 1e-7, valuesOnly: true, step: u0.map(() => 0.1) });
+    // 1.6.0, from VALUES_STOP_MIN_POINTS points of y: stops once the CSS objectives agree within 1e-7
+    // (math.ts, valuesOnly; 1.5.0: values within 1e-8 and coordinates within 1e-7)
+    const valuesOnly = y.length >= VALUES_STOP_MIN_POINTS;
+    const res = nelderMead(obj, u0, { maxIter: 150 * u0.length + 100, tol: valuesOnly ? 1e-7 : 1e-8, valuesOnly, step: u0.map(() => 0.1) });
     u = res.x;
   }
   // exact maximum likelihood (started from the CSS estimates) when the state is small

@@ -4,10 +4,10 @@
  * initial seasonal states from a classical decomposition (or, option `seasonInit: 'ml'`, by maximum
  * likelihood too); model selection by AICc. Since 1.6.0 the filter's state updates are linear maps of
  * the previous states and its Σ log|ŷ| a running product (etsFilter), the same values within rounding,
- * and the optimiser stops on its values alone (fitEtsSpec), which moves some fits (bench/RESULTS.md,
- * 1.6.0: accuracy within noise of 1.5.0's, about a third less CPU).
+ * and on series of 100 points or more the optimiser stops on its values alone (fitEtsSpec), which
+ * moves some fits (bench/RESULTS.md, 1.6.0: 1.5.0's accuracy, issue 10's daily call 1.5 times cheaper).
  */
-import { linearFit, mean, nelderMead, seasonalIndices } from '../math';
+import { linearFit, mean, nelderMead, seasonalIndices, VALUES_STOP_MIN_POINTS } from '../math';
 import { FittedModel, ForecastModel, ModelForecast } from './types';
 
 export type ErrorType = 'A' | 'M';
@@ -380,11 +380,13 @@ export function fitEtsSpec(y: number[], spec: EtsSpec, m: number, seasonInit: Se
     return lik === Infinity ? 1e300 : lik;
   };
   const steps = x0.map((v, i) => (i < nSmooth ? 0.1 : Math.max(0.05 * Math.abs(v), 0.01)));
-  // 1.6.0: stops once the simplex's −2 log-likelihoods agree within 1e-6 (relative; math.ts,
-  // valuesOnly). 1.5.0 asked for values within 1e-7 and vertices within 1e-7: an optimum on a bound or
-  // on the β ≤ α wall leaves flat directions whose coordinates never agree, and 45 % of the daily set's
-  // seasonal fits ran to maxIter at values already settled (bench/RESULTS.md, 1.6.0)
-  const res = nelderMead(objective, x0, { lower: lo, upper: hi, maxIter: 120 * x0.length, tol: 1e-6, valuesOnly: true, step: steps });
+  // 1.6.0, from VALUES_STOP_MIN_POINTS points: stops once the simplex's −2 log-likelihoods agree within
+  // 1e-6 (relative; math.ts, valuesOnly). 1.5.0 asked for values within 1e-7 and vertices within 1e-7: an
+  // optimum on a bound or on the β ≤ α wall leaves flat directions whose coordinates never agree, and
+  // 45 % of the daily set's seasonal fits ran to maxIter at values already settled (bench/RESULTS.md,
+  // 1.6.0)
+  const valuesOnly = n >= VALUES_STOP_MIN_POINTS;
+  const res = nelderMead(objective, x0, { lower: lo, upper: hi, maxIter: 120 * x0.length, tol: valuesOnly ? 1e-6 : 1e-7, valuesOnly, step: steps });
   if (!(res.fx < 1e299)) return null;
   const params = unpack(res.x);
   const run = etsFilter(y, spec, m, params);

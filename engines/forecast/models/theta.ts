@@ -3,7 +3,7 @@
  * dynamic optimised (DOTM). Parameters (initial level, α, θ) minimise the in-sample one-step MSE;
  * AutoTheta keeps the variant with the lowest MSE. Works on (seasonally adjusted) non-seasonal data.
  */
-import { mean, nelderMead } from '../math';
+import { mean, nelderMead, VALUES_STOP_MIN_POINTS } from '../math';
 import { FittedModel, ForecastModel, ModelForecast } from './types';
 
 export type ThetaVariant = 'STM' | 'OTM' | 'DSTM' | 'DOTM';
@@ -157,9 +157,10 @@ export function fitTheta(y: number[], v: ThetaVariant, decay: (alpha: number) =>
     const mse = thetaMse(y, dyn, x[0] * scale, x[1], optTheta ? x[2] : 2, decay(x[1]), A0, B0);
     return Number.isFinite(mse) ? mse / (scale * scale) : 1e300;
   };
-  // 1.6.0: stops once the MSEs agree within 1e-7 (math.ts, valuesOnly; 1.5.0: values within 1e-8 and
-  // coordinates within 1e-7)
-  const res = nelderMead(obj, x0, { lower: lo, upper: hi, maxIter: 300, tol: 1e-7, valuesOnly: true, step: [0.1, 0.1, 0.5].slice(0, x0.length) });
+  // 1.6.0, from VALUES_STOP_MIN_POINTS points: stops once the MSEs agree within 1e-7 (math.ts,
+  // valuesOnly; 1.5.0: values within 1e-8 and coordinates within 1e-7)
+  const valuesOnly = n >= VALUES_STOP_MIN_POINTS;
+  const res = nelderMead(obj, x0, { lower: lo, upper: hi, maxIter: 300, tol: valuesOnly ? 1e-7 : 1e-8, valuesOnly, step: [0.1, 0.1, 0.5].slice(0, x0.length) });
   const l0 = res.x[0] * scale, alpha = res.x[1], theta = optTheta ? res.x[2] : 2;
   const run = thetaFilter(y, v, l0, alpha, theta);
   if (!Number.isFinite(run.mse)) return null;
