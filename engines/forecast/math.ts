@@ -93,13 +93,15 @@ export interface NelderMeadOptions {
 }
 
 /**
- * Series length from which the models' optimisers stop on their values alone (`valuesOnly`, since
- * 1.6.0); shorter series keep 1.5.0's stop (values and vertices within 1e-7, values within 1e-8 for
- * Theta and ARIMA). The values-only stop pays where evaluations are long (issue 10's daily call: 200
- * points; hourly data: a 400-point window) but it also stops a simplex that collapsed on a bound or on
- * ETS's β ≤ α wall, which on short series moved forecasts most (M1's YAC24, 13 points: MASE +1.15);
- * below 100 points 1.5.0's stop costs little. Chosen after measuring the stop on every length
- * (bench/RESULTS.md, 1.6.0): with it M1, M3 and M4 hourly print 1.5.0's MASE and WQL or better.
+ * History length from which the models' optimisers stop on their values alone (`valuesOnly`, since
+ * 1.6.0): memberForecasts decides from the series it forecasts and applies the choice to every fit of
+ * it, THieF's aggregated levels included; a model called directly decides from its own series. Shorter
+ * histories keep 1.5.0's stop (values and vertices within 1e-7, values within 1e-8 for Theta and
+ * ARIMA). The values-only stop pays where evaluations are long (issue 10's daily call: 200 points;
+ * hourly data: a 400-point window) but it also stops a simplex that collapsed on a bound or on ETS's
+ * β ≤ α wall, which on short series moved forecasts most (M1's YAC24, 13 points: MASE +1.15); below 100
+ * points 1.5.0's stop costs little. Chosen after measuring the stop on every length (bench/RESULTS.md,
+ * 1.6.0): with it M1, M3 and M4 hourly print 1.5.0's MASE and WQL or better.
  */
 export const VALUES_STOP_MIN_POINTS = 100;
 

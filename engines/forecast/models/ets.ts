@@ -290,7 +290,11 @@ function initialStates(y: number[], spec: EtsSpec, m: number): { l0: number; b0:
 export type SeasonInit = 'decompose' | 'ml';
 
 /** Fits one ETS specification by maximum likelihood; null when it cannot be fitted. */
-export function fitEtsSpec(y: number[], spec: EtsSpec, m: number, seasonInit: SeasonInit = 'decompose'): EtsFit | null {
+/**
+ * `valuesStop`: the optimiser's values-only stop (default: y has VALUES_STOP_MIN_POINTS points or more;
+ * memberForecasts decides from the history it forecasts, for its aggregated THieF levels too).
+ */
+export function fitEtsSpec(y: number[], spec: EtsSpec, m: number, seasonInit: SeasonInit = 'decompose', valuesStop = y.length >= VALUES_STOP_MIN_POINTS): EtsFit | null {
   const n = y.length;
   const seasonal = spec.season !== 'N';
   if (seasonal && (m < 2 || n < 2 * m + 2)) return null;
@@ -380,12 +384,12 @@ export function fitEtsSpec(y: number[], spec: EtsSpec, m: number, seasonInit: Se
     return lik === Infinity ? 1e300 : lik;
   };
   const steps = x0.map((v, i) => (i < nSmooth ? 0.1 : Math.max(0.05 * Math.abs(v), 0.01)));
-  // 1.6.0, from VALUES_STOP_MIN_POINTS points: stops once the simplex's −2 log-likelihoods agree within
+  // 1.6.0, with valuesStop: stops once the simplex's −2 log-likelihoods agree within
   // 1e-6 (relative; math.ts, valuesOnly). 1.5.0 asked for values within 1e-7 and vertices within 1e-7: an
   // optimum on a bound or on the β ≤ α wall leaves flat directions whose coordinates never agree, and
   // 45 % of the daily set's seasonal fits ran to maxIter at values already settled (bench/RESULTS.md,
   // 1.6.0)
-  const valuesOnly = n >= VALUES_STOP_MIN_POINTS;
+  const valuesOnly = valuesStop;
   const res = nelderMead(objective, x0, { lower: lo, upper: hi, maxIter: 120 * x0.length, tol: valuesOnly ? 1e-6 : 1e-7, valuesOnly, step: steps });
   if (!(res.fx < 1e299)) return null;
   const params = unpack(res.x);
@@ -455,6 +459,8 @@ export interface AutoEtsOptions {
    * `ets_damped`) fit each spec once. A fit is a pure function of those and the series.
    */
   fitted?: Map<string, EtsFit | null>;
+  /** the optimiser's values-only stop (default: from VALUES_STOP_MIN_POINTS points of y; see fitEtsSpec) */
+  valuesStop?: boolean;
 }
 
 export function candidateSpecs(m: number, positive: boolean, seasonal: boolean, damped: boolean | 'both' = 'both'): EtsSpec[] {
@@ -481,16 +487,17 @@ export function autoEts(y: number[], opts: AutoEtsOptions = {}): EtsFit {
   const specs = opts.specs ?? candidateSpecs(m, positive, seasonal, opts.damped ?? 'both');
   let best: EtsFit | null = null;
   for (const spec of specs) {
-    const key = `${etsName(spec)} ${m} ${opts.seasonInit ?? 'decompose'}`;
+    const valuesStop = opts.valuesStop ?? y.length >= VALUES_STOP_MIN_POINTS;
+    const key = `${etsName(spec)} ${m} ${opts.seasonInit ?? 'decompose'} ${valuesStop}`;
     let fit = opts.fitted?.get(key);
     if (fit === undefined) {
-      fit = fitEtsSpec(y, spec, m, opts.seasonInit);
+      fit = fitEtsSpec(y, spec, m, opts.seasonInit, valuesStop);
       opts.fitted?.set(key, fit);
     }
     if (fit && (!best || fit.aicc < best.aicc)) best = fit;
   }
   if (!best) {
-    const fb = fitEtsSpec(y, { error: 'A', trend: 'N', season: 'N' }, 1);
+    const fb = fitEtsSpec(y, { error: 'A', trend: 'N', season: 'N' }, 1, 'decompose', opts.valuesStop);
     if (!fb) throw new Error('ETS: no model could be fitted');
     best = fb;
   }

@@ -137,7 +137,8 @@ export interface ThetaFit extends FittedModel {
 }
 
 /** `decay`: a table shared by the fits of one series (autoTheta), whose α often coincide at the bounds. */
-export function fitTheta(y: number[], v: ThetaVariant, decay: (alpha: number) => Float64Array = decayTable(y.length)): ThetaFit | null {
+/** `valuesStop`: the optimiser's values-only stop (default: from VALUES_STOP_MIN_POINTS points; see fitEtsSpec). */
+export function fitTheta(y: number[], v: ThetaVariant, decay: (alpha: number) => Float64Array = decayTable(y.length), valuesStop = y.length >= VALUES_STOP_MIN_POINTS): ThetaFit | null {
   const n = y.length;
   if (n < 4) return null;
   const dyn = dynamic(v);
@@ -157,9 +158,9 @@ export function fitTheta(y: number[], v: ThetaVariant, decay: (alpha: number) =>
     const mse = thetaMse(y, dyn, x[0] * scale, x[1], optTheta ? x[2] : 2, decay(x[1]), A0, B0);
     return Number.isFinite(mse) ? mse / (scale * scale) : 1e300;
   };
-  // 1.6.0, from VALUES_STOP_MIN_POINTS points: stops once the MSEs agree within 1e-7 (math.ts,
+  // 1.6.0, with valuesStop: stops once the MSEs agree within 1e-7 (math.ts,
   // valuesOnly; 1.5.0: values within 1e-8 and coordinates within 1e-7)
-  const valuesOnly = n >= VALUES_STOP_MIN_POINTS;
+  const valuesOnly = valuesStop;
   const res = nelderMead(obj, x0, { lower: lo, upper: hi, maxIter: 300, tol: valuesOnly ? 1e-7 : 1e-8, valuesOnly, step: [0.1, 0.1, 0.5].slice(0, x0.length) });
   const l0 = res.x[0] * scale, alpha = res.x[1], theta = optTheta ? res.x[2] : 2;
   const run = thetaFilter(y, v, l0, alpha, theta);
@@ -184,11 +185,11 @@ export function fitTheta(y: number[], v: ThetaVariant, decay: (alpha: number) =>
   return { name: `Theta(${v})`, residuals: run.residuals, predict, variant: v, alpha, theta, mse: run.mse };
 }
 
-export function autoTheta(y: number[], variants: ThetaVariant[] = ['STM', 'OTM', 'DSTM', 'DOTM']): ThetaFit {
+export function autoTheta(y: number[], variants: ThetaVariant[] = ['STM', 'OTM', 'DSTM', 'DOTM'], valuesStop = y.length >= VALUES_STOP_MIN_POINTS): ThetaFit {
   let best: ThetaFit | null = null;
   const decay = decayTable(y.length);
   for (const v of variants) {
-    const f = fitTheta(y, v, decay);
+    const f = fitTheta(y, v, decay, valuesStop);
     if (f && (!best || f.mse < best.mse)) best = f;
   }
   if (!best) throw new Error('Theta: no model could be fitted');
