@@ -2,9 +2,10 @@
  * The arithmetic of forecast-auto 1.6.0's cheaper kernels against the textbook recursions they
  * replace: the same values within rounding, and the optimiser's values-only stop.
  */
-import { nelderMead } from '../../../engines/forecast/math';
-import { candidateSpecs, etsFilter, type EtsParams, type EtsSpec } from '../../../engines/forecast/models/ets';
-import { thetaFilter } from '../../../engines/forecast/models/theta';
+import { nelderMead, VALUES_STOP_MIN_POINTS } from '../../../engines/forecast/math';
+import { fitArima } from '../../../engines/forecast/models/arima';
+import { candidateSpecs, etsFilter, fitEtsSpec, type EtsParams, type EtsSpec } from '../../../engines/forecast/models/ets';
+import { fitTheta, thetaFilter } from '../../../engines/forecast/models/theta';
 import { normals } from './helpers';
 
 /** ETS as 1.5.0 wrote it: ℓ̂ + α r (r / s for a multiplicative season) and Σ log|ŷ| term by term. */
@@ -143,5 +144,25 @@ describe('Nelder–Mead values-only stop', () => {
     const g = (x: number[]) => (x[1] > x[0] ? 1e300 : 50 + (x[0] - 0.9) ** 2 + 4 * (x[1] - 0.9) ** 2 + Math.sin(5 * x[0]) * 0.01);
     expect(nelderMead(g, [0.5, 0.05], { lower: [1e-4, 1e-4], upper: [0.9999, 0.9999], maxIter: 240, tol: 1e-7, step: [0.1, 0.1] }))
       .toEqual({ x: [0.9999, 0.9000013029287905], fx: 50.00038935014795, iterations: 35 });
+  });
+});
+
+describe('values-only stop from VALUES_STOP_MIN_POINTS points (1.6.0)', () => {
+  const z = normals(11);
+  const series = (n: number) => Array.from({ length: n }, (_, t) => 200 + 0.5 * t + 8 * Math.sin((2 * Math.PI * t) / 4) + 3 * z());
+
+  test('by default each model decides from its own length; an explicit choice overrides it', () => {
+    expect(VALUES_STOP_MIN_POINTS).toBe(100);
+    const short = series(60), long = series(160);
+    const spec: EtsSpec = { error: 'M', trend: 'Ad', season: 'M' };
+    expect(fitEtsSpec(short, spec, 4)!.params).toEqual(fitEtsSpec(short, spec, 4, 'decompose', false)!.params);
+    expect(fitEtsSpec(long, spec, 4)!.params).toEqual(fitEtsSpec(long, spec, 4, 'decompose', true)!.params);
+    expect(fitTheta(short, 'DOTM')!.alpha).toBe(fitTheta(short, 'DOTM', undefined, false)!.alpha);
+    expect(fitTheta(long, 'DOTM')!.theta).toBe(fitTheta(long, 'DOTM', undefined, true)!.theta);
+    const order = { p: 2, d: 1, q: 1, P: 0, D: 0, Q: 0, m: 1, constant: false };
+    expect(fitArima(short, order)!.ar).toEqual(fitArima(short, order, false)!.ar);
+    expect(fitArima(long, order)!.ar).toEqual(fitArima(long, order, true)!.ar);
+    // the two stops are different searches (a short series forced to the values-only stop moves)
+    expect(fitEtsSpec(short, spec, 4, 'decompose', true)!.params).not.toEqual(fitEtsSpec(short, spec, 4, 'decompose', false)!.params);
   });
 });
