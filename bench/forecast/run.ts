@@ -5,7 +5,7 @@
  *
  *   npm run bench:forecast -- [--data FILE[,FILE…]]… [--only MONTHLY,QUARTERLY] [--limit N]
  *                             [--every K] [--peers statsforecast|none] [--peers-fresh]
- *                             [--json FILE] [--peers-file FILE] [--peers-chunk N] [--peers-partial]
+ *                             [--json FILE] [--series-out FILE] [--peers-file FILE] [--peers-chunk N] [--peers-partial]
  *
  * Without --data: m1.csv, m3.csv and m4-hourly.csv of ../shared/data/forecast (the development
  * collections). --every K keeps every K-th series of each period (after --limit), for quick experiments.
@@ -54,10 +54,12 @@ interface Args {
   seasonalMode?: SeasonalMode;
   members?: Member[];
   intervals?: Intervals;
+  /** per-series scores of ours (MASE, sMAPE, the WQL's loss and scale) as JSON, for paired comparisons */
+  seriesOut: string | null;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { data: [], only: [], limit: 0, every: 1, peers: 'statsforecast', json: null, peersFresh: false, peersFile: null, peersChunk: 10, peersPartial: false };
+  const a: Args = { data: [], only: [], limit: 0, every: 1, peers: 'statsforecast', json: null, peersFresh: false, peersFile: null, peersChunk: 10, peersPartial: false, seriesOut: null };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const v = () => {
@@ -74,6 +76,7 @@ function parseArgs(argv: string[]): Args {
       if (p !== 'statsforecast' && p !== 'none') throw new Error('--peers must be statsforecast or none');
       a.peers = p;
     } else if (k === '--json') a.json = path.resolve(v());
+    else if (k === '--series-out') a.seriesOut = path.resolve(v());
     else if (k === '--peers-cache') continue; // the cache is always used now; kept so old commands still run
     else if (k === '--peers-fresh') a.peersFresh = true;
     else if (k === '--peers-file') a.peersFile = path.resolve(v());
@@ -116,6 +119,17 @@ class Scorer {
   }
 }
 
+/** ours' scores per series (--series-out): MASE, sMAPE, and the WQL's summed loss over its levels and Σ|y| */
+const oursSeries: { file: string; id: string; period: string; mase: number; smape: number; loss: number; abs: number }[] = [];
+
+function recordSeries(s: SeriesData, mean: number[], quantiles: number[][]): void {
+  const w = new WqlAccumulator(TAUS);
+  w.add(s.test, quantiles);
+  const abs = s.test.reduce((a, v) => a + Math.abs(v), 0);
+  oursSeries.push({ file: currentFile, id: s.id, period: s.period, mase: mase(s.test, mean, naiveScale(s.train, SEASON[s.period])), smape: smape(s.test, mean), loss: w.value() * abs, abs });
+}
+let currentFile = '';
+
 /** series too short for the service (fewer than MIN_POINTS points), forecast below its public API */
 let shortSeries = 0;
 
@@ -131,6 +145,7 @@ function runOurs(series: SeriesData[], args: Args, scorer: Scorer, overall: Scor
       const fc = autoForecast(s.train, s.horizon, TAUS, { seasonLength: m, members: args.members ?? defaultMembers(unit, m, s.train.length), pointMembers: pointMembersFor(args, unit, m, s.train.length), quantileMembers: quantileMembersFor(args, unit), method: args.method, combine: combineFor(args, unit), seasonalMode: args.seasonalMode });
       scorer.add(s, fc.mean, fc.quantiles);
       overall.add(s, fc.mean, fc.quantiles);
+      recordSeries(s, fc.mean, fc.quantiles);
       continue;
     }
     const ts = timestampsFor(s, s.train.length);
@@ -148,6 +163,7 @@ function runOurs(series: SeriesData[], args: Args, scorer: Scorer, overall: Scor
     const q = TAUS.map((t) => fc.quantiles[String(t)]);
     scorer.add(s, fc.mean, q);
     overall.add(s, fc.mean, q);
+    recordSeries(s, fc.mean, q);
   }
   const secs = Number(process.hrtime.bigint() - t0) / 1e9;
   scorer.seconds += secs;
@@ -260,6 +276,7 @@ interface FileResult {
 }
 
 function runFile(args: Args, data: string): FileResult {
+  currentFile = path.basename(data);
   const all = readData(data);
   const present = PERIODS.filter((p) => all.some((s) => s.period === p));
   const periods = present.filter((p) => !args.only.length || args.only.includes(p));
@@ -356,6 +373,7 @@ function runFile(args: Args, data: string): FileResult {
 function main(): void {
   const args = parseArgs(process.argv.slice(2));
   const results = args.data.map((d) => runFile(args, d));
+  if (args.seriesOut) fs.writeFileSync(args.seriesOut, JSON.stringify(oursSeries));
   if (args.json) {
     fs.writeFileSync(args.json, JSON.stringify(results, null, 2));
     console.error(`wrote ${args.json}`);

@@ -3,7 +3,7 @@
  * the seasonally adjusted series, their combination, and quantiles.
  */
 import type { IntervalUnit } from './calendar';
-import { isConstant, qnorm, seasonalIndices, seasonalityTest } from './math';
+import { isConstant, qnorm, seasonalIndices, seasonalityTest, VALUES_STOP_MIN_POINTS } from './math';
 import { autoArima } from './models/arima';
 import { type AutoEtsOptions, autoEts, type EtsFit } from './models/ets';
 import { fitDrift, fitNaive, fitSeasonalNaive } from './models/naive';
@@ -221,11 +221,15 @@ export function memberForecasts(y: number[], h: number, opts: AutoOptions): { fi
   const done = new Map<Member, { fit: FittedModel; fc: ModelForecast }>();
   // ETS fits per series: `ets` and `ets_damped` share their undamped candidates on the adjusted series
   const etsFitted = new Map<number[], Map<string, EtsFit | null>>();
+  // the optimisers' values-only stop (1.6.0) for histories of VALUES_STOP_MIN_POINTS points or more, on
+  // every series fitted from them (THieF's aggregated levels included)
+  const valuesStop = n >= VALUES_STOP_MIN_POINTS;
   const ets = (x: number[], options: AutoEtsOptions): EtsFit => {
     let fitted = etsFitted.get(x);
     if (!fitted) etsFitted.set(x, (fitted = new Map()));
-    return autoEts(x, { ...options, fitted });
+    return autoEts(x, { ...options, fitted, valuesStop });
   };
+  const arima = (x: number[], seasonLength: number): FittedModel => autoArima(x, { seasonLength, valuesStop });
   for (const member of members) {
     const again = done.get(member);
     if (again) {
@@ -245,9 +249,9 @@ export function memberForecasts(y: number[], h: number, opts: AutoOptions): { fi
       } else fit = ets(ya, { seasonLength: 1 });
     } else if (member === 'arima') {
       if (native) {
-        fit = autoArima(y, { seasonLength: m });
+        fit = arima(y, m);
         useAdj = false;
-      } else fit = autoArima(ya, { seasonLength: 1 });
+      } else fit = arima(ya, 1);
     } else if (member === 'ets_damped') {
       fit = ets(ya, { seasonLength: 1, damped: true });
     } else if (member === 'ets_seasonal') {
@@ -256,7 +260,7 @@ export function memberForecasts(y: number[], h: number, opts: AutoOptions): { fi
     } else if (member === 'ets_temporal' || member === 'arima_temporal') {
       // the model chooses its seasonal form itself (AICc), on the raw series and on every aggregated level
       const fitAt = (x: number[], s: number): FittedModel =>
-        member === 'ets_temporal' ? ets(x, { seasonLength: s }) : autoArima(x, { seasonLength: s });
+        member === 'ets_temporal' ? ets(x, { seasonLength: s }) : arima(x, s);
       // seasonal models see the recent window only (see NATIVE_SEASONAL_MAX_LENGTH)
       const yw = m > 1 && n > NATIVE_SEASONAL_MAX_LENGTH ? y.slice(n - NATIVE_SEASONAL_MAX_LENGTH) : y;
       const bottom = fitAt(yw, m);
@@ -264,14 +268,14 @@ export function memberForecasts(y: number[], h: number, opts: AutoOptions): { fi
       fit = m > 1 ? { ...bottom, name: `THieF ${bottom.name}` } : bottom;
       useAdj = false;
     } else if (member === 'arima_seasonal') {
-      fit = adj.kind !== 'none' ? autoArima(y, { seasonLength: m }) : autoArima(ya, { seasonLength: 1 });
+      fit = adj.kind !== 'none' ? arima(y, m) : arima(ya, 1);
       useAdj = adj.kind === 'none';
     } else if (member === 'drift') {
       fit = fitDrift(ya);
     } else if (member === 'naive') {
       fit = fitNaive(ya);
     } else {
-      fit = autoTheta(ya);
+      fit = autoTheta(ya, undefined, valuesStop);
     }
     fc ??= fit.predict(h);
     if (useAdj) fc = reseasonalize(fc, n, adj);

@@ -82,7 +82,30 @@ export interface NelderMeadOptions {
   step?: number[];
   lower?: number[];
   upper?: number[];
+  /**
+   * Stop as soon as the vertices' values agree within `tol` (relative: |f_worst − f_best| ≤
+   * tol·(|f_best| + tol), the rule of R's optim), without also asking their coordinates to agree within
+   * 1e-7 (the default, false). A likelihood flat in a direction (a smoothing parameter at its bound, a
+   * trend that a tiny α leaves unused) never satisfies the coordinates' test, and such searches ran to
+   * maxIter at values already settled. The price: a simplex that collapsed on a bound or on a
+   * constraint wall, whose values agree while it crawls along the wall, stops there (bench/RESULTS.md,
+   * 1.6.0, measures both and the polls that were tried against it).
+   */
+  valuesOnly?: boolean;
 }
+
+/**
+ * History length from which the models' optimisers stop on their values alone (`valuesOnly`, since
+ * 1.6.0): memberForecasts decides from the series it forecasts and applies the choice to every fit of
+ * it, THieF's aggregated levels included; a model called directly decides from its own series. Shorter
+ * histories keep 1.5.0's stop (values and vertices within 1e-7, values within 1e-8 for Theta and
+ * ARIMA). The values-only stop pays where evaluations are long (issue 10's daily call: 200 points;
+ * hourly data: a 400-point window) but it also stops a simplex that collapsed on a bound or on ETS's
+ * β ≤ α wall, which on short series moved forecasts most (M1's YAC24, 13 points: MASE +1.15); below 100
+ * points 1.5.0's stop costs little. Chosen after measuring the stop on every length (bench/RESULTS.md,
+ * 1.6.0): with it M1, M3 and M4 hourly print 1.5.0's MASE and WQL or better.
+ */
+export const VALUES_STOP_MIN_POINTS = 100;
 
 /**
  * Nelder–Mead minimiser (adaptive coefficients) with box bounds by clamping. Deterministic.
@@ -146,9 +169,20 @@ export function nelderMead(
     fs[i] = fx;
   };
   const c = new Array<number>(n);
+  // trial points in three arrays of their own; an accepted one takes the worst vertex's place and that
+  // vertex's array becomes the trial array, a shrink moves the vertices in place: no array per
+  // iteration (the same values in the same order)
+  let xr = new Array<number>(n), xe = new Array<number>(n), xc = new Array<number>(n);
+  const replaceWorst = (x: number[], fx: number): number[] => {
+    const free = simplex[n];
+    simplex[n] = x;
+    fs[n] = fx;
+    return free;
+  };
   sortAll();
   for (; it < maxIter; it++) {
     if (Math.abs(fs[n] - fs[0]) <= tol * (Math.abs(fs[0]) + tol)) {
+      if (opts.valuesOnly) break;
       let spread = 0;
       for (let i = 1; i <= n; i++) for (let j = 0; j < n; j++) spread = Math.max(spread, Math.abs(simplex[i][j] - simplex[0][j]));
       let largest = -Infinity;
@@ -159,45 +193,35 @@ export function nelderMead(
     c.fill(0);
     for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) c[j] += simplex[i][j] / n;
     const worst = simplex[n];
-    const xr = new Array<number>(n);
     for (let j = 0; j < n; j++) xr[j] = c[j] + alpha * (c[j] - worst[j]);
     clamp(xr);
     const fr = safe(xr);
     if (fr < fs[0]) {
-      const xe = new Array<number>(n);
       for (let j = 0; j < n; j++) xe[j] = c[j] + beta * (xr[j] - c[j]);
       clamp(xe);
       const fe = safe(xe);
-      if (fe < fr) {
-        simplex[n] = xe;
-        fs[n] = fe;
-      } else {
-        simplex[n] = xr;
-        fs[n] = fr;
-      }
+      if (fe < fr) xe = replaceWorst(xe, fe);
+      else xr = replaceWorst(xr, fr);
       settleLast();
     } else if (fr < fs[n - 1]) {
-      simplex[n] = xr;
-      fs[n] = fr;
+      xr = replaceWorst(xr, fr);
       settleLast();
     } else {
       const outside = fr < fs[n];
-      const xc = new Array<number>(n);
       if (outside) for (let j = 0; j < n; j++) xc[j] = c[j] + gamma * (xr[j] - c[j]);
       else for (let j = 0; j < n; j++) xc[j] = c[j] - gamma * (c[j] - worst[j]);
       clamp(xc);
       const fc = safe(xc);
       if (fc < (outside ? fr : fs[n])) {
-        simplex[n] = xc;
-        fs[n] = fc;
+        xc = replaceWorst(xc, fc);
         settleLast();
       } else {
         const best = simplex[0];
         for (let i = 1; i <= n; i++) {
-          const shrunk = new Array<number>(n);
-          for (let j = 0; j < n; j++) shrunk[j] = best[j] + delta * (simplex[i][j] - best[j]);
-          simplex[i] = clamp(shrunk);
-          fs[i] = safe(simplex[i]);
+          const v = simplex[i];
+          for (let j = 0; j < n; j++) v[j] = best[j] + delta * (v[j] - best[j]);
+          clamp(v);
+          fs[i] = safe(v);
         }
         sortAll();
       }

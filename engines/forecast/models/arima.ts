@@ -3,7 +3,7 @@
  * stationary/invertible region through partial autocorrelations), and AutoARIMA with unit-root tests
  * (KPSS for d, seasonal strength for D) and the Hyndman–Khandakar stepwise search on AICc.
  */
-import { diff, isConstant, kpssStatistic, mean, nelderMead, seasonalIndices, solveLinear, variance } from '../math';
+import { diff, isConstant, kpssStatistic, mean, nelderMead, seasonalIndices, solveLinear, VALUES_STOP_MIN_POINTS, variance } from '../math';
 import { FittedModel, ForecastModel, ModelForecast } from './types';
 
 export interface ArimaOrder {
@@ -323,7 +323,8 @@ export interface ArimaFit extends FittedModel {
 /** Estimation switches (exact: refine CSS estimates by exact maximum likelihood when the state is small). */
 export const ARIMA_METHOD = { exact: false };
 
-export function fitArima(y: number[], order: ArimaOrder): ArimaFit | null {
+/** `valuesStop`: the optimiser's values-only stop (default: from VALUES_STOP_MIN_POINTS points of y; see fitEtsSpec). */
+export function fitArima(y: number[], order: ArimaOrder, valuesStop = y.length >= VALUES_STOP_MIN_POINTS): ArimaFit | null {
   const { p, d, q, P, D, Q, m } = order;
   const stages = differenceStages(y, d, D, m);
   const x = stages[stages.length - 1];
@@ -347,7 +348,10 @@ export function fitArima(y: number[], order: ArimaOrder): ArimaFit | null {
   if (constant) u0.push(xm);
   let u = u0;
   if (u0.length > 0) {
-    const res = nelderMead(obj, u0, { maxIter: 150 * u0.length + 100, tol: 1e-8, step: u0.map(() => 0.1) });
+    // 1.6.0, with valuesStop: stops once the CSS objectives agree within 1e-7
+    // (math.ts, valuesOnly; 1.5.0: values within 1e-8 and coordinates within 1e-7)
+    const valuesOnly = valuesStop;
+    const res = nelderMead(obj, u0, { maxIter: 150 * u0.length + 100, tol: valuesOnly ? 1e-7 : 1e-8, valuesOnly, step: u0.map(() => 0.1) });
     u = res.x;
   }
   // exact maximum likelihood (started from the CSS estimates) when the state is small
@@ -488,6 +492,8 @@ export interface AutoArimaOptions {
   /** force the seasonal differencing order */
   D?: number;
   d?: number;
+  /** the optimiser's values-only stop (default: from VALUES_STOP_MIN_POINTS points of y; see fitEtsSpec) */
+  valuesStop?: boolean;
 }
 
 export function autoArima(y: number[], opts: AutoArimaOptions = {}): ArimaFit {
@@ -496,8 +502,9 @@ export function autoArima(y: number[], opts: AutoArimaOptions = {}): ArimaFit {
   if (m > 1 && n < 2 * m + 4) m = 1;
   const maxP = opts.maxP ?? 5, maxQ = opts.maxQ ?? 5, maxSP = m > 1 ? opts.maxSP ?? 2 : 0, maxSQ = m > 1 ? opts.maxSQ ?? 2 : 0;
   const maxOrder = opts.maxOrder ?? 5;
+  const valuesStop = opts.valuesStop ?? y.length >= VALUES_STOP_MIN_POINTS;
   if (isConstant(y)) {
-    const f = fitArima(y, { p: 0, d: 0, q: 0, P: 0, D: 0, Q: 0, m: 1, constant: true });
+    const f = fitArima(y, { p: 0, d: 0, q: 0, P: 0, D: 0, Q: 0, m: 1, constant: true }, valuesStop);
     if (f) return f;
   }
   const D = opts.D ?? (m > 1 && seasonalStrength(y, m) > 0.64 ? 1 : 0);
@@ -511,7 +518,7 @@ export function autoArima(y: number[], opts: AutoArimaOptions = {}): ArimaFit {
     c = c && allowConst;
     const key = `${p},${q},${P},${Q},${c}`;
     if (cache.has(key)) return cache.get(key)!;
-    const f = fitArima(y, { p, d, q, P, D, Q, m, constant: c });
+    const f = fitArima(y, { p, d, q, P, D, Q, m, constant: c }, valuesStop);
     cache.set(key, f && Number.isFinite(f.aicc) ? f : null);
     return cache.get(key)!;
   };
@@ -562,7 +569,7 @@ export function autoArima(y: number[], opts: AutoArimaOptions = {}): ArimaFit {
     }
   }
   if (!best) {
-    const f = fitArima(y, { p: 0, d: Math.min(d, 1), q: 0, P: 0, D: 0, Q: 0, m: 1, constant: false });
+    const f = fitArima(y, { p: 0, d: Math.min(d, 1), q: 0, P: 0, D: 0, Q: 0, m: 1, constant: false }, valuesStop);
     if (!f) throw new Error('ARIMA: no model could be fitted');
     return f;
   }

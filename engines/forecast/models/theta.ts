@@ -3,7 +3,7 @@
  * dynamic optimised (DOTM). Parameters (initial level, α, θ) minimise the in-sample one-step MSE;
  * AutoTheta keeps the variant with the lowest MSE. Works on (seasonally adjusted) non-seasonal data.
  */
-import { mean, nelderMead } from '../math';
+import { mean, nelderMead, VALUES_STOP_MIN_POINTS } from '../math';
 import { FittedModel, ForecastModel, ModelForecast } from './types';
 
 export type ThetaVariant = 'STM' | 'OTM' | 'DSTM' | 'DOTM';
@@ -17,6 +17,17 @@ interface ThetaState {
   /** (1 − α)^decayIndex, computed by the previous step (each step needs (1 − α)^i and (1 − α)^(i+1)). */
   decay: number;
   decayIndex: number;
+}
+
+/**
+ * (1 − α)^(i+1) from (1 − α)^i: one product (1.6.0; 1.5.0 called Math.pow for every power, most of
+ * Theta's time), so that the powers are (1 − α)·(1 − α)·… in that order, within about i rounding errors
+ * (≈ 2e-14 relative at i = 200) of the exact power; values below 1e-290 become 0 (their contribution,
+ * A·(1 − α)^i, is nil, and subnormal products are slow).
+ */
+function nextPower(power: number, base: number): number {
+  const next = power * base;
+  return next < 1e-290 ? 0 : next;
 }
 
 const dynamic = (v: ThetaVariant) => v === 'DSTM' || v === 'DOTM';
@@ -39,7 +50,7 @@ function initState(y: ArrayLike<number>, v: ThetaVariant, l0: number, alpha: num
 function step(st: ThetaState, i: number, v: ThetaVariant, alpha: number, theta: number, y: number | null): number {
   // One state is stepped with one α, so the previous step's (1 − α)^(i+1) is this step's (1 − α)^i.
   const decay = st.decayIndex === i ? st.decay : Math.pow(1 - alpha, i);
-  const decayNext = Math.pow(1 - alpha, i + 1);
+  const decayNext = nextPower(decay, 1 - alpha);
   st.decay = decayNext;
   st.decayIndex = i + 1;
   const mu = st.level + (1 - 1 / theta) * (st.A * decay + (st.B * (1 - decayNext)) / alpha);
@@ -70,16 +81,18 @@ export function thetaFilter(y: ArrayLike<number>, v: ThetaVariant, l0: number, a
 }
 
 /**
- * (1 − α)^i for i = 1..n by Math.pow, as step computes them, kept for the last α asked: the optimiser
- * asks again for the α it just asked for about half of the time (α at a bound, or a move of the other
- * parameters only), and these powers are most of the recursion's cost.
+ * (1 − α)^i for i = 1..n as step computes them (running products from (1 − α)^1, see nextPower), kept
+ * for the last α asked: the optimiser asks again for the α it just asked for about half of the time (α
+ * at a bound, or a move of the other parameters only).
  */
 function decayTable(n: number): (alpha: number) => Float64Array {
   const powers = new Float64Array(n + 1);
   let last = NaN;
   return (alpha) => {
     if (alpha !== last) {
-      for (let i = 1; i <= n; i++) powers[i] = Math.pow(1 - alpha, i);
+      const b = 1 - alpha;
+      powers[1] = b;
+      for (let i = 2; i <= n; i++) powers[i] = nextPower(powers[i - 1], b);
       last = alpha;
     }
     return powers;
@@ -124,7 +137,8 @@ export interface ThetaFit extends FittedModel {
 }
 
 /** `decay`: a table shared by the fits of one series (autoTheta), whose α often coincide at the bounds. */
-export function fitTheta(y: number[], v: ThetaVariant, decay: (alpha: number) => Float64Array = decayTable(y.length)): ThetaFit | null {
+/** `valuesStop`: the optimiser's values-only stop (default: from VALUES_STOP_MIN_POINTS points; see fitEtsSpec). */
+export function fitTheta(y: number[], v: ThetaVariant, decay: (alpha: number) => Float64Array = decayTable(y.length), valuesStop = y.length >= VALUES_STOP_MIN_POINTS): ThetaFit | null {
   const n = y.length;
   if (n < 4) return null;
   const dyn = dynamic(v);
@@ -144,7 +158,10 @@ export function fitTheta(y: number[], v: ThetaVariant, decay: (alpha: number) =>
     const mse = thetaMse(y, dyn, x[0] * scale, x[1], optTheta ? x[2] : 2, decay(x[1]), A0, B0);
     return Number.isFinite(mse) ? mse / (scale * scale) : 1e300;
   };
-  const res = nelderMead(obj, x0, { lower: lo, upper: hi, maxIter: 300, tol: 1e-8, step: [0.1, 0.1, 0.5].slice(0, x0.length) });
+  // 1.6.0, with valuesStop: stops once the MSEs agree within 1e-7 (math.ts,
+  // valuesOnly; 1.5.0: values within 1e-8 and coordinates within 1e-7)
+  const valuesOnly = valuesStop;
+  const res = nelderMead(obj, x0, { lower: lo, upper: hi, maxIter: 300, tol: valuesOnly ? 1e-7 : 1e-8, valuesOnly, step: [0.1, 0.1, 0.5].slice(0, x0.length) });
   const l0 = res.x[0] * scale, alpha = res.x[1], theta = optTheta ? res.x[2] : 2;
   const run = thetaFilter(y, v, l0, alpha, theta);
   if (!Number.isFinite(run.mse)) return null;
@@ -168,11 +185,11 @@ export function fitTheta(y: number[], v: ThetaVariant, decay: (alpha: number) =>
   return { name: `Theta(${v})`, residuals: run.residuals, predict, variant: v, alpha, theta, mse: run.mse };
 }
 
-export function autoTheta(y: number[], variants: ThetaVariant[] = ['STM', 'OTM', 'DSTM', 'DOTM']): ThetaFit {
+export function autoTheta(y: number[], variants: ThetaVariant[] = ['STM', 'OTM', 'DSTM', 'DOTM'], valuesStop = y.length >= VALUES_STOP_MIN_POINTS): ThetaFit {
   let best: ThetaFit | null = null;
   const decay = decayTable(y.length);
   for (const v of variants) {
-    const f = fitTheta(y, v, decay);
+    const f = fitTheta(y, v, decay, valuesStop);
     if (f && (!best || f.mse < best.mse)) best = f;
   }
   if (!best) throw new Error('Theta: no model could be fitted');
