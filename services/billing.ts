@@ -14,6 +14,7 @@ import {
 } from '../config/plans';
 import { AccountSchema, CreditLedgerSchema, CreditPurchaseSchema, StripeEventSchema, type Account, type CreditPurchase, type PurchaseState } from '../db/entities';
 import { lockAccount } from './credits';
+import { execIn } from './webhooks/events';
 import { AppError, notFound } from './errors';
 import { newId } from './ids';
 import { billingUnavailable, callStripe, type Stripe } from './stripe';
@@ -459,11 +460,14 @@ export class Billing {
   }
 
   /**
-   * Records the event and brings its account to the subscription as Stripe holds it now. The account
-   * row is locked before Stripe is asked: of two events of one account handled at once, the one that
-   * locks second reads the subscription after the first has applied its own reading, so an older
-   * state can never land after a newer one (a state read before the lock could: an upgrade's event
-   * that stalled after its read, applied after the downgrade's, left a customer paying build on pro).
+   * Records the event and brings its account to the subscription as Stripe holds it now. The account's
+   * subscription events are serialised before Stripe is asked (a transaction-scoped advisory lock of
+   * the account): of two events of one account handled at once, the one that locks second reads the
+   * subscription after the first has applied its own reading, so an older state can never land after a
+   * newer one (a state read before any lock could: an upgrade's event that stalled after its read,
+   * applied after the downgrade's, left a customer paying build on pro). The account's row is locked
+   * only once Stripe has answered: paid calls take that lock, and the shared charge statement of every
+   * account's small predictions (charge-batch.ts) would otherwise wait out Stripe's answer.
    */
   private async applySubscriptionEvent(
     event: Stripe.Event,
@@ -482,8 +486,9 @@ export class Billing {
         this.deps.logger.warn({ subscriptionId, customerId }, 'Stripe subscription of no known account: ignored');
         return true;
       }
-      const account = await lockAccount(tx, owner.id, new Date());
+      await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`stripe-subscription:${owner.id}`]);
       const latest = await stripe.subscriptions.retrieve(subscriptionId);
+      const account = await lockAccount(tx, owner.id, new Date());
       await this.applySubscription(tx, account, latest);
       return true;
     });

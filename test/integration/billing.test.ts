@@ -277,6 +277,40 @@ describe('billing with Stripe', () => {
       expect((await ledgerOf(h, id, ['adjustment'])).map((r) => r.reference)).toEqual([`${subId}:build`]);
     });
 
+    it("does not hold the account's row while a subscription event waits for Stripe's answer (paid calls, which lock it, go on)", async () => {
+      const account = await h.provision('free');
+      const id = account.account.id;
+      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      await stripe.completeCheckout(checkout.body.id);
+      await eventually(() => accountOf(h, id), (a) => a.plan === 'build');
+      const subId = stripe.sessions.get(checkout.body.id)?.subscription as string;
+      stripe.autoDeliver = false;
+      const sdk = new Stripe('sk_test_portal', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
+      const price = (await sdk.prices.list({ lookup_keys: ['plan_pro'] })).data[0]!;
+      const current = await sdk.subscriptions.retrieve(subId);
+      await sdk.subscriptions.update(subId, { items: [{ id: current.items.data[0]!.id, price: price.id }] });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const [upgrade] = stripe.outbox.splice(0);
+      expect(upgrade?.type).toBe('customer.subscription.updated');
+      const held = stripe.hold('GET', `/v1/subscriptions/${subId}`);
+      const delivered = postEvent(h, upgrade!, stripe.webhookSecret).then((res) => res);
+      await held.arrived;
+      const other = new PgClient({ connectionString: h.config.DATABASE_URL });
+      await other.connect();
+      try {
+        await other.query('begin');
+        // NOWAIT: refused at once (55P03) if the event's transaction held the row.
+        const locked = await other.query(`select id from accounts where id = $1 for update nowait`, [id]);
+        expect(locked.rows).toEqual([{ id }]);
+        await other.query('rollback');
+      } finally {
+        await other.end();
+        held.release();
+      }
+      expect((await delivered).body).toEqual({ received: true, duplicate: false });
+      expect((await accountOf(h, id)).plan).toBe('pro');
+    });
+
     it('falls back to free when Stripe marks the subscription unpaid', async () => {
       const account = await h.provision('free');
       const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'pro' });

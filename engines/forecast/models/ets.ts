@@ -289,9 +289,9 @@ function initialStates(y: number[], spec: EtsSpec, m: number): { l0: number; b0:
  */
 export type SeasonInit = 'decompose' | 'ml';
 
-/** Fits one ETS specification by maximum likelihood; null when it cannot be fitted. */
 /**
- * `valuesStop`: the optimiser's values-only stop (default: y has VALUES_STOP_MIN_POINTS points or more;
+ * Fits one ETS specification by maximum likelihood; null when it cannot be fitted. `valuesStop`: the
+ * optimiser's values-only stop (default: y has VALUES_STOP_MIN_POINTS points or more;
  * memberForecasts decides from the history it forecasts, for its aggregated THieF levels too).
  */
 export function fitEtsSpec(y: number[], spec: EtsSpec, m: number, seasonInit: SeasonInit = 'decompose', valuesStop = y.length >= VALUES_STOP_MIN_POINTS): EtsFit | null {
