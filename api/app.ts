@@ -90,7 +90,10 @@ async function logged(ctx: Context, deps: AppDeps, def: AnyRoute, auth: AuthCont
   // A key found revoked on confirmation is refused like any unusable key: outside the workspace's log.
   if (ctx.status === 401 && body && typeof body === 'object' && body.message === 'API_KEY_INVALID') return;
   const operation = def.operation ?? `${def.method} ${def.path}`;
-  const credits = ctx.response.get('Idempotent-Replayed') ? 0 : ((ctx.state.creditsCharged as number | undefined) ?? 0);
+  // Credits count where the call answered with its result: a replay costs nothing, and a call that
+  // failed after its handler charged (its answer not stored, CALL_EXPIRED, a 5xx) was given them back.
+  const answered = ctx.status < 400 && !ctx.response.get('Idempotent-Replayed');
+  const credits = answered ? ((ctx.state.creditsCharged as number | undefined) ?? 0) : 0;
   if (credits > 0) creditsCharged.inc({ operation }, credits);
   deps.requestLog.record({
     id: ctx.state.requestId as string,

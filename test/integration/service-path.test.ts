@@ -197,6 +197,32 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(next.status).toBe(200);
     });
 
+    it('logs a predict whose credits were given back before its answer was stored (503 CALL_EXPIRED) with no credits, so usage does not count them', async () => {
+      const { apiKey, modelId, account, workspace } = await trainedModel();
+      const before = await credits(account.id);
+      // With an Idempotency-Key the credits stay held until the answer is stored for replay; they are
+      // given back (as the sweep would after the deadline) while the 10,000 rows are scored.
+      const call = h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'given-back-before-stored').send({ rows: rows(10_000) });
+      const answered = call.then((res) => res);
+      const deadline = Date.now() + 20_000;
+      let held: string | undefined;
+      while (!held) {
+        if (Date.now() > deadline) throw new Error('the predict never reserved its credits');
+        [held] = (await h.callPool.query<{ id: string }>(`select id from credit_reservations where account_id = $1 and state = 'held'`, [account.id])).rows.map((r) => r.id);
+        if (!held) await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      expect(await releaseReservation(h.orm.em.fork(), held)).not.toBeNull();
+      const res = await answered;
+      expectError(res, 503, 'CALL_EXPIRED');
+      expect(await credits(account.id)).toBe(before);
+      await h.requestLog.flush();
+      const { rows: logged } = await h.callPool.query<{ status: number; credits: number }>(
+        `select status, credits from request_log where workspace_id = $1 and operation = 'models.predict'`,
+        [workspace.id],
+      );
+      expect(logged).toEqual([{ status: 503, credits: 0 }]);
+    });
+
     it('answers 413 TOO_MANY_ROWS on a predict of more rows than one call scores, and charges nothing', async () => {
       const { apiKey, modelId, account } = await trainedModel();
       const before = await credits(account.id);
