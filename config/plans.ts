@@ -24,6 +24,16 @@ export type PaidPlan = (typeof PAID_PLANS)[number];
 export const CREDIT_BLOCK = 100;
 
 /**
+ * The most purchased credits an account may hold, pending purchases included (billing.ts): balances are
+ * 32-bit integers, and with a contract's allowance (at most MAX_CONTRACT_ALLOWANCE) their sum stays
+ * below 2^31.
+ */
+export const MAX_PURCHASED_BALANCE = 1_000_000_000;
+
+/** The largest monthly allowance a contract account may be given (the operator CLI). */
+export const MAX_CONTRACT_ALLOWANCE = 1_000_000_000;
+
+/**
  * Prices, in minor units of BILLING_CURRENCY. Stripe charges the prices found by lookup_key
  * (`plan_<plan>`, `credits_<plan>`), so these amounts must match the Stripe account's; they are what
  * `GET /v1/plans` shows and what the local Stripe stand-in is seeded with. `null`: no such price

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { AccountSchema, CreditLedgerSchema, WorkspaceSchema, type Account, type Workspace } from '../db/entities';
-import { PLAN_NAMES, PLANS, type PlanName } from '../config/plans';
+import { MAX_CONTRACT_ALLOWANCE, PLAN_NAMES, PLANS, type PlanName } from '../config/plans';
 import { currentPeriod } from './credits';
 import { createKey } from './api-keys';
 import { AppError, mapDatabaseError } from './errors';
@@ -24,6 +24,9 @@ export async function createAccountWithWorkspace(
   now: Date,
 ): Promise<{ account: Account; workspace: Workspace }> {
   const monthlyAllowance = PLANS[input.plan].monthlyAllowance ?? input.contractAllowance ?? 0;
+  if (!Number.isInteger(monthlyAllowance) || monthlyAllowance < 0 || monthlyAllowance > MAX_CONTRACT_ALLOWANCE) {
+    throw new RangeError(`a monthly allowance is a whole number from 0 to ${MAX_CONTRACT_ALLOWANCE}; got ${monthlyAllowance}`);
+  }
   const account = tx.create(AccountSchema, {
     id: newId('account'),
     email: input.email,

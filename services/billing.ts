@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../config/env';
 import {
   CREDIT_BLOCK,
+  MAX_PURCHASED_BALANCE,
   PAID_PLANS,
   PLAN_PRICES,
   PLANS,
@@ -295,10 +296,39 @@ export class Billing {
    * always has its workflow, whatever point the call dies at (a workflow whose row never came, or whose
    * session was never created, ends as expired at its deadline, having credited nothing).
    */
+  /**
+   * 409 PURCHASED_BALANCE_LIMIT when the purchased balance, with the purchases still pending and this
+   * one, would pass MAX_PURCHASED_BALANCE: the balance is a 32-bit integer, and a settlement beyond it
+   * would fail for ever after the customer paid.
+   */
+  private async refuseBeyondBalanceLimit(accountId: string, units: number): Promise<void> {
+    const [row] = await this.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<Array<{ balance: number; pending: string }>>(
+        `select a.purchased_balance as balance,
+                (select coalesce(sum(p.units), 0) from credit_purchases p where p.account_id = a.id and p.state = 'pending' and p.expires_at > now()) as pending
+           from accounts a where a.id = ?`,
+        [accountId],
+      );
+    if (!row) throw notFound('The account');
+    const room = Math.max(0, MAX_PURCHASED_BALANCE - row.balance - Number(row.pending));
+    if (units > room) {
+      const most = Math.floor(room / CREDIT_BLOCK) * CREDIT_BLOCK;
+      throw new AppError(
+        'PURCHASED_BALANCE_LIMIT',
+        409,
+        `An account holds at most ${MAX_PURCHASED_BALANCE.toLocaleString('en-US')} purchased credits, pending purchases included; this one can buy at most ${most.toLocaleString('en-US')} more.`,
+        { limit: MAX_PURCHASED_BALANCE, available: most },
+      );
+    }
+  }
+
   async buyCredits(caller: { accountId: string; workspaceId: string; plan: PlanName }, units: number): Promise<CreditPurchase> {
     if (PLAN_PRICES[caller.plan].perCreditBlock === null || !PLANS[caller.plan].canBuyCredits) {
       throw new AppError('PLAN_HAS_NO_UNIT_PRICE', 409, `The ${caller.plan} plan has no unit price: credits cannot be bought on it (subscribe to build, pro or growth).`);
     }
+    await this.refuseBeyondBalanceLimit(caller.accountId, units);
     const stripe = this.stripe();
     const customer = await this.ensureCustomer(caller.accountId);
     const price = await this.price(creditPriceLookupKey(caller.plan));

@@ -92,15 +92,17 @@ export async function checkCreditAlerts(em: EntityManager, accountId: string, no
  * The safety net of the sweep: accounts at or below a threshold this period with fewer alerts than
  * thresholds crossed (their charging process died before its check).
  */
+// Sums and percentages of balances in bigint: integers of the account's columns summed or scaled
+// overflow PostgreSQL's int (a balance above 21,474,836 credits made the whole sweep fail).
 export async function sweepCreditAlerts(em: EntityManager, now: Date): Promise<number> {
   const period = now.toISOString().slice(0, 7);
   const due = await em.getConnection().execute<Array<{ id: string }>>(
     `select a.id from accounts a
       where a.allowance_period = ? and a.monthly_allowance > 0
-        and (a.allowance_remaining + a.purchased_balance) * 100 <= a.monthly_allowance * 20
+        and (a.allowance_remaining::bigint + a.purchased_balance) * 100 <= a.monthly_allowance::bigint * 20
         and (select count(*) from credit_alerts c where c.account_id = a.id and c.period = a.allowance_period)
-            < case when a.allowance_remaining + a.purchased_balance <= 0 then 3
-                   when (a.allowance_remaining + a.purchased_balance) * 100 <= a.monthly_allowance * 5 then 2 else 1 end
+            < case when a.allowance_remaining::bigint + a.purchased_balance <= 0 then 3
+                   when (a.allowance_remaining::bigint + a.purchased_balance) * 100 <= a.monthly_allowance::bigint * 5 then 2 else 1 end
       limit 500`,
     [period],
   );

@@ -115,7 +115,7 @@ function chargeCtes(p: SqlParams, id: string, spec: ChargeSpec): string {
   return `current as (${guard}), old as (
   select id, allowance_remaining as a0, purchased_balance as b0
     from accounts
-   where id = ${p.add(spec.accountId)} and allowance_period = ${p.add(currentPeriod(new Date()))} and allowance_remaining + purchased_balance >= ${amount}
+   where id = ${p.add(spec.accountId)} and allowance_period = ${p.add(currentPeriod(new Date()))} and allowance_remaining::bigint + purchased_balance >= ${amount}
      and exists (select 1 from current)
    for update
 ), upd as (

@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { MAX_CONTRACT_ALLOWANCE } from '../../config/plans';
 import { AccountSchema, ModelVersionSchema } from '../../db/entities';
 import { openOrm } from '../../db/orm';
 import { loadModel, predictRows } from '../../engines/tabular';
@@ -139,8 +140,8 @@ async function main(): Promise<void> {
     const orm = await openOrm(database.url, 2);
     cleanup.push(() => orm.close());
     // The contract plan: its rate budget (2,000 requests/s per key) stays above what this machine serves.
-    const account = await provisionAccount(orm.em.fork(), { email: `bench-${Date.now()}@example.test`, plan: 'contract', contractAllowance: 2_000_000_000 });
-    await orm.em.fork().nativeUpdate(AccountSchema, { id: account.account.id }, { allowanceRemaining: 2_000_000_000 });
+    const account = await provisionAccount(orm.em.fork(), { email: `bench-${Date.now()}@example.test`, plan: 'contract', contractAllowance: MAX_CONTRACT_ALLOWANCE });
+    await orm.em.fork().nativeUpdate(AccountSchema, { id: account.account.id }, { allowanceRemaining: MAX_CONTRACT_ALLOWANCE });
     // One usage key per connection: a key's budget (2,000 requests/s) is below what this machine can
     // serve of one-row predictions, and a 429 answered instead would be measured as a fast call.
     const connectionKeys = [account.apiKey];

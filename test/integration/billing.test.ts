@@ -2,6 +2,7 @@ import { Client as PgClient } from 'pg';
 import Stripe from 'stripe';
 import { PLANS } from '../../config/plans';
 import { CreditPurchaseSchema, StripeEventSchema } from '../../db/entities';
+import { sweepCreditAlerts } from '../../services/credit-alerts';
 import type { StripeStandIn } from '../../scripts/lib/stripe-standin';
 import { accountOf, eventually, ledgerOf, postEvent, startBillingHarness, WEBHOOK_PATH } from '../support/billing';
 import { expectError, type Harness } from '../support/harness';
@@ -323,6 +324,33 @@ describe('billing with Stripe', () => {
   });
 
   describe('credit purchases', () => {
+    it('sweeps credit alerts with accounts of large balances: a contract of 1,000,000,000 credits a month and 30,000,000 purchased credits', async () => {
+      const large = await h.provision('build');
+      await h.callPool.query(`update accounts set purchased_balance = 30000000 where id = $1`, [large.account.id]);
+      const contract = await h.provision('contract');
+      await h.callPool.query(`update accounts set monthly_allowance = 1000000000, allowance_remaining = 900000000 where id = $1`, [contract.account.id]);
+      // An account at 5 % of its allowance still gets its alert in the same sweep.
+      const low = await h.provision('build');
+      await h.callPool.query(`update accounts set allowance_remaining = 1000, purchased_balance = 0 where id = $1`, [low.account.id]);
+      await expect(sweepCreditAlerts(h.orm.em.fork(), new Date())).resolves.toBeGreaterThanOrEqual(1);
+      const { rows: alerts } = await h.callPool.query<{ account_id: string }>(`select account_id from credit_alerts where account_id = any($1)`, [[large.account.id, contract.account.id, low.account.id]]);
+      expect(alerts.map((a) => a.account_id)).toEqual([low.account.id, low.account.id]);
+    });
+
+    it('refuses a purchase that would take the purchased balance (with the purchases still pending) past 1,000,000,000 credits with 409, before any payment page', async () => {
+      const account = await h.provision('build');
+      await h.callPool.query(`update accounts set purchased_balance = 985000000 where id = $1`, [account.account.id]);
+      const first = await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 10_000_000 });
+      expect(first.status).toBe(200);
+      const sessionsBefore = stripe.requests.filter((r) => r === 'POST /v1/checkout/sessions').length;
+      const refused = await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 5_000_100 });
+      expectError(refused, 409, 'PURCHASED_BALANCE_LIMIT');
+      expect(refused.body.messageDetail).toMatch(/5,?000,?000/);
+      expect(stripe.requests.filter((r) => r === 'POST /v1/checkout/sessions').length).toBe(sessionsBefore);
+      // Exactly up to the limit is accepted.
+      expect((await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 5_000_000 })).status).toBe(200);
+    });
+
     it('answers 409 PLAN_HAS_NO_UNIT_PRICE on free and contract plans and 400 for units that are not a positive multiple of 100; nothing is recorded', async () => {
       for (const plan of ['free', 'contract'] as const) {
         const account = await h.provision(plan);
