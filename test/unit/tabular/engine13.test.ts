@@ -1,5 +1,5 @@
-import { loadModel, predictRows, serialiseModel, trainTabular, type Row } from '../../../engines/tabular/index';
-import { canServe } from '../../../engines/catalogue';
+import { loadModel, predictRows, serialiseModel, trainTabular, TABULAR_ENGINE, type Row } from '../../../engines/tabular/index';
+import { canServe, ENGINE_CATALOGUE } from '../../../engines/catalogue';
 import { categoryRuleFor, groupOptionsFor, prepare, trainPrepared, GROUP_OPTIONS_V13 } from '../../../engines/tabular/pipeline';
 import { Prng } from '../../../engines/tabular/prng';
 import type { EngineConfigOverride } from '../../../engines/tabular/train';
@@ -89,7 +89,11 @@ describe('engine 13: 12.0.0 whose group member searches its key centred on the m
     expectDeterministicRoundTrip('13.0.0', kind, 4, FAST);
   });
 
-  it('is servable', () => {
+  it('is the version new models get, writes format 4 and is servable', () => {
+    expect(TABULAR_ENGINE.version).toBe('13.0.0');
+    expect(TABULAR_ENGINE.artefactFormatVersion).toBe(4);
+    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine.version).toBe('13.0.0');
     expect(canServe('tabular-gbdt', '13.0.0')).toBe(true);
+    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('13.0.0');
   });
 });
