@@ -32,11 +32,12 @@ export interface GroupOptions {
   /** only columns of at most this many distinct values are tried (a measurement is not part of a record's name) */
   maxValues: number;
   /**
-   * experiments only (bench/RESULTS.md, thirteenth round of issue 15; absent in every version): the key
-   * search's statistic smoothed towards the model's own out-of-fold output worth this many rows instead
-   * of towards the prior by `smooth`: once a key's groups are small, a further column gains only what the
-   * model does not already hold, so the search goes on to the columns that name records (the first
-   * columns are still those of the strongest main effects: the search starts from one group)
+   * engine 13 (4; absent in 11.0.0 and 12.0.0, pipeline.ts GROUP_OPTIONS_V13): the key search's statistic
+   * smoothed towards the model's own out-of-fold output worth this many rows instead of towards the
+   * prior by `smooth`: once a key's groups are small, a further column gains only what the model does
+   * not already hold, so the search goes on to the columns that name records (the first columns are
+   * still those of the strongest main effects: the search starts from one group). Only the search
+   * changes: the member's (s, w), its gates and its part are as without it.
    */
   centred?: number;
 }
@@ -261,7 +262,7 @@ function groupOofLoss(gid: Int32Array, groups: number, y: Float64Array, fold: In
 }
 
 /**
- * GroupOptions.centred (experiments): the out-of-fold loss of a grouping's statistics smoothed towards
+ * GroupOptions.centred (engine 13): the out-of-fold loss of a grouping's statistics smoothed towards
  * `centre` (n x K, the model's out-of-fold outputs) worth `weight` rows, as groupOofs builds them.
  */
 function centredOofLoss(gid: Int32Array, groups: number, y: Float64Array, fold: Int32Array, nFolds: number, K: number, regression: boolean, weight: number, centre: Float64Array, scratch: Scratch): number {

@@ -56,7 +56,7 @@ export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & {
   forest?: Partial<ForestOptions>;
   /** engines 1-10 (experiments): the category rule over the version's (schema.ts, categoryRuleFor) */
   categories?: Partial<CategoryRule>;
-  /** engine 11 only (experiments): options of the group member (group.ts) */
+  /** engines 11-13 (experiments): options of the group member (group.ts), over the version's */
   group?: Partial<GroupOptions>;
 };
 

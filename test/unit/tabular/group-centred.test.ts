@@ -2,8 +2,9 @@ import { searchGroupKey, DEFAULT_GROUP_OPTIONS } from '../../../engines/tabular/
 import { Prng } from '../../../engines/tabular/prng';
 
 /**
- * GroupOptions.centred (experiments only, bench/RESULTS.md thirteenth round of issue 15): the key
- * search's statistic smoothed towards the model's own out-of-fold output. No engine version sets it.
+ * GroupOptions.centred (bench/RESULTS.md, thirteenth round of issue 15 and engine 13.0.0): the key
+ * search's statistic smoothed towards the model's own out-of-fold output. Engine 13.0.0 sets it (4 rows);
+ * 11.0.0 and 12.0.0 do not, and their search must stay as it was (engine13.test.ts checks the versions).
  */
 describe('the group member\'s key search centred on the model\'s output', () => {
   /**
