@@ -30,6 +30,8 @@ const envSchema = z.object({
   ENGINE_THREADS: z.coerce.number().int().min(1).max(64).optional(),
   /** Memory budget of each engine thread's cache of loaded models (MiB). */
   ENGINE_MODEL_CACHE_MB: z.coerce.number().int().min(1).default(256),
+  /** Daily series each engine thread of an API process forecasts at start to compile its code; 0: none. */
+  ENGINE_WARM_UP_SERIES: z.coerce.number().int().min(0).max(64).default(8),
   /** How soon a fit whose worker stopped heartbeating is retried on another worker. */
   FIT_HEARTBEAT_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
   /** How often the Temporal Schedule marks keys whose expires_at has passed. */

@@ -2,7 +2,7 @@
  * Runs in a worker thread of the engine pool: the only place engine code executes in the service
  * processes, so the event loop of the API and of the Temporal worker never blocks on a fit or a score.
  */
-import { workerData, type MessagePort } from 'node:worker_threads';
+import { threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
 import {
   analyseDataset,
@@ -173,6 +173,32 @@ export function prepareForecast(request: SeriesRequest): Outcome<PreparedRequest
 /** Forecasts prepared series; each series depends on its own history only, so any split gives the same answers. */
 export function forecastPrepared(task: { series: PreparedSeries[]; horizon: number; quantiles: number[]; seasonLength?: number }): Outcome<SeriesForecast[]> {
   return guarded(() => task.series.map((s) => forecastSeries(s, { horizon: task.horizon, quantiles: task.quantiles, seasonLength: task.seasonLength })));
+}
+
+/** Daily series with a weekly pattern, the shape most forecast calls have; their values only exercise code. */
+function warmUpSeries(count: number, points: number): PreparedSeries[] {
+  if (count === 0) return [];
+  const rows = Array.from({ length: count * points }, (_, k) => {
+    const s = Math.floor(k / points);
+    const i = k % points;
+    return { date: new Date(Date.UTC(2025, 0, 1) + i * 86_400_000).toISOString().slice(0, 10), item: `w${s}`, value: 50 + 3 * s + 0.2 * i + [0, 4, 6, 3, 9, 13, 7][i % 7]! + ((i * 31 + s * 7) % 11) / 3 };
+  });
+  return prepareSeries(rows, { target: 'value', timestamp: 'date', itemId: 'item' });
+}
+
+/**
+ * Compiles this thread's forecast code by forecasting a few series. Every warm-up task of one call
+ * first waits (at most 10 s) until all of them have started, so each runs on a thread of its own
+ * (a thread runs one task at a time); answers the thread's id so that the caller can tell.
+ */
+export function warmUp(task: { started: SharedArrayBuffer; tasks: number; series: number }): number {
+  const started = new Int32Array(task.started);
+  Atomics.add(started, 0, 1);
+  Atomics.notify(started, 0);
+  const deadline = Date.now() + 10_000;
+  for (let seen = Atomics.load(started, 0); seen < task.tasks && Date.now() < deadline; seen = Atomics.load(started, 0)) Atomics.wait(started, 0, seen, 100);
+  for (const s of warmUpSeries(task.series, 200)) forecastSeries(s, { horizon: 14, quantiles: [0.1, 0.5, 0.9] });
+  return threadId;
 }
 
 export function backtest(request: SeriesRequest & { horizon: number; seasonLength?: number }): Outcome<Backtest[]> {

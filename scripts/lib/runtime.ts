@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { createHttpServer } from '../../api/server';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
@@ -61,8 +62,14 @@ export async function startService(options: {
       logger.info('database migrations applied');
     }
 
-    const enginePool = new EnginePool(config.ENGINE_THREADS, 1, config.ENGINE_MODEL_CACHE_MB * 1024 * 1024);
+    // Every thread is kept (none retires after an idle minute) and, in an API process, warmed at start:
+    // a forecast spread over threads that are new or cold takes almost twice as long (DECISIONS.md).
+    const engineThreads = config.ENGINE_THREADS ?? Math.max(1, os.availableParallelism());
+    const enginePool = new EnginePool(engineThreads, engineThreads, config.ENGINE_MODEL_CACHE_MB * 1024 * 1024);
     stack.push(() => enginePool.close());
+    if (options.api && config.ENGINE_WARM_UP_SERIES > 0) {
+      enginePool.warmUp(config.ENGINE_WARM_UP_SERIES).catch((err: unknown) => logger.warn({ err }, 'engine warm-up failed'));
+    }
 
     let worker: Worker | null = null;
     if (options.worker) {
