@@ -29,6 +29,22 @@ describe('billing with Stripe', () => {
       (r) => r.body.state !== 'pending',
     );
 
+  /**
+   * A free account subscribed to build through Checkout, with its subscription's events held back, and
+   * a client of the stand-in's API for moving that subscription as the customer portal would.
+   */
+  async function subscribedToBuildEventsHeld() {
+    const account = await h.provision('free');
+    const id = account.account.id;
+    const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+    await stripe.completeCheckout(checkout.body.id);
+    await eventually(() => accountOf(h, id), (a) => a.plan === 'build');
+    const subId = stripe.sessions.get(checkout.body.id)?.subscription as string;
+    stripe.autoDeliver = false;
+    const sdk = new Stripe('sk_test_portal', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
+    return { id, subId, sdk };
+  }
+
   /** A build-plan account with a pending purchase of `units` credits (events held back when `hold`). */
   async function pendingPurchase(units = 500, hold = true) {
     const account = await h.provision('build');
@@ -235,14 +251,7 @@ describe('billing with Stripe', () => {
     });
 
     it('ends in Stripe’s latest state when two events of one subscription are handled at once: an upgrade’s event that stalls before its transaction cannot undo the downgrade applied meanwhile', async () => {
-      const account = await h.provision('free');
-      const id = account.account.id;
-      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
-      await stripe.completeCheckout(checkout.body.id);
-      await eventually(() => accountOf(h, id), (a) => a.plan === 'build');
-      const subId = stripe.sessions.get(checkout.body.id)?.subscription as string;
-      stripe.autoDeliver = false;
-      const sdk = new Stripe('sk_test_portal', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
+      const { id, subId, sdk } = await subscribedToBuildEventsHeld();
       const move = async (plan: string) => {
         const price = (await sdk.prices.list({ lookup_keys: [`plan_${plan}`] })).data[0]!;
         const current = await sdk.subscriptions.retrieve(subId);
@@ -279,14 +288,7 @@ describe('billing with Stripe', () => {
     });
 
     it("does not hold the account's row while a subscription event waits for Stripe's answer (paid calls, which lock it, go on)", async () => {
-      const account = await h.provision('free');
-      const id = account.account.id;
-      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
-      await stripe.completeCheckout(checkout.body.id);
-      await eventually(() => accountOf(h, id), (a) => a.plan === 'build');
-      const subId = stripe.sessions.get(checkout.body.id)?.subscription as string;
-      stripe.autoDeliver = false;
-      const sdk = new Stripe('sk_test_portal', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
+      const { id, subId, sdk } = await subscribedToBuildEventsHeld();
       const price = (await sdk.prices.list({ lookup_keys: ['plan_pro'] })).data[0]!;
       const current = await sdk.subscriptions.retrieve(subId);
       await sdk.subscriptions.update(subId, { items: [{ id: current.items.data[0]!.id, price: price.id }] });
