@@ -301,16 +301,13 @@ export class Billing {
    * one, would pass MAX_PURCHASED_BALANCE: the balance is a 32-bit integer, and a settlement beyond it
    * would fail for ever after the customer paid.
    */
-  private async refuseBeyondBalanceLimit(accountId: string, units: number): Promise<void> {
-    const [row] = await this.deps.orm.em
-      .fork()
-      .getConnection()
-      .execute<Array<{ balance: number; pending: string }>>(
-        `select a.purchased_balance as balance,
-                (select coalesce(sum(p.units), 0) from credit_purchases p where p.account_id = a.id and p.state = 'pending' and p.expires_at > now()) as pending
-           from accounts a where a.id = ?`,
-        [accountId],
-      );
+  private async refuseBeyondBalanceLimit(em: EntityManager, accountId: string, units: number): Promise<void> {
+    const [row] = await em.execute<Array<{ balance: number; pending: string }>>(
+      `select a.purchased_balance as balance,
+              (select coalesce(sum(p.units), 0) from credit_purchases p where p.account_id = a.id and p.state = 'pending' and p.expires_at > now()) as pending
+         from accounts a where a.id = ?`,
+      [accountId],
+    );
     if (!row) throw notFound('The account');
     const room = Math.max(0, MAX_PURCHASED_BALANCE - row.balance - Number(row.pending));
     if (units > room) {
@@ -328,7 +325,8 @@ export class Billing {
     if (PLAN_PRICES[caller.plan].perCreditBlock === null || !PLANS[caller.plan].canBuyCredits) {
       throw new AppError('PLAN_HAS_NO_UNIT_PRICE', 409, `The ${caller.plan} plan has no unit price: credits cannot be bought on it (subscribe to build, pro or growth).`);
     }
-    await this.refuseBeyondBalanceLimit(caller.accountId, units);
+    // A first check refuses before anything is asked of Stripe; the one that counts is repeated below.
+    await this.refuseBeyondBalanceLimit(this.deps.orm.em.fork(), caller.accountId, units);
     const stripe = this.stripe();
     const customer = await this.ensureCustomer(caller.accountId);
     const price = await this.price(creditPriceLookupKey(caller.plan));
@@ -336,25 +334,32 @@ export class Billing {
     const now = new Date();
     const expiresAt = new Date(now.getTime() + this.deps.config.PURCHASE_SESSION_TTL_SECONDS * 1000);
     const purchaseId = newId('purchase');
-    await this.deps.temporal.startPurchase(purchaseId, this.purchaseWaitMs());
     const em = this.deps.orm.em.fork();
-    const purchase = em.create(CreditPurchaseSchema, {
-      id: purchaseId,
-      accountId: caller.accountId,
-      workspaceId: caller.workspaceId,
-      plan: caller.plan,
-      units,
-      amount: (price.unit_amount ?? 0) * blocks,
-      currency: price.currency,
-      state: 'pending',
-      checkoutSessionId: null,
-      paymentUrl: null,
-      expiresAt,
-      createdAt: now,
-      closedAt: null,
-      closedBy: null,
+    // The limit is checked again, and the row written, under a transaction-scoped advisory lock of the
+    // account's purchases: concurrent purchases each passed the first check on the same pending sum
+    // (a probe opened five 10,000,000-credit purchases with room for one). Not the account's row lock,
+    // which every paid call of the account takes.
+    const purchase = await em.transactional(async (tx) => {
+      await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`credit-purchase:${caller.accountId}`]);
+      await this.refuseBeyondBalanceLimit(tx, caller.accountId, units);
+      await this.deps.temporal.startPurchase(purchaseId, this.purchaseWaitMs());
+      return tx.create(CreditPurchaseSchema, {
+        id: purchaseId,
+        accountId: caller.accountId,
+        workspaceId: caller.workspaceId,
+        plan: caller.plan,
+        units,
+        amount: (price.unit_amount ?? 0) * blocks,
+        currency: price.currency,
+        state: 'pending',
+        checkoutSessionId: null,
+        paymentUrl: null,
+        expiresAt,
+        createdAt: now,
+        closedAt: null,
+        closedBy: null,
+      });
     });
-    await em.flush();
     const session = await callStripe(() =>
       stripe.checkout.sessions.create(
         {
@@ -374,7 +379,7 @@ export class Billing {
     );
     purchase.checkoutSessionId = session.id;
     purchase.paymentUrl = session.url;
-    await em.flush();
+    await em.nativeUpdate(CreditPurchaseSchema, { id: purchaseId }, { checkoutSessionId: session.id, paymentUrl: session.url });
     return purchase;
   }
 

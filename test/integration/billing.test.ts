@@ -353,6 +353,21 @@ describe('billing with Stripe', () => {
       expect((await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 5_000_000 })).status).toBe(200);
     });
 
+    it('holds the purchased-balance limit against concurrent purchases: with room for one, one of five is opened and four are 409', async () => {
+      const account = await h.provision('build');
+      await h.callPool.query(`update accounts set purchased_balance = 985000000 where id = $1`, [account.account.id]);
+      const answers = await Promise.all(
+        [0, 1, 2, 3, 4].map(() => h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 10_000_000 })),
+      );
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
+      for (const refused of answers.filter((r) => r.status === 409)) expectError(refused, 409, 'PURCHASED_BALANCE_LIMIT');
+      const { rows } = await h.callPool.query<{ n: number; units: string }>(
+        `select count(*)::int as n, coalesce(sum(units), 0) as units from credit_purchases where account_id = $1 and state = 'pending'`,
+        [account.account.id],
+      );
+      expect(rows[0]).toEqual({ n: 1, units: '10000000' });
+    });
+
     it('answers 409 PLAN_HAS_NO_UNIT_PRICE on free and contract plans and 400 for units that are not a positive multiple of 100; nothing is recorded', async () => {
       for (const plan of ['free', 'contract'] as const) {
         const account = await h.provision(plan);
