@@ -15,6 +15,7 @@ interface DefLike {
   element?: ZodType;
   shape?: Record<string, ZodType>;
   in?: ZodType;
+  out?: ZodType;
 }
 
 const defOf = (schema: ZodType): DefLike => (schema as unknown as { def: DefLike }).def;
@@ -22,7 +23,12 @@ const defOf = (schema: ZodType): DefLike => (schema as unknown as { def: DefLike
 /** The kind a field expects once optional/default/nullable wrappers are peeled. */
 function fieldKind(schema: ZodType): { kind: string; element?: string } {
   let def = defOf(schema);
-  while ((def.type === 'optional' || def.type === 'default' || def.type === 'nullable' || def.type === 'prefault') && def.innerType) def = defOf(def.innerType);
+  for (;;) {
+    if ((def.type === 'optional' || def.type === 'default' || def.type === 'nullable' || def.type === 'prefault') && def.innerType) def = defOf(def.innerType);
+    // a preprocess step (datasetRowsSchema) expects what its output schema expects
+    else if (def.type === 'pipe' && def.in && def.out && defOf(def.in).type === 'transform') def = defOf(def.out);
+    else break;
+  }
   if (def.type === 'array' && def.element) return { kind: 'array', element: fieldKind(def.element).kind };
   return { kind: def.type };
 }

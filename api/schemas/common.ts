@@ -67,3 +67,27 @@ export const datasetRowSchema = z
     additionalProperties: { type: ['string', 'number', 'boolean', 'null'] },
     description: 'One row: column name (more than spaces) → value (number, string, boolean or null).',
   });
+
+/** How many refused rows a refusal names: the first ones, enough to fix the data by. */
+export const MAX_ROW_ISSUES = 100;
+
+/**
+ * A list of rows (the plan's row limit is checked after, by the route): each row as datasetRowSchema,
+ * but a list of bad rows stops at the first MAX_ROW_ISSUES. An array schema reports every bad
+ * element, and a 6 MB body of two million non-rows kept the event loop some 20 s on building and
+ * serialising two million issues (a 185 MB answer), stalling every other call of the process.
+ * Documented as the plain array of DatasetRow (a preprocess step is documented as its output).
+ */
+export function datasetRowsSchema() {
+  return z.preprocess((value, ctx) => {
+    if (!Array.isArray(value)) return value;
+    let refused = 0;
+    for (let i = 0; i < value.length && refused < MAX_ROW_ISSUES; i++) {
+      const problem = rowProblem(value[i]);
+      if (problem === null) continue;
+      refused++;
+      ctx.issues.push({ code: 'custom', message: problem, input: value[i] as unknown, path: [i] });
+    }
+    return value;
+  }, z.array(datasetRowSchema));
+}

@@ -1,6 +1,6 @@
 import { MAX_SEASON_LENGTH } from '../../engines/forecast';
 import { z } from '../zod';
-import { datasetRowSchema } from './common';
+import { datasetRowsSchema } from './common';
 
 export const DEFAULT_HORIZON = 12;
 export const MAX_QUANTILES = 99;
@@ -19,7 +19,7 @@ export const forecastInputSchema = z
     target: z.string().min(1).openapi({ description: 'Numeric value column.' }),
     horizon: horizonField.optional().openapi({ description: `Future steps, an integer from 1 to 1000 (default ${DEFAULT_HORIZON}).` }),
     prediction_length: horizonField.optional().openapi({ description: 'Alias of horizon.' }),
-    data: z.array(datasetRowSchema).optional().openapi({ description: 'One object per row; or a CSV/JSON file in the multipart field `file`.' }),
+    data: datasetRowsSchema().optional().openapi({ description: 'One object per row; or a CSV/JSON file in the multipart field `file`.' }),
     timestamp: z.string().min(1).optional().openapi({ description: 'Timestamp column: dates (any year from 1 to 9999) or integer positions with a regular step (1, 2, 3, …); inferred when omitted (a date column first, else an integer one).' }),
     quantiles: quantilesField.optional().openapi({ description: 'Quantile levels, each strictly between 0 and 1, each once; one quantile_<q> column each.' }),
     item_id: z.string().min(1).optional().openapi({ description: 'Column identifying several series; each is forecast from its own history only.' }),

@@ -1,4 +1,4 @@
-import { datasetRowSchema, isoDateTime, pageQuerySchema, paginationSchema } from './common';
+import { datasetRowSchema, datasetRowsSchema, isoDateTime, pageQuerySchema, paginationSchema } from './common';
 import { z } from '../zod';
 
 const rowSchema = datasetRowSchema;
@@ -11,7 +11,7 @@ export const trainingInputSchema = z
     task: z.enum(['classification', 'regression']).optional().openapi({ description: 'Inferred from the target when omitted.' }),
     explain: z.boolean().default(false).openapi({ description: 'Compute version.top_factors (permutation importance on held-out rows). Training then takes longer: 1.0-1.5 times as long on the benchmark datasets measured, about 1.7 times with 26 classes.' }),
     auto_update: z.boolean().default(false).openapi({ description: 'Each POST /outcomes triggers an integration (a refresh).' }),
-    data: z.array(rowSchema).optional().openapi({ description: 'Rows; or send a CSV/JSON file in the multipart field `file`.' }),
+    data: datasetRowsSchema().optional().openapi({ description: 'Rows; or send a CSV/JSON file in the multipart field `file`.' }),
   })
   .strict()
   .openapi('TrainingInput');
@@ -72,8 +72,8 @@ export const patchModelSchema = z
 
 export const predictInputSchema = z
   .object({
-    rows: z.array(rowSchema).optional().openapi({ description: 'Rows to score; or a CSV/JSON file in the multipart field `file`.' }),
-    data: z.array(rowSchema).optional().openapi({ description: 'Alias of rows.' }),
+    rows: datasetRowsSchema().optional().openapi({ description: 'Rows to score; or a CSV/JSON file in the multipart field `file`.' }),
+    data: datasetRowsSchema().optional().openapi({ description: 'Alias of rows.' }),
   })
   .strict()
   .openapi('PredictInput');

@@ -430,6 +430,30 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       }
     });
 
+    it('names at most the first 100 refused rows of a list of bad rows (rows, data, the forecast\'s data, a multipart rows field), in a short answer', async () => {
+      const { modelId, apiKey } = await trainedModel();
+      const bad = Array.from({ length: 100_000 }, (_, i) => (i === 3 ? { ok: 1 } : 1));
+      const answers = [
+        await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: bad }),
+        await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).send({ target: 'y', data: bad }),
+        await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'y', engine: 'tabular-gbdt', data: bad }),
+        await h.http.post('/v1/forecast/backtest').set('X-API-Key', apiKey).send({ target: 'y', data: bad }),
+        await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).field('rows', JSON.stringify(bad)),
+      ];
+      for (const res of answers) {
+        expect(res.status).toBe(400);
+        expect(res.body.errors).toHaveLength(100);
+        expect(res.body.errors[0].path).toMatch(/^body\.(rows|data)\.0$/);
+        expect(res.body.errors[3].path).toMatch(/^body\.(rows|data)\.4$/);
+        expect(res.body.errors[99].path).toMatch(/^body\.(rows|data)\.100$/);
+        expect(res.text.length).toBeLessThan(20_000);
+      }
+      // A few bad rows among good ones are each named, as before.
+      const few = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [...rows(3), 7, { x: [1] }] });
+      expectError(few, 400, 'VALIDATION_ERROR');
+      expect(few.body.errors.map((e: { path: string }) => e.path)).toEqual(['body.rows.3', 'body.rows.4']);
+    });
+
     it('answers an unusual HTTP method with 405 in the envelope', async () => {
       const res = await h.http.propfind('/v1/models');
       expectError(res, 405, 'METHOD_NOT_ALLOWED');
