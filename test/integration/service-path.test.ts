@@ -9,6 +9,7 @@ import { requestFingerprint } from '../../services/idempotency';
 import { newIdRun } from '../../services/ids';
 import { storeWithSettlement } from '../../services/predictions';
 import type { Worker } from 'node:worker_threads';
+import zlib from 'node:zlib';
 import { churnRows, dailySeriesRows, withoutTarget } from '../support/datasets';
 import { expectError, signInByMail, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 
@@ -515,6 +516,39 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       const { apiKey } = await h.provision('build');
       const res = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).set('Content-Type', 'text/plain').send('target=y');
       expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    });
+
+    it('answers 415 to a compressed multipart body as to a compressed JSON body, and reads a body whose coding is identity in any case', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      const before = await credits(account.id);
+      const csv = ['x1,x2,colour', '12.5,3.1,red'].join('\n');
+      const boundary = 'probe5boundary';
+      const multipart = Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="rows.csv"\r\nContent-Type: text/csv\r\n\r\n${csv}\r\n--${boundary}--\r\n`,
+      );
+      const gzipped = zlib.gzipSync(multipart);
+      const res = await h.http
+        .post(`/v1/models/${modelId}/predict`)
+        .set('X-API-Key', apiKey)
+        .set('Content-Type', `multipart/form-data; boundary=${boundary}`)
+        .set('Content-Encoding', 'gzip')
+        .send(gzipped);
+      expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+      const json = await h.http
+        .post(`/v1/models/${modelId}/predict`)
+        .set('X-API-Key', apiKey)
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', 'gzip')
+        .send(zlib.gzipSync(JSON.stringify({ rows: rows(1) })));
+      expectError(json, 415, 'UNSUPPORTED_MEDIA_TYPE');
+      expect(await credits(account.id)).toBe(before);
+      // Content codings are case-insensitive: Identity is no coding at all.
+      for (const coding of ['Identity', 'identity, IDENTITY']) {
+        const plain = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Content-Type', 'application/json').set('Content-Encoding', coding).send(JSON.stringify({ rows: rows(1) }));
+        expect(plain.status).toBe(200);
+        const form = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Content-Type', `multipart/form-data; boundary=${boundary}`).set('Content-Encoding', coding).send(multipart);
+        expect(form.status).toBe(200);
+      }
     });
 
     it('neutralises formula cells echoed into a forecast CSV', async () => {
