@@ -56,6 +56,8 @@ export async function checkWebhookUrl(raw: string, policy: TargetPolicy): Promis
     throw refused('The webhook URL is not a valid absolute URL.');
   }
   if (url.username || url.password) throw refused('The webhook URL must not carry credentials.');
+  // Port 0 parses but names no port: every attempt would fail (the URL parser refuses above 65535).
+  if (url.port === '0') throw refused('The webhook URL\'s port must be from 1 to 65535.');
   const host = bareHost(url.hostname);
   const literal = net.isIP(host) !== 0;
   const loopback = literal ? isAllowedAddress(host, { allowLoopbackHttp: true }) && !isAllowedAddress(host, { allowLoopbackHttp: false }) : isLoopbackName(host);

@@ -44,6 +44,7 @@ describe('webhook targets: https to public addresses only', () => {
     ['link-local IPv6', 'https://[fe80::1]/hook'],
     ['another scheme', 'ftp://93.184.216.34/hook'],
     ['credentials in the URL', 'https://user:pass@93.184.216.34/hook'],
+    ['port 0 (nothing can be reached there)', 'https://93.184.216.34:0/hook'],
   ])('refuses %s with 400 WEBHOOK_URL_NOT_ALLOWED and creates nothing', async (_what, url) => {
     const { adminKey } = await h.provision('build');
     expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url }), 400, 'WEBHOOK_URL_NOT_ALLOWED');
