@@ -127,13 +127,18 @@ export async function rotateEndpointSecret(
   overlapHours: number,
   now: Date,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-  const endpoint = await getEndpoint(em, workspaceId, id);
-  const secret = generateWebhookSecret();
-  endpoint.previousSecretCiphertext = overlapHours > 0 ? endpoint.secretCiphertext : null;
-  endpoint.previousSecretExpiresAt = overlapHours > 0 ? new Date(now.getTime() + overlapHours * 3_600_000) : null;
-  endpoint.secretCiphertext = box.seal(secret);
-  await em.flush();
-  return { endpoint, secret };
+  // The endpoint's row is locked first: two rotations at once each read the same secret, and the later
+  // write kept the old one as `previous` while the earlier rotation's secret, already answered, never
+  // signed anything. Serialised, the earlier one's secret is the later one's `previous`.
+  return em.transactional(async (tx) => {
+    const endpoint = await tx.findOne(WebhookEndpointSchema, { id, workspace: workspaceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!endpoint) throw notFound('The webhook');
+    const secret = generateWebhookSecret();
+    endpoint.previousSecretCiphertext = overlapHours > 0 ? endpoint.secretCiphertext : null;
+    endpoint.previousSecretExpiresAt = overlapHours > 0 ? new Date(now.getTime() + overlapHours * 3_600_000) : null;
+    endpoint.secretCiphertext = box.seal(secret);
+    return { endpoint, secret };
+  });
 }
 
 /** Sends a `webhook.test` event to this endpoint alone (active or not is its own business: inactive ones are skipped). */

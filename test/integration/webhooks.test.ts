@@ -275,6 +275,25 @@ describe('outgoing webhooks', () => {
       expect(() => verify(rotated.body.secret, after!)).toThrow();
     });
 
+    it('serialises two rotations made at once: both answered secrets sign during the overlap (the first is the second\'s previous)', async () => {
+      const { adminKey } = await h.provision('build');
+      // Four endpoints, each rotated twice at once: unserialised, a pair lost one of its secrets about half the time.
+      await Promise.all(
+        [0, 1, 2, 3].map(async () => {
+          const path = freshPath();
+          const hook = await endpoint(adminKey, path);
+          const rotations = await Promise.all([0, 1].map(() => h.http.post(`/v1/webhooks/${hook.id}/rotate-secret`).set('X-API-Key', adminKey).send({ overlap_hours: 2 })));
+          expect(rotations.map((r) => r.status)).toEqual([200, 200]);
+          await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+          const [sent] = await receiver.waitFor(path, 1);
+          expect(sent!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+          for (const rotated of rotations) expect(verify(rotated.body.secret, sent!)).toEqual(expect.objectContaining({ type: 'webhook.test' }));
+          // The secret both rotations replaced no longer signs.
+          expect(() => verify(hook.secret, sent!)).toThrow();
+        }),
+      );
+    });
+
     it('lists deliveries with their attempts and redelivers one as a new delivery with the same webhook-id', async () => {
       const { adminKey } = await h.provision('build');
       const path = freshPath();
