@@ -46,8 +46,21 @@ export function fromHttpError(err: HttpishError): AppError | null {
   return new AppError('BAD_REQUEST', status, 'The request could not be processed.');
 }
 
+/** How many unknown keys a refusal names; the rest are counted. */
+const MAX_NAMED_KEYS = 10;
+
+/**
+ * An issue's message, with a long list of unknown keys cut short: zod names every one, so a body of
+ * a million unknown keys made a 30 MB answer, twice the body, and held the event loop seconds.
+ */
+function issueMessage(issue: ZodError['issues'][number]): string {
+  if (issue.code !== 'unrecognized_keys' || issue.keys.length <= MAX_NAMED_KEYS) return issue.message;
+  const named = issue.keys.slice(0, MAX_NAMED_KEYS).map((k) => JSON.stringify(k)).join(', ');
+  return `Unrecognized keys: ${named} and ${issue.keys.length - MAX_NAMED_KEYS} more`;
+}
+
 export function zodToAppError(err: ZodError, where: string, code = 'VALIDATION_ERROR'): AppError {
-  const errors = err.issues.map((issue) => ({ path: [where, ...issue.path.map(String)].join('.'), message: issue.message }));
+  const errors = err.issues.map((issue) => ({ path: [where, ...issue.path.map(String)].join('.'), message: issueMessage(issue) }));
   const first = errors[0];
   const detail = first ? `Invalid ${first.path}: ${first.message.replace(/\.$/, '')}.` : `Invalid ${where}.`;
   return new AppError(code, 400, detail, { errors });

@@ -1,4 +1,5 @@
-import { envelopeOf } from '../../../api/middleware/errors';
+import { envelopeOf, zodToAppError } from '../../../api/middleware/errors';
+import { z } from '../../../api/zod';
 import { AppError, validationError } from '../../../services/errors';
 
 describe('envelopeOf', () => {
@@ -19,5 +20,15 @@ describe('envelopeOf', () => {
     const listed = [{ path: 'query.limit', message: 'Too small.' }];
     expect(envelopeOf(validationError('Invalid query.limit: Too small.', listed)).errors).toBe(listed);
     expect(envelopeOf(new AppError('NOT_FOUND', 404, 'The model was not found.'))).toEqual({ status: 'error', message: 'NOT_FOUND', messageDetail: 'The model was not found.' });
+  });
+
+  it('names at most ten unknown keys of a strict body and counts the rest, so a body of many unknown keys gets a short answer', () => {
+    const schema = z.object({ name: z.string().optional() }).strict();
+    const many = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, 1]));
+    const refusal = zodToAppError(schema.safeParse(many).error!, 'body');
+    expect(refusal.detail).toBe('Invalid body: Unrecognized keys: "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9" and 99990 more.');
+    expect(JSON.stringify(envelopeOf(refusal)).length).toBeLessThan(1_000);
+    // A few are all named, as zod words them.
+    expect(zodToAppError(schema.safeParse({ a: 1, b: 2 }).error!, 'body').detail).toBe('Invalid body: Unrecognized keys: "a", "b".');
   });
 });
