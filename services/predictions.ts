@@ -19,6 +19,15 @@ interface ColumnInfo {
   type: string;
 }
 
+/** How many columns a sentence names; `missing_columns` and `unexpected_columns` list them all. */
+const NAMED_COLUMNS = 10;
+
+/** `"a", "b" and 998 more`: a row of 600,000 unknown columns made an 8 MB sentence, twice the answer it needed. */
+function namedColumns(columns: string[]): string {
+  const named = columns.slice(0, NAMED_COLUMNS).map((c) => `"${c}"`).join(', ');
+  return columns.length > NAMED_COLUMNS ? `${named} and ${columns.length - NAMED_COLUMNS} more` : named;
+}
+
 /**
  * Column names must equal the training columns minus the target (COLUMN_MISMATCH names the missing
  * and unexpected ones); values must fit the column's type (SCHEMA_MISMATCH names the column).
@@ -32,10 +41,7 @@ export function checkPredictionRows(model: Pick<Model, 'featureColumns' | 'targe
     const missing = model.featureColumns.filter((c) => !Object.hasOwn(row, c));
     const unexpected = keys.filter((k) => !expected.has(k));
     if (missing.length > 0 || unexpected.length > 0) {
-      const parts = [
-        missing.length > 0 ? `missing ${missing.map((c) => `"${c}"`).join(', ')}` : null,
-        unexpected.length > 0 ? `unexpected ${unexpected.map((c) => `"${c}"`).join(', ')}` : null,
-      ].filter(Boolean);
+      const parts = [missing.length > 0 ? `missing ${namedColumns(missing)}` : null, unexpected.length > 0 ? `unexpected ${namedColumns(unexpected)}` : null].filter(Boolean);
       throw new AppError('COLUMN_MISMATCH', 400, `Row ${i}: the columns must be the training columns minus the target; ${parts.join('; ')}.`, {
         expected_columns: model.featureColumns,
         missing_columns: missing,

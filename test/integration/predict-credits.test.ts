@@ -109,6 +109,14 @@ describe('prediction, credits and idempotency', () => {
     const typed = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [{ x1: 'lots', x2: 1, colour: 'red' }] });
     expectError(typed, 400, 'SCHEMA_MISMATCH');
     expect(typed.body.column).toBe('x1');
+    // A row of many unknown columns: the sentence names ten, the list has them all.
+    const wide = Object.fromEntries([['x1', 1], ['colour', 'red'], ...Array.from({ length: 5_000 }, (_, i) => [`u${i}`, 1])]);
+    const many = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [wide] });
+    expectError(many, 400, 'COLUMN_MISMATCH');
+    expect(many.body.messageDetail).toBe(
+      'Row 0: the columns must be the training columns minus the target; missing "x2"; unexpected "u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8", "u9" and 4990 more.',
+    );
+    expect(many.body.unexpected_columns).toHaveLength(5_000);
     expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(0);
   });
 
