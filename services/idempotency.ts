@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IDEMPOTENCY_TTL_HOURS } from '../config/plans';
 import { AppError } from './errors';
@@ -9,7 +9,8 @@ export interface StoredResponse {
   headers: Record<string, string>;
 }
 
-export type ClaimResult = { kind: 'claimed' } | { kind: 'replay'; response: StoredResponse };
+/** `claimId` names this call's claim: renewal, completion and release act on it only. */
+export type ClaimResult = { kind: 'claimed'; claimId: string } | { kind: 'replay'; response: StoredResponse };
 
 export function requestFingerprint(parts: { method: string; path: string; body: unknown; file?: Buffer | null }): string {
   const hash = createHash('sha256');
@@ -30,15 +31,16 @@ interface RecordRow {
 
 /**
  * One statement claims the key: a new key, an expired record (older than 24 h) or an in-progress
- * claim whose lease ended (its call died) is taken with a fresh lease; otherwise the existing record
- * is returned untouched. `xmax = 0` tells an insert from an update of the conflicting row.
+ * claim whose lease ended (its call died, or stalled) is taken with a fresh lease and this call's
+ * claim id; otherwise the existing record is returned untouched.
  */
 const CLAIM_SQL = `
-insert into idempotency_records as r (workspace_id, key, request_hash, state, created_at, expires_at, lease_until)
-values (?, ?, ?, 'in_progress', now(), now() + make_interval(hours => ?), now() + make_interval(secs => ?))
+insert into idempotency_records as r (workspace_id, key, request_hash, state, created_at, expires_at, lease_until, claim_id)
+values (?, ?, ?, 'in_progress', now(), now() + make_interval(hours => ?), now() + make_interval(secs => ?), ?)
 on conflict (workspace_id, key) do update
    set request_hash = excluded.request_hash, state = 'in_progress', response_status = null, response_body = null,
-       response_headers = null, created_at = excluded.created_at, expires_at = excluded.expires_at, lease_until = excluded.lease_until
+       response_headers = null, created_at = excluded.created_at, expires_at = excluded.expires_at, lease_until = excluded.lease_until,
+       claim_id = excluded.claim_id
  where r.expires_at <= now()
     or (r.state = 'in_progress' and r.lease_until <= now() and r.request_hash = excluded.request_hash)
 returning request_hash, state, response_status, response_body, response_headers, true as claimed`;
@@ -54,8 +56,9 @@ export async function claimIdempotencyKey(
   claim: { workspaceId: string; key: string; fingerprint: string; leaseSeconds: number },
 ): Promise<ClaimResult> {
   const connection = em.getConnection();
-  const taken = await connection.execute<RecordRow[]>(CLAIM_SQL, [claim.workspaceId, claim.key, claim.fingerprint, IDEMPOTENCY_TTL_HOURS, claim.leaseSeconds]);
-  if (taken.length === 1) return { kind: 'claimed' };
+  const claimId = randomUUID();
+  const taken = await connection.execute<RecordRow[]>(CLAIM_SQL, [claim.workspaceId, claim.key, claim.fingerprint, IDEMPOTENCY_TTL_HOURS, claim.leaseSeconds, claimId]);
+  if (taken.length === 1) return { kind: 'claimed', claimId };
   const [existing] = await connection.execute<RecordRow[]>(
     `select request_hash, state, response_status, response_body, response_headers, false as claimed from idempotency_records where workspace_id = ? and key = ?`,
     [claim.workspaceId, claim.key],
@@ -71,31 +74,54 @@ export async function claimIdempotencyKey(
 }
 
 /** Keeps a running call's claim alive; called periodically while it runs. */
-export async function renewIdempotencyLease(em: EntityManager, workspaceId: string, key: string, leaseSeconds: number): Promise<void> {
+export async function renewIdempotencyLease(em: EntityManager, claim: HeldClaim, leaseSeconds: number): Promise<void> {
   await em
     .getConnection()
-    .execute(`update idempotency_records set lease_until = now() + make_interval(secs => ?) where workspace_id = ? and key = ? and state = 'in_progress'`, [
+    .execute(`update idempotency_records set lease_until = now() + make_interval(secs => ?) where workspace_id = ? and key = ? and claim_id = ? and state = 'in_progress'`, [
       leaseSeconds,
-      workspaceId,
-      key,
+      claim.workspaceId,
+      claim.key,
+      claim.claimId,
     ]);
 }
 
-/** Stores the answer to replay; runs inside the transaction that settles the call's credits. */
-export async function completeIdempotencyKey(em: EntityManager, workspaceId: string, key: string, response: StoredResponse): Promise<void> {
-  await em
-    .getConnection()
-    .execute(
-      `update idempotency_records set state = 'completed', response_status = ?, response_body = ?, response_headers = ?::jsonb where workspace_id = ? and key = ?`,
-      [response.status, response.body, JSON.stringify(response.headers), workspaceId, key],
-      'run',
-      em.getTransactionContext(),
-    );
+/**
+ * The answer of a call that outlived its key's lease while a retry with the same key took it over:
+ * nothing of this call is kept or charged, and the same key gets the retry's answer.
+ */
+export const keyTakenOver = (): AppError =>
+  new AppError('CALL_EXPIRED', 503, 'The call took longer than its Idempotency-Key could be held and a retry with the same key took it over; nothing was charged for this call. Retry with the same key for that answer.');
+
+/** A key as claimed by one call. */
+export interface HeldClaim {
+  workspaceId: string;
+  key: string;
+  claimId: string;
 }
 
-/** A call that failed on our side (5xx) may be retried with the same key at once: forget it. */
-export async function releaseIdempotencyKey(em: EntityManager, workspaceId: string, key: string): Promise<void> {
-  await em.getConnection().execute(`delete from idempotency_records where workspace_id = ? and key = ? and state = 'in_progress'`, [workspaceId, key]);
+/**
+ * Stores the answer to replay; runs inside the transaction that settles the call's credits. False when
+ * the call no longer holds the key (its lease ran out and a retry took it over): the caller must then
+ * roll back, so that only the retry's answer is stored and charged.
+ */
+export async function completeIdempotencyKey(em: EntityManager, claim: HeldClaim, response: StoredResponse): Promise<boolean> {
+  const rows = await em
+    .getConnection()
+    .execute<Array<{ key: string }>>(
+      `update idempotency_records set state = 'completed', response_status = ?, response_body = ?, response_headers = ?::jsonb
+        where workspace_id = ? and key = ? and claim_id = ? and state = 'in_progress' returning key`,
+      [response.status, response.body, JSON.stringify(response.headers), claim.workspaceId, claim.key, claim.claimId],
+      'all',
+      em.getTransactionContext(),
+    );
+  return rows.length === 1;
+}
+
+/** A call that failed on our side (5xx) may be retried with the same key at once: forget its claim. */
+export async function releaseIdempotencyKey(em: EntityManager, claim: HeldClaim): Promise<void> {
+  await em
+    .getConnection()
+    .execute(`delete from idempotency_records where workspace_id = ? and key = ? and claim_id = ? and state = 'in_progress'`, [claim.workspaceId, claim.key, claim.claimId]);
 }
 
 export async function pruneIdempotencyRecords(em: EntityManager, now: Date): Promise<number> {

@@ -6,8 +6,10 @@ import { AppError } from '../../services/errors';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
+  keyTakenOver,
   releaseIdempotencyKey,
   renewIdempotencyLease,
+  type HeldClaim,
   requestFingerprint,
   type StoredResponse,
 } from '../../services/idempotency';
@@ -78,17 +80,20 @@ export async function runCommitted(
   const em = deps.orm.em.fork();
   const { workspaceId } = scope;
   let renewal: NodeJS.Timeout | null = null;
+  let held: HeldClaim | null = null;
   if (key) {
     const fingerprint = requestFingerprint({ method: ctx.method, path: ctx.path, body: ctx.request.body ?? null, file: scope.upload?.content ?? null });
     const claim = await claimIdempotencyKey(em, { workspaceId, key, fingerprint, leaseSeconds: deps.idempotencyLeaseSeconds });
     if (claim.kind === 'replay') return replay(ctx, claim.response);
+    const ours: HeldClaim = { workspaceId, key, claimId: claim.claimId };
+    held = ours;
     const renewEveryMs = (deps.idempotencyLeaseSeconds * 1000) / 3;
     renewal = setInterval(() => {
-      renewIdempotencyLease(deps.orm.em.fork(), workspaceId, key, deps.idempotencyLeaseSeconds).catch(() => undefined);
+      renewIdempotencyLease(deps.orm.em.fork(), ours, deps.idempotencyLeaseSeconds).catch(() => undefined);
     }, renewEveryMs);
     renewal.unref();
   }
-  const held = (): string | undefined => ctx.state.reservationId as string | undefined;
+  const reservation = (): string | undefined => ctx.state.reservationId as string | undefined;
   try {
     try {
       await handle();
@@ -96,29 +101,32 @@ export async function runCommitted(
       if (renewal) clearInterval(renewal);
     }
     if (ctx.status >= 500) throw new AppError('INTERNAL_ERROR', ctx.status, 'The call failed on our side; retry it.');
-    const reservationId = held();
-    if (!key) {
+    const reservationId = reservation();
+    if (!held) {
       // Nothing to store for replay: the settlement is one statement on the call pool.
       if (reservationId && !(await settleReservationAlone(deps.callPool, reservationId))) throw callExpired();
       return;
     }
+    const claim = held;
     await em.transactional(async (tx) => {
       if (reservationId && !(await settleReservation(tx, reservationId))) throw callExpired();
-      await completeIdempotencyKey(tx, workspaceId, key, storedAnswer(ctx));
+      // A retry that took the key over (this call outlived its lease) answers for it: this call's
+      // settlement is rolled back with it, so the key's call is charged once.
+      if (!(await completeIdempotencyKey(tx, claim, storedAnswer(ctx)))) throw keyTakenOver();
     });
   } catch (err) {
-    const reservationId = held();
+    const reservationId = reservation();
     if (reservationId) await releaseReservation(deps.orm.em.fork(), reservationId);
-    if (key) {
+    if (held) {
       if (err instanceof AppError && err.status < 500) {
         // A refusal is an answer: the same call with the same key gets it again.
-        await completeIdempotencyKey(em, workspaceId, key, {
+        await completeIdempotencyKey(em, held, {
           status: err.status,
           body: JSON.stringify(envelopeOf(err)),
           headers: { 'content-type': 'application/json; charset=utf-8' },
         });
       } else {
-        await releaseIdempotencyKey(em, workspaceId, key);
+        await releaseIdempotencyKey(em, held);
       }
     }
     throw err;

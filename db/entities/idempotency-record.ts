@@ -13,6 +13,8 @@ export interface IdempotencyRecord {
   expiresAt: Date;
   /** Until when a call in progress holds the key; a call that died stops renewing it. */
   leaseUntil: Date;
+  /** The call holding the key: only it renews, completes or releases the record. */
+  claimId: string | null;
 }
 
 export const IdempotencyRecordSchema = new EntitySchema<IdempotencyRecord>({
@@ -29,5 +31,6 @@ export const IdempotencyRecordSchema = new EntitySchema<IdempotencyRecord>({
     createdAt: { type: 'datetime', defaultRaw: 'now()' },
     expiresAt: { type: 'datetime', index: true },
     leaseUntil: { type: 'datetime', defaultRaw: 'now()' },
+    claimId: { type: 'string', length: 40, nullable: true },
   },
 });

@@ -5,7 +5,7 @@ import { BudgetLeases } from '../../services/budget-leases';
 import { gzipJson } from '../../services/compression';
 import { createModelForTraining, loadContext } from '../../services/models';
 import { releaseLapsedReservations, releaseReservation, reserveCredits } from '../../services/credits';
-import { requestFingerprint } from '../../services/idempotency';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, renewIdempotencyLease, requestFingerprint } from '../../services/idempotency';
 import { newIdRun } from '../../services/ids';
 import { storeWithSettlement } from '../../services/predictions';
 import type { Worker } from 'node:worker_threads';
@@ -289,6 +289,65 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       const stored = await h.orm.em.fork().getConnection().execute<Array<{ key: string }>>(`select key from idempotency_records where key in ('admin-first', 'admin-forecast', 'usage-first') order by key`);
       expect(stored.map((r) => r.key)).toEqual(['admin-first', 'usage-first']);
       expect(await credits(account.id)).toBe(before - 2);
+    });
+
+    it('charges a key once when its first call outlives its lease: the retry that took the key over answers and is charged, the first call gets 503 CALL_EXPIRED with nothing kept', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      const body = { rows: rows(2_000) };
+      const before = await credits(account.id);
+      const predict = () => h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'outlived').send(body);
+      // The first call stalls where it settles its credits (a lock held on its reservation), as a process
+      // stalled past its lease would...
+      const first = predict().then((res) => res);
+      const deadline = Date.now() + 20_000;
+      let reservationId: string | undefined;
+      while (!reservationId) {
+        if (Date.now() > deadline) throw new Error('the first call never reserved its credits');
+        [reservationId] = (await h.callPool.query<{ id: string }>(`select id from credit_reservations where account_id = $1 and state = 'held'`, [account.id])).rows.map((r) => r.id);
+        if (!reservationId) await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      const blocker = await h.callPool.connect();
+      try {
+        await blocker.query('begin');
+        await blocker.query('select id from credit_reservations where id = $1 for update', [reservationId]);
+        // ...its lease runs out, and a retry takes the key over and answers in full.
+        await h.callPool.query(`update idempotency_records set lease_until = now() - interval '1 second' where key = 'outlived'`);
+        const retry = await predict();
+        expect(retry.status).toBe(200);
+        expect(retry.headers['idempotent-replayed']).toBeUndefined();
+        await blocker.query('rollback');
+        expectError(await first, 503, 'CALL_EXPIRED');
+        const replay = await predict();
+        expect(replay.headers['idempotent-replayed']).toBe('true');
+        expect(replay.body).toEqual(retry.body);
+      } finally {
+        blocker.release();
+      }
+      expect(await credits(account.id)).toBe(before - 2_000);
+      expect((await reservationsOf(account.id)).map((r) => r.state).sort()).toEqual(['released', 'settled']);
+    });
+
+    it('a call whose key a retry took over neither releases, renews nor completes the retry\'s claim', async () => {
+      const { workspace } = await trainedModel();
+      const em = () => h.orm.em.fork();
+      const claimOf = async () => {
+        const claim = await claimIdempotencyKey(em(), { workspaceId: workspace.id, key: 'taken-over', fingerprint: 'f'.repeat(64), leaseSeconds: 30 });
+        if (claim.kind !== 'claimed') throw new Error('the key was not claimed');
+        return { workspaceId: workspace.id, key: 'taken-over', claimId: claim.claimId };
+      };
+      const record = async () =>
+        (await h.callPool.query<{ claim_id: string; state: string; lease_until: Date }>(`select claim_id, state, lease_until from idempotency_records where workspace_id = $1 and key = 'taken-over'`, [workspace.id])).rows;
+      const first = await claimOf();
+      await h.callPool.query(`update idempotency_records set lease_until = now() - interval '1 second' where workspace_id = $1 and key = 'taken-over'`, [workspace.id]);
+      const retry = await claimOf();
+      const [taken] = await record();
+      await releaseIdempotencyKey(em(), first);
+      await renewIdempotencyLease(em(), first, 3_600);
+      expect(await completeIdempotencyKey(em(), first, { status: 200, body: '{}', headers: {} })).toBe(false);
+      expect(await record()).toEqual([taken]);
+      expect(taken?.claim_id).toBe(retry.claimId);
+      expect(await completeIdempotencyKey(em(), retry, { status: 200, body: '{}', headers: {} })).toBe(true);
+      expect((await record()).map((r) => r.state)).toEqual(['completed']);
     });
 
     it('a lease that ended does not let different content take the key', async () => {
