@@ -1,5 +1,5 @@
 import { loadModel, predictRows, serialiseModel, trainTabular, TABULAR_ENGINE } from '../../../engines/tabular/index';
-import { canServe } from '../../../engines/catalogue';
+import { canServe, ENGINE_CATALOGUE } from '../../../engines/catalogue';
 import { categoryRuleFor, groupOptionsFor, isSmallData, prepare, resolveConfigV12, resolveConfigV14, trainPrepared, V14_CLASSIFICATION_L2 } from '../../../engines/tabular/pipeline';
 import type { EngineConfigOverride } from '../../../engines/tabular/train';
 import { expectDeterministicRoundTrip, signalRows } from './helpers';
@@ -63,9 +63,12 @@ describe('engine 14: 13.0.0 with a leaf L2 of 1/4 for classification above small
     expect(predictRows(back, query)).toEqual(predictRows(a, query));
   });
 
-  it('is trainable by name and servable', () => {
+  it('is the version new models get, writes format 4 and is servable', () => {
+    expect(TABULAR_ENGINE.version).toBe('14.0.0');
+    expect(TABULAR_ENGINE.artefactFormatVersion).toBe(4);
     expect(TABULAR_ENGINE.servableVersions).toContain('14.0.0');
     expect(canServe('tabular-gbdt', '14.0.0')).toBe(true);
-    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, engineVersion: '14.0.0', config: FAST }).model.engine.version).toBe('14.0.0');
+    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine.version).toBe('14.0.0');
+    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('14.0.0');
   });
 });
