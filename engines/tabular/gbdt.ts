@@ -17,6 +17,22 @@ export interface BoostParams {
   /** fraction of features drawn for each round; 1 = all */
   colsample: number;
   seed: number;
+  /**
+   * experiments: what early stopping watches on binary log loss. 'loss' (default): the held-out rows'
+   * log loss. 'calibrated': their log loss after the best affine recalibration of the logit,
+   * sigmoid(a z + b) (calibratedLogLoss): the discrimination part of the log loss, which a model's
+   * over- or under-confidence does not move.
+   */
+  stopMetric?: 'loss' | 'calibrated';
+  /**
+   * boosting from an offset (one output only): the training and validation rows' starting raw
+   * scores, in place of the loss's constant start; the predictor then holds the trees alone (its
+   * start is 0) and the offset is added at prediction by whatever produced it (the linear member).
+   */
+  trainOffset?: Float64Array;
+  validOffset?: Float64Array;
+  /** experiments: keep the validation rows' raw scores after every round (BoostResult.validPath) */
+  keepValidPath?: boolean;
 }
 
 export interface BinnedSet {
@@ -74,6 +90,8 @@ export interface BoostResult {
   validHistory: number[];
   /** raw scores on the validation set for the kept rounds */
   validRaw: Float64Array | null;
+  /** with BoostParams.keepValidPath: the validation rows' raw scores (class-major) after each round grown */
+  validPath?: Float64Array[];
 }
 
 /**
@@ -107,8 +125,12 @@ export class Booster {
   private readonly validCols: Uint8Array;
   private readonly bestVraw: Float64Array;
   private bestVrawIteration = -1;
+  /** stopMetric 'calibrated': the recalibration (a, b) of the last round, the next round's start */
+  private readonly calib = Float64Array.of(1, 0);
   private readonly rounds: BuiltTree[][] = [];
   readonly validHistory: number[] = [];
+  /** keepValidPath: the validation scores after each round */
+  private readonly validPath: Float64Array[] = [];
   /** whether the last round split nothing anywhere (nothing more to learn) */
   exhausted = false;
 
@@ -130,12 +152,15 @@ export class Booster {
     this.symGrower = this.every > 0
       ? new TreeGrower(train.bins, n, F, info, { ...params.grower, symmetric: true, symmetricEvery: 0, maxDepth: symDepth, maxLeaves: 1 << symDepth, lambdaL2: params.grower.symmetricHybridL2 ?? 3 })
       : null;
-    const init = (this.init = loss.initScores(train.y));
+    const offset = K === 1 && params.trainOffset !== undefined;
+    const init = (this.init = offset ? new Float64Array(K) : loss.initScores(train.y));
     this.raw = new Float64Array(n * K);
     for (let k = 0; k < K; k++) this.raw.fill(init[k], k * n, (k + 1) * n);
+    if (offset) this.raw.set(params.trainOffset as Float64Array);
     const nv = (this.nv = valid ? valid.n : 0);
     this.vraw = new Float64Array(nv * K);
     for (let k = 0; k < K; k++) this.vraw.fill(init[k], k * nv, (k + 1) * nv);
+    if (offset && nv > 0) this.vraw.set(params.validOffset as Float64Array);
     this.grad = new Float64Array(n * K);
     this.hess = new Float64Array(n * K);
     this.rows = new Uint32Array(n);
@@ -217,8 +242,11 @@ export class Booster {
     }
     this.rounds.push(trees);
     this.exhausted = trees.every((t) => t.feature.length === 0);
-    const vl = this.valid ? loss.lossClassMajor(this.valid.y, vraw) : null;
+    const vl = this.valid
+      ? params.stopMetric === 'calibrated' && loss.name === 'log_loss' ? calibratedLogLoss(this.valid.y, vraw, this.calib) : loss.lossClassMajor(this.valid.y, vraw)
+      : null;
     if (vl !== null) this.validHistory.push(vl);
+    if (params.keepValidPath && nv > 0) this.validPath.push(vraw.slice());
     return vl;
   }
 
@@ -238,6 +266,7 @@ export class Booster {
       vraw.set(this.bestVraw);
     } else if (valid && kept < rounds.length) {
       for (let k = 0; k < K; k++) vraw.fill(init[k], k * nv, (k + 1) * nv);
+      if (K === 1 && this.params.validOffset !== undefined) vraw.set(this.params.validOffset);
       for (let r = 0; r < kept; r++) {
         for (let k = 0; k < K; k++) {
           const tree = rounds[r][k];
@@ -250,7 +279,13 @@ export class Booster {
     for (let r = 0; r < kept; r++) {
       for (let k = 0; k < K; k++) builder.addTree(rounds[r][k], info, k, 1);
     }
-    return { predictor: builder.build(init), rounds: kept, validHistory: this.validHistory, validRaw: valid ? rowMajor(vraw, nv, K) : null };
+    return {
+      predictor: builder.build(init),
+      rounds: kept,
+      validHistory: this.validHistory,
+      validRaw: valid ? rowMajor(vraw, nv, K) : null,
+      ...(this.params.keepValidPath ? { validPath: this.validPath } : {}),
+    };
   }
 }
 
@@ -284,4 +319,71 @@ export function boost(
     }
   }
   return booster.finish(kept);
+}
+
+/** log(1 + e^t), stably. */
+function softplus(t: number): number {
+  return t > 0 ? t + Math.log1p(Math.exp(-t)) : Math.log1p(Math.exp(t));
+}
+
+/**
+ * Mean binary log loss of the logits `z` after the affine recalibration sigmoid(a z + b) that minimises
+ * it (a few Newton steps on (a, b) from `ab`, which is updated: the previous round's pair is a close
+ * start). The part of the log loss that recalibration cannot remove measures how well the scores
+ * separate the classes, as ROC AUC does, but smoothly.
+ */
+export function calibratedLogLoss(y: Float64Array, z: Float64Array, ab: Float64Array, steps = 4): number {
+  const n = y.length;
+  if (n === 0) return 0;
+  const lossAt = (a: number, b: number): number => {
+    let s = 0;
+    for (let i = 0; i < n; i++) {
+      const t = a * z[i] + b;
+      s += softplus(t) - y[i] * t;
+    }
+    return s / n;
+  };
+  let a = ab[0];
+  let b = ab[1];
+  let cur = lossAt(a, b);
+  for (let it = 0; it < steps; it++) {
+    let ga = 0, gb = 0, haa = 0, hab = 0, hbb = 0;
+    for (let i = 0; i < n; i++) {
+      const t = a * z[i] + b;
+      const p = t >= 0 ? 1 / (1 + Math.exp(-t)) : Math.exp(t) / (1 + Math.exp(t));
+      const r = p - y[i];
+      const w = Math.max(p * (1 - p), 1e-12);
+      ga += r * z[i];
+      gb += r;
+      haa += w * z[i] * z[i];
+      hab += w * z[i];
+      hbb += w;
+    }
+    haa += 1e-9 * n;
+    hbb += 1e-9 * n;
+    const det = haa * hbb - hab * hab;
+    if (!(det > 0)) break;
+    const da = (hbb * ga - hab * gb) / det;
+    const db = (haa * gb - hab * ga) / det;
+    let step = 1;
+    let next = cur;
+    let na = a;
+    let nb = b;
+    for (let half = 0; half < 10; half++) {
+      na = a - step * da;
+      nb = b - step * db;
+      next = lossAt(na, nb);
+      if (next <= cur) break;
+      step /= 2;
+    }
+    if (!(next <= cur)) break;
+    const done = cur - next < 1e-12;
+    a = na;
+    b = nb;
+    cur = next;
+    if (done) break;
+  }
+  ab[0] = a;
+  ab[1] = b;
+  return cur;
 }

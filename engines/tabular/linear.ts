@@ -49,6 +49,11 @@ export interface LinearOptions {
    * 1,200 terms, training 4.5 times as long as the trees alone, for no weight).
    */
   maxTerms: number;
+  /**
+   * experiments: binary tasks boost the trees from the member's scores (each fold model from the
+   * linear model fitted on its own training rows) instead of blending the two by out-of-fold weights
+   */
+  boostFrom?: boolean;
 }
 
 export const DEFAULT_LINEAR_OPTIONS: LinearOptions = {
@@ -343,6 +348,8 @@ export interface LinearFit {
   coef: Float64Array;
   /** summed out-of-fold loss per strength, in the order of options.alphas (0 after the path stopped) */
   alphaLoss: Float64Array;
+  /** the chosen strength's coefficients of each fold model (intercept K, then coef D x K) */
+  foldBetas: Float64Array[];
 }
 
 
@@ -541,5 +548,5 @@ export function fitLinear(
   if (best < 0) return null;
   const avg = new Float64Array(P * K);
   for (const b of betas[best]) for (let j = 0; j < avg.length; j++) avg[j] += b[j] / betas[best].length;
-  return { oofRaw: oofByAlpha[best], alpha: A[best], intercept: avg.slice(0, K), coef: avg.slice(K), alphaLoss };
+  return { oofRaw: oofByAlpha[best], alpha: A[best], intercept: avg.slice(0, K), coef: avg.slice(K), alphaLoss, foldBetas: betas[best] };
 }

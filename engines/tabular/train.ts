@@ -40,6 +40,17 @@ export interface EngineConfig {
   colsample: number;
   maxBins: number;
   loss: LossName | 'auto';
+  /**
+   * experiments: honest out-of-fold scores (one output, each fold model stopped on its own fold): a
+   * fold model stops at the round of least loss on its held-out rows, so its scores of those rows are
+   * those of a round chosen on them. With this, each half of a fold's held-out rows gets the model's
+   * scores at the round early stopping would keep on the other half (honestOofScores); the fold models
+   * themselves are unchanged, only the out-of-fold scores that weigh the other members and give the
+   * validation score.
+   */
+  honestOof?: boolean;
+  /** experiments: what early stopping watches on binary tasks (BoostParams.stopMetric; default the log loss) */
+  stopMetric?: 'loss' | 'calibrated';
   grower: GrowerParams;
 }
 
@@ -56,7 +67,7 @@ export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & {
   forest?: Partial<ForestOptions>;
   /** engines 1-10 (experiments): the category rule over the version's (schema.ts, categoryRuleFor) */
   categories?: Partial<CategoryRule>;
-  /** engines 11-13 (experiments): options of the group member (group.ts), over the version's */
+  /** engines 11-14 (experiments): options of the group member (group.ts), over the version's */
   group?: Partial<GroupOptions>;
 };
 
@@ -188,11 +199,19 @@ export function boostPooled(folds: FoldSet[], info: BinnedFeatureInfo, F: number
   return boosters.map((b) => b.finish(kept));
 }
 
+/**
+ * Boosting from an offset (experiments, one output): given the held-out rows of every fold model of
+ * the first cross-fit, the starting raw score of every row for each fold model (n each), or null to
+ * boost from the loss's constant start as usual.
+ */
+export type FoldOffsets = (validRows: Int32Array[]) => Float64Array[] | null;
+
 export function fitCore(
   input: CoreInput,
   cfg: EngineConfig,
   seed: number,
   onRound?: (done: number, total: number) => void,
+  offsets?: FoldOffsets,
 ): CoreResult {
   const { X, n, F, y, task } = input;
   const info = fitBins(X, n, F, input.categorical, cfg.maxBins, n < 100 ? 1 : 3);
@@ -233,7 +252,21 @@ export function fitCore(
           subsample: cfg.subsample,
           colsample: cfg.colsample,
           seed: rng.fork(100 + rep * 31 + m),
+          ...(cfg.stopMetric ? { stopMetric: cfg.stopMetric } : {}),
+          ...(cfg.honestOof && K === 1 && cfg.stopping !== 'pooled' ? { keepValidPath: true } : {}),
         },
+      });
+    }
+    const off = offsets && rep === 0 && K === 1 && folds.length === cfg.folds && folds.every((f) => f.valid !== null)
+      ? offsets(folds.map((f) => f.validRows))
+      : null;
+    if (off) {
+      folds.forEach((fs, m) => {
+        const inVa = new Uint8Array(n);
+        for (const r of fs.validRows) inVa[r] = 1;
+        const tr: number[] = [];
+        for (let i = 0; i < n; i++) if (!inVa[i]) tr.push(i);
+        fs.params = { ...fs.params, trainOffset: Float64Array.from(tr, (i) => off[m][i]), validOffset: Float64Array.from(fs.validRows, (i) => off[m][i]) };
       });
     }
     const base = rep * nModels * cfg.maxRounds;
@@ -251,7 +284,13 @@ export function fitCore(
         });
     results.forEach((res, m) => {
       const va = folds[m].validRows;
-      if (res.validRaw) {
+      if (res.validRaw && res.validPath && res.validPath.length > 0) {
+        const honest = honestOofScores(res.validPath, (folds[m].valid as BinnedSet).y, folds[m].loss, cfg, res.rounds);
+        for (let j = 0; j < va.length; j++) {
+          oofCount[va[j]]++;
+          oofSum[va[j]] += honest[j];
+        }
+      } else if (res.validRaw) {
         for (let j = 0; j < va.length; j++) {
           oofCount[va[j]]++;
           for (let k = 0; k < K; k++) oofSum[va[j] * K + k] += res.validRaw[j * K + k];
@@ -271,6 +310,44 @@ export function fitCore(
     foldModels.map(() => w),
   );
   return { predictor, oofRaw, foldModels, info, lossName };
+}
+
+/**
+ * Out-of-fold scores of one fold model (one output) whose rounds were not chosen on the rows they
+ * score: the held-out rows are dealt into two halves (alternately, in row order), and each half gets
+ * the model's scores at the round early stopping (cfg's patience and smallest improvement) keeps on
+ * the other half's loss, among the rounds grown. `path[r]` holds the held-out rows' raw scores after
+ * round r + 1. With fewer than 4 held-out rows, the scores of the kept round `kept`.
+ */
+export function honestOofScores(path: Float64Array[], y: Float64Array, loss: Loss, cfg: EngineConfig, kept: number): Float64Array {
+  const nv = y.length;
+  const R = path.length;
+  const out = new Float64Array(nv);
+  if (nv < 4) {
+    out.set(path[Math.max(0, Math.min(R, kept) - 1)]);
+    return out;
+  }
+  for (let h = 0; h < 2; h++) {
+    // the other half's rows
+    const other: number[] = [];
+    for (let j = 0; j < nv; j++) if (j % 2 !== h) other.push(j);
+    const yo = Float64Array.from(other, (j) => y[j]);
+    const ro = new Float64Array(other.length);
+    const stop = earlyStoppingCallback(cfg.earlyStoppingRounds, cfg.earlyStoppingMinDelta, true);
+    let best = R;
+    for (let r = 0; r < R; r++) {
+      const p = path[r];
+      for (let q = 0; q < other.length; q++) ro[q] = p[other[q]];
+      const res = stop(Object.freeze({ iteration: r + 1, maxRounds: R, trainLoss: null, validLoss: loss.loss(yo, ro) }));
+      if (res && 'stop' in res) {
+        best = res.bestIteration;
+        break;
+      }
+    }
+    const p = path[Math.max(0, Math.min(R, best) - 1)];
+    for (let j = h; j < nv; j += 2) out[j] = p[j];
+  }
+  return out;
 }
 
 /** Converts raw scores to outputs: class probabilities (n x C) or regression values (n). */
