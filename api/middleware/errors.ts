@@ -11,10 +11,25 @@ interface HttpishError {
   expose?: boolean;
 }
 
+/** What a billable answer says is left (monthly allowance + purchased balance), per the contract. */
+export const REMAINING_HEADER = 'X-Service-Predictions-Remaining';
+
+/**
+ * The headers an error answer carries besides its content type: `Retry-After` on a 429, and on a 402
+ * for want of credits what remains, as every billable answer states it (the body carries it too).
+ */
+export function errorHeaders(err: AppError): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const retryAfter = err.extra.retry_after_seconds;
+  if (err.status === 429 && typeof retryAfter === 'number') headers['Retry-After'] = String(retryAfter);
+  const balance = err.extra.balance;
+  if (err.code === 'CREDITS_EXHAUSTED' && typeof balance === 'number') headers[REMAINING_HEADER] = String(balance);
+  return headers;
+}
+
 export function sendError(ctx: Context, err: AppError): void {
   ctx.status = err.status;
-  const retryAfter = err.extra.retry_after_seconds;
-  if (err.status === 429 && typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
+  ctx.set(errorHeaders(err));
   ctx.body = envelopeOf(err);
 }
 

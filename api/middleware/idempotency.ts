@@ -14,9 +14,9 @@ import {
   type StoredResponse,
 } from '../../services/idempotency';
 import type { UploadedFile } from './body';
-import { envelopeOf } from './errors';
+import { envelopeOf, errorHeaders, REMAINING_HEADER } from './errors';
 
-export const REMAINING_HEADER = 'X-Service-Predictions-Remaining';
+export { REMAINING_HEADER };
 const REPLAYED_HEADERS = ['content-type', REMAINING_HEADER.toLowerCase()];
 
 function serialiseBody(body: unknown): string | null {
@@ -123,7 +123,7 @@ export async function runCommitted(
         await completeIdempotencyKey(em, held, {
           status: err.status,
           body: JSON.stringify(envelopeOf(err)),
-          headers: { 'content-type': 'application/json; charset=utf-8' },
+          headers: { 'content-type': 'application/json; charset=utf-8', ...errorHeaders(err) },
         });
       } else {
         await releaseIdempotencyKey(em, held);

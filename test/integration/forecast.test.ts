@@ -155,12 +155,13 @@ describe('forecast and backtest routes', () => {
     expect(res.body.messageDetail).toContain('tiny');
   });
 
-  it('refuses with 402 before any computation when horizon × series exceeds what is left, charging nothing', async () => {
+  it('refuses with 402 before any computation when horizon × series exceeds what is left, charging nothing and stating what remains in the header', async () => {
     const { apiKey, account } = await h.provision('free');
     await h.orm.em.fork().nativeUpdate(AccountSchema, { id: account.id }, { allowanceRemaining: 9, purchasedBalance: 0 });
     const res = await forecast(apiKey, { target: 'sales', horizon: 5, item_id: 'store', data: [...seasonalRows(30, { item: 'a' }), ...seasonalRows(30, { item: 'b' })] });
     expectError(res, 402, 'CREDITS_EXHAUSTED');
     expect(res.body).toEqual(expect.objectContaining({ balance: 9, required: 10 }));
+    expect(res.headers['x-service-predictions-remaining']).toBe('9');
     expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(0);
   });
 

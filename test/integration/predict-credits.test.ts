@@ -48,7 +48,7 @@ describe('prediction, credits and idempotency', () => {
     expect(strip(csv.body.predictions)).toEqual(strip(json.body.predictions));
   });
 
-  it('draws the monthly allowance first, then the purchased balance, with exact header values and ledger rows', async () => {
+  it('draws the monthly allowance first, then the purchased balance, with exact header values (a 402 and its replay included) and ledger rows', async () => {
     const { apiKey, modelId, account } = await trainedModel();
     await setCredits(account.id, 3, 5);
     const first = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(4) });
@@ -57,6 +57,13 @@ describe('prediction, credits and idempotency', () => {
     const refused = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(5) });
     expectError(refused, 402, 'CREDITS_EXHAUSTED');
     expect(refused.body).toEqual(expect.objectContaining({ balance: 4, required: 5 }));
+    expect(refused.headers[REMAINING]).toBe('4');
+    // The same refusal replayed for its Idempotency-Key states what remains too.
+    const keyed = () => h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'short-of-credits').send({ rows: rows(5) });
+    expect((await keyed()).headers[REMAINING]).toBe('4');
+    const replayed = await keyed();
+    expectError(replayed, 402, 'CREDITS_EXHAUSTED');
+    expect([replayed.headers['idempotent-replayed'], replayed.headers[REMAINING]]).toEqual(['true', '4']);
     const second = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(4) });
     expect(second.headers[REMAINING]).toBe('0');
     const after = await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id });
