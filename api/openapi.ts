@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { ZodObject } from 'zod';
+import { REMAINING_HEADER } from './middleware/errors';
 import type { AnyRoute } from './route';
 import { errorEnvelopeSchema } from './schemas/common';
 import { z } from './zod';
@@ -68,6 +69,15 @@ function headersOf(route: AnyRoute): { headers?: ZodObject } {
 
 const toOpenApiPath = (koaPath: string): string => koaPath.replace(/:([A-Za-z_]+)/g, '{$1}');
 
+/** The headers errorHeaders (middleware/errors.ts) sets on an error answer, documented. */
+function errorHeadersDoc(status: number, codes: string[]): Pick<ResponseConfig, 'headers'> {
+  if (status === 429) return { headers: { ...RATE_HEADERS, 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' as const } } } };
+  if (codes.includes('CREDITS_EXHAUSTED')) {
+    return { headers: { [REMAINING_HEADER]: { description: 'On CREDITS_EXHAUSTED: credits left (monthly allowance + purchased balance), as the body\'s `balance`.', schema: { type: 'integer' as const } } } };
+  }
+  return {};
+}
+
 function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
   const responses: Record<string, ResponseConfig> = {};
   for (const [status, doc] of Object.entries(route.responses)) {
@@ -92,9 +102,7 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
     responses[String(status)] = {
       description: `Error envelope; \`message\` is one of: ${codes.join(', ')}.`,
       content: { 'application/json': { schema: errorEnvelopeSchema } },
-      ...(status === 429
-        ? { headers: { ...RATE_HEADERS, 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' as const } } } }
-        : {}),
+      ...errorHeadersDoc(status, codes),
     };
   }
   return responses;

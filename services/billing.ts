@@ -291,12 +291,6 @@ export class Billing {
   }
 
   /**
-   * Records a purchase of `units` credits and opens its Checkout Session; nothing is credited here.
-   * The `purchase/<pur>` workflow is started before the purchase row is committed: a row that exists
-   * always has its workflow, whatever point the call dies at (a workflow whose row never came, or whose
-   * session was never created, ends as expired at its deadline, having credited nothing).
-   */
-  /**
    * 409 PURCHASED_BALANCE_LIMIT when the purchased balance, with the purchases still pending and this
    * one, would pass MAX_PURCHASED_BALANCE: the balance is a 32-bit integer, and a settlement beyond it
    * would fail for ever after the customer paid.
@@ -321,6 +315,12 @@ export class Billing {
     }
   }
 
+  /**
+   * Records a purchase of `units` credits and opens its Checkout Session; nothing is credited here.
+   * The `purchase/<pur>` workflow is started before the purchase row is committed: a row that exists
+   * always has its workflow, whatever point the call dies at (a workflow whose row never came, or whose
+   * session was never created, ends as expired at its deadline, having credited nothing).
+   */
   async buyCredits(caller: { accountId: string; workspaceId: string; plan: PlanName }, units: number): Promise<CreditPurchase> {
     if (PLAN_PRICES[caller.plan].perCreditBlock === null || !PLANS[caller.plan].canBuyCredits) {
       throw new AppError('PLAN_HAS_NO_UNIT_PRICE', 409, `The ${caller.plan} plan has no unit price: credits cannot be bought on it (subscribe to build, pro or growth).`);

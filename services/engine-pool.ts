@@ -201,7 +201,7 @@ export class EnginePool {
    * cold code (the 100 × 200 daily call took 2.9 s on fresh threads against 1.6 s on warm ones,
    * bench/api/forecast-pool.ts). Answers the ids of the threads that warmed.
    */
-  async warmUp(seriesPerThread = 4): Promise<number[]> {
+  async warmUp(seriesPerThread: number): Promise<number[]> {
     const started = new SharedArrayBuffer(4);
     return (await Promise.all(
       Array.from({ length: this.threads }, () => this.pool.run({ started, tasks: this.threads, series: seriesPerThread }, { name: 'warmUp' })),

@@ -21,6 +21,7 @@ import { TabularDataError, TabularModelFormatError } from '../engines/tabular';
 import { SeriesError, backtestSeries, forecastSeries, inferTimestampColumn, prepareSeries, type Backtest, type PreparedSeries, type SeriesForecast } from '../engines/forecast';
 import { parseUploadedFile, type Row } from './datasets';
 import { AppError } from './errors';
+import { syntheticDailyRows } from './synthetic-series';
 
 /** Errors lose their class and fields across threads, so data refusals travel as values. */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
@@ -175,17 +176,6 @@ export function forecastPrepared(task: { series: PreparedSeries[]; horizon: numb
   return guarded(() => task.series.map((s) => forecastSeries(s, { horizon: task.horizon, quantiles: task.quantiles, seasonLength: task.seasonLength })));
 }
 
-/** Daily series with a weekly pattern, the shape most forecast calls have; their values only exercise code. */
-function warmUpSeries(count: number, points: number): PreparedSeries[] {
-  if (count === 0) return [];
-  const rows = Array.from({ length: count * points }, (_, k) => {
-    const s = Math.floor(k / points);
-    const i = k % points;
-    return { date: new Date(Date.UTC(2025, 0, 1) + i * 86_400_000).toISOString().slice(0, 10), item: `w${s}`, value: 50 + 3 * s + 0.2 * i + [0, 4, 6, 3, 9, 13, 7][i % 7]! + ((i * 31 + s * 7) % 11) / 3 };
-  });
-  return prepareSeries(rows, { target: 'value', timestamp: 'date', itemId: 'item' });
-}
-
 /**
  * Compiles this thread's forecast code by forecasting a few series. Every warm-up task of one call
  * first waits (at most 10 s) until all of them have started, so each runs on a thread of its own
@@ -197,7 +187,9 @@ export function warmUp(task: { started: SharedArrayBuffer; tasks: number; series
   Atomics.notify(started, 0);
   const deadline = Date.now() + 10_000;
   for (let seen = Atomics.load(started, 0); seen < task.tasks && Date.now() < deadline; seen = Atomics.load(started, 0)) Atomics.wait(started, 0, seen, 100);
-  for (const s of warmUpSeries(task.series, 200)) forecastSeries(s, { horizon: 14, quantiles: [0.1, 0.5, 0.9] });
+  if (task.series === 0) return threadId;
+  const series = prepareSeries(syntheticDailyRows(task.series, 200), { target: 'value', timestamp: 'date', itemId: 'item' });
+  for (const s of series) forecastSeries(s, { horizon: 14, quantiles: [0.1, 0.5, 0.9] });
   return threadId;
 }
 

@@ -9,8 +9,8 @@ export interface StoredResponse {
   headers: Record<string, string>;
 }
 
-/** `claimId` names this call's claim: renewal, completion and release act on it only. */
-export type ClaimResult = { kind: 'claimed'; claimId: string } | { kind: 'replay'; response: StoredResponse };
+/** `held` is this call's claim: renewal, completion and release act on it only. */
+export type ClaimResult = { kind: 'claimed'; held: HeldClaim } | { kind: 'replay'; response: StoredResponse };
 
 export function requestFingerprint(parts: { method: string; path: string; body: unknown; file?: Buffer | null }): string {
   const hash = createHash('sha256');
@@ -58,7 +58,7 @@ export async function claimIdempotencyKey(
   const connection = em.getConnection();
   const claimId = randomUUID();
   const taken = await connection.execute<RecordRow[]>(CLAIM_SQL, [claim.workspaceId, claim.key, claim.fingerprint, IDEMPOTENCY_TTL_HOURS, claim.leaseSeconds, claimId]);
-  if (taken.length === 1) return { kind: 'claimed', claimId };
+  if (taken.length === 1) return { kind: 'claimed', held: { workspaceId: claim.workspaceId, key: claim.key, claimId } };
   const [existing] = await connection.execute<RecordRow[]>(
     `select request_hash, state, response_status, response_body, response_headers, false as claimed from idempotency_records where workspace_id = ? and key = ?`,
     [claim.workspaceId, claim.key],

@@ -16,7 +16,6 @@ import {
 import type { UploadedFile } from './body';
 import { envelopeOf, errorHeaders, REMAINING_HEADER } from './errors';
 
-export { REMAINING_HEADER };
 const REPLAYED_HEADERS = ['content-type', REMAINING_HEADER.toLowerCase()];
 
 function serialiseBody(body: unknown): string | null {
@@ -85,11 +84,10 @@ export async function runCommitted(
     const fingerprint = requestFingerprint({ method: ctx.method, path: ctx.path, body: ctx.request.body ?? null, file: scope.upload?.content ?? null });
     const claim = await claimIdempotencyKey(em, { workspaceId, key, fingerprint, leaseSeconds: deps.idempotencyLeaseSeconds });
     if (claim.kind === 'replay') return replay(ctx, claim.response);
-    const ours: HeldClaim = { workspaceId, key, claimId: claim.claimId };
-    held = ours;
+    held = claim.held;
     const renewEveryMs = (deps.idempotencyLeaseSeconds * 1000) / 3;
     renewal = setInterval(() => {
-      renewIdempotencyLease(deps.orm.em.fork(), ours, deps.idempotencyLeaseSeconds).catch(() => undefined);
+      renewIdempotencyLease(deps.orm.em.fork(), claim.held, deps.idempotencyLeaseSeconds).catch(() => undefined);
     }, renewEveryMs);
     renewal.unref();
   }

@@ -99,14 +99,5 @@ export function timestampsFor(s: SeriesData, count: number): string[] {
   return out;
 }
 
-/**
- * The synthetic daily series with a weekly pattern that bench:api sends to the forecast route (and
- * fingerprint.ts forecasts in-process): `series` series of `points` days from 2025-01-01, as rows.
- */
-export function syntheticDailyRows(series: number, points: number): Array<{ date: string; item: string; value: number }> {
-  return Array.from({ length: series * points }, (_, k) => {
-    const s = Math.floor(k / points);
-    const i = k % points;
-    return { date: new Date(Date.UTC(2025, 0, 1) + i * 86_400_000).toISOString().slice(0, 10), item: `s${s}`, value: 100 + s + i * 0.3 + [0, 3, 5, 2, 8, 12, 6][i % 7] + ((i * 7919 + s * 31) % 17) / 4 };
-  });
-}
+/** The synthetic daily series that bench:api sends to the forecast route (and fingerprint.ts forecasts in-process). */
+export { syntheticDailyRows } from '../../services/synthetic-series';

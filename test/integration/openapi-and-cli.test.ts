@@ -14,6 +14,16 @@ describe('/openapi.json', () => {
   });
   afterAll(() => h.stop());
 
+  it('documents what remains in X-Service-Predictions-Remaining on the 402 CREDITS_EXHAUSTED of predict and forecast, as on their 200', async () => {
+    const res = await h.http.get('/openapi.json');
+    for (const [method, route] of [['post', '/v1/models/{id}/predict'], ['post', '/v1/forecast']] as const) {
+      const responses = res.body.paths[route][method].responses;
+      for (const status of ['200', '402']) {
+        expect({ route, status, header: responses[status].headers?.['X-Service-Predictions-Remaining']?.schema }).toEqual({ route, status, header: { type: 'integer' } });
+      }
+    }
+  });
+
   it('documents every route of the contract this build serves, with the contract\'s statuses and error codes', async () => {
     const res = await h.http.get('/openapi.json');
     expect(res.status).toBe(200);

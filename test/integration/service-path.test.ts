@@ -30,6 +30,17 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
   const reservationsOf = async (accountId: string) =>
     h.orm.em.fork().getConnection().execute<Array<{ state: string; operation: string }>>(`select state, operation from credit_reservations where account_id = ?`, [accountId]);
 
+  /** The id of the account's held reservation, once a call in flight has made it (within 20 s). */
+  const heldReservation = async (accountId: string, caller: string): Promise<string> => {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const [held] = (await h.callPool.query<{ id: string }>(`select id from credit_reservations where account_id = $1 and state = 'held'`, [accountId])).rows.map((r) => r.id);
+      if (held) return held;
+      if (Date.now() > deadline) throw new Error(`${caller} never reserved its credits`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  };
+
   describe('charged with the answer', () => {
     const predictionsOf = async (modelId: string) =>
       h.orm.em
@@ -205,13 +216,7 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       // given back (as the sweep would after the deadline) while the 10,000 rows are scored.
       const call = h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'given-back-before-stored').send({ rows: rows(10_000) });
       const answered = call.then((res) => res);
-      const deadline = Date.now() + 20_000;
-      let held: string | undefined;
-      while (!held) {
-        if (Date.now() > deadline) throw new Error('the predict never reserved its credits');
-        [held] = (await h.callPool.query<{ id: string }>(`select id from credit_reservations where account_id = $1 and state = 'held'`, [account.id])).rows.map((r) => r.id);
-        if (!held) await new Promise((resolve) => setTimeout(resolve, 2));
-      }
+      const held = await heldReservation(account.id, 'the predict');
       expect(await releaseReservation(h.orm.em.fork(), held)).not.toBeNull();
       const res = await answered;
       expectError(res, 503, 'CALL_EXPIRED');
@@ -299,13 +304,7 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       // The first call stalls where it settles its credits (a lock held on its reservation), as a process
       // stalled past its lease would...
       const first = predict().then((res) => res);
-      const deadline = Date.now() + 20_000;
-      let reservationId: string | undefined;
-      while (!reservationId) {
-        if (Date.now() > deadline) throw new Error('the first call never reserved its credits');
-        [reservationId] = (await h.callPool.query<{ id: string }>(`select id from credit_reservations where account_id = $1 and state = 'held'`, [account.id])).rows.map((r) => r.id);
-        if (!reservationId) await new Promise((resolve) => setTimeout(resolve, 2));
-      }
+      const reservationId = await heldReservation(account.id, 'the first call');
       const blocker = await h.callPool.connect();
       try {
         await blocker.query('begin');
@@ -333,7 +332,7 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       const claimOf = async () => {
         const claim = await claimIdempotencyKey(em(), { workspaceId: workspace.id, key: 'taken-over', fingerprint: 'f'.repeat(64), leaseSeconds: 30 });
         if (claim.kind !== 'claimed') throw new Error('the key was not claimed');
-        return { workspaceId: workspace.id, key: 'taken-over', claimId: claim.claimId };
+        return claim.held;
       };
       const record = async () =>
         (await h.callPool.query<{ claim_id: string; state: string; lease_until: Date }>(`select claim_id, state, lease_until from idempotency_records where workspace_id = $1 and key = 'taken-over'`, [workspace.id])).rows;

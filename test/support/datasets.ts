@@ -35,11 +35,4 @@ export function toCsv(rows: Row[], separator = ','): string {
 }
 
 /** `series` daily series of `points` days from 2025-01-01 with a weekly pattern, in one table (`date`, `item`, `value`). */
-export function dailySeriesRows(series: number, points: number): Row[] {
-  const week = [0, 3, 5, 2, 8, 12, 6];
-  return Array.from({ length: series * points }, (_, k) => {
-    const s = Math.floor(k / points);
-    const i = k % points;
-    return { date: new Date(Date.UTC(2025, 0, 1) + i * 86_400_000).toISOString().slice(0, 10), item: `s${s}`, value: 100 + s + i * 0.3 + week[i % 7]! + ((i * 7919 + s * 31) % 17) / 4 };
-  });
-}
+export { syntheticDailyRows as dailySeriesRows } from '../../services/synthetic-series';
