@@ -73,7 +73,8 @@ async function main(): Promise<void> {
   if (!config.STRIPE_SECRET_KEY) {
     // The same SDK calls as with the real Stripe, pointed at a local stand-in that also sends the
     // signed events its checkout page makes; set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET for Stripe.
-    const standIn = await startStripeStandIn({ port: DEV_STRIPE_STANDIN_PORT });
+    // Its usual port, else any: a second checkout's `npm start` (or a benchmark's service) runs beside the first.
+    const standIn = await startStripeStandIn({ port: DEV_STRIPE_STANDIN_PORT }).catch(() => startStripeStandIn({ port: 0 }));
     standIn.webhookUrl = `http://127.0.0.1:${config.PORT}/v1/integrations/stripe/webhook`;
     cleanup.push(() => standIn.close());
     config = { ...config, STRIPE_SECRET_KEY: 'sk_test_local_standin', STRIPE_WEBHOOK_SECRET: standIn.webhookSecret, STRIPE_API_URL: standIn.url };

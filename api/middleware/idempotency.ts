@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { callExpired, releaseReservation, settleReservation, settleReservationAlone } from '../../services/credits';
 import type { Queryable } from '../../services/sql';
 import { AppError } from '../../services/errors';
@@ -76,13 +76,15 @@ export async function runCommitted(
   if (key && (key.length > 255 || !/^[\x21-\x7e]+$/.test(key))) {
     throw new AppError('VALIDATION_ERROR', 400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
   }
-  const em = deps.orm.em.fork();
+  // Forked on first use: a call without a key and without a failure never needs it.
+  let forked: EntityManager | null = null;
+  const em = (): EntityManager => (forked ??= deps.orm.em.fork());
   const { workspaceId } = scope;
   let renewal: NodeJS.Timeout | null = null;
   let held: HeldClaim | null = null;
   if (key) {
     const fingerprint = requestFingerprint({ method: ctx.method, path: ctx.path, body: ctx.request.body ?? null, file: scope.upload?.content ?? null });
-    const claim = await claimIdempotencyKey(em, { workspaceId, key, fingerprint, leaseSeconds: deps.idempotencyLeaseSeconds });
+    const claim = await claimIdempotencyKey(em(), { workspaceId, key, fingerprint, leaseSeconds: deps.idempotencyLeaseSeconds });
     if (claim.kind === 'replay') return replay(ctx, claim.response);
     held = claim.held;
     const renewEveryMs = (deps.idempotencyLeaseSeconds * 1000) / 3;
@@ -106,7 +108,7 @@ export async function runCommitted(
       return;
     }
     const claim = held;
-    await em.transactional(async (tx) => {
+    await em().transactional(async (tx) => {
       if (reservationId && !(await settleReservation(tx, reservationId))) throw callExpired();
       // A retry that took the key over (this call outlived its lease) answers for it: this call's
       // settlement is rolled back with it, so the key's call is charged once.
@@ -118,13 +120,13 @@ export async function runCommitted(
     if (held) {
       if (err instanceof AppError && err.status < 500) {
         // A refusal is an answer: the same call with the same key gets it again.
-        await completeIdempotencyKey(em, held, {
+        await completeIdempotencyKey(em(), held, {
           status: err.status,
           body: JSON.stringify(envelopeOf(err)),
           headers: { 'content-type': 'application/json; charset=utf-8', ...errorHeaders(err) },
         });
       } else {
-        await releaseIdempotencyKey(em, held);
+        await releaseIdempotencyKey(em(), held);
       }
     }
     throw err;

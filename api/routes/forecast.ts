@@ -1,5 +1,6 @@
 import { AppError } from '../../services/errors';
 import { runBacktest, runForecast } from '../../services/forecasting';
+import { callStores } from '../../services/credits';
 import type { EnginePool } from '../../services/engine-pool';
 import type { AppDeps } from '../app';
 import type { UploadedFile } from '../middleware/body';
@@ -66,7 +67,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
         const horizon = horizonOf(body, 'INVALID_INPUT');
         const quantiles = body.quantiles ?? [];
         const result = await runForecast(
-          { em: deps.orm.em.fork(), callPool: deps.callPool },
+          callStores(deps.orm, deps.callPool),
           deps.enginePool,
           { rows: await rowsOf(deps.enginePool, body, upload, 'INVALID_INPUT'), target: body.target, horizon, timestamp: body.timestamp, itemId: body.item_id, quantiles, pointEstimate: body.point_estimate, seasonLength: body.season_length },
           { accountId: a.accountId, workspaceId: a.workspaceId, httpRequestId: requestId, holdSeconds: deps.config.CREDIT_HOLD_SECONDS },

@@ -14,6 +14,7 @@ import {
 import { reportOutcomes } from '../../services/outcomes';
 import { modelPerformance } from '../../services/performance';
 import { predict, predictionHistory } from '../../services/predictions';
+import { callStores } from '../../services/credits';
 import type { AppDeps } from '../app';
 import { answersForReplay, holdCredits } from '../middleware/idempotency';
 import { REMAINING_HEADER } from '../middleware/errors';
@@ -240,7 +241,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
         const a = requireUsageKey(auth);
         if (body.rows !== undefined && body.data !== undefined) throw validationError('Send body.rows or body.data, not both.');
         const rows = await datasetRows(deps.enginePool, body.rows ?? body.data, upload, 'rows');
-        const result = await predict({ em: em(), callPool: deps.callPool }, deps.enginePool, {
+        const result = await predict(callStores(deps.orm, deps.callPool), deps.enginePool, {
           modelId: params.id,
           rows,
           accountId: a.accountId,
