@@ -57,9 +57,9 @@ export type EngineVersion = (typeof ENGINE_VERSIONS)[number];
  * The version new models are trained with: 15.0.0 (14.0.0 with the forest member on binary data above
  * small data, within a compute budget). On the development collection it changes phoneme only, better
  * on three fold splits (0.9502 → 0.9660 on the benchmark's, a loss to CatBoost become a win; mean binary
- * AUC +0.0013) for about 3 % more fit CPU; on the held-out collection it changes police_injury, kershaw
+ * AUC +0.0013) for 2.3 % more fit CPU; on the held-out collection it changes police_injury, kershaw
  * and wells, better on 5 and worse on 3 of 9 set-splits (+0.0165 AUC summed), police_injury by +0.005
- * on every split (bench/RESULTS.md, engine 15.0.0). Every other set trains 14.0.0's model. 6.0.0 was
+ * on every split, for 13.7 % more fit CPU (bench/RESULTS.md, sixteenth round: engine 15.0.0). Every other set trains 14.0.0's model. 6.0.0 was
  * never the default: on the host of its measurement it took 5.05-5.07× LightGBM's fit time. Before
  * 15.0.0: 14.0.0, 13.0.0, 12.0.0, 11.0.0, 10.0.0, 9.0.0, 8.0.0, 7.0.0, 5.0.0, 4.0.0, 1.0.0. Models of
  * every earlier version keep the version they were trained with and its predictions.
@@ -302,7 +302,7 @@ export const V15_BINARY_FOREST_MAX_WORK = 12000;
  * greatest out-of-fold ROC AUC), within V15_BINARY_FOREST_MAX_WORK (about a second of CPU a fit on
  * the development host). Above small data the weight is chosen on more than 2,000 held-out rows,
  * where ROC AUC is a steady measure; between 500 and 2,000 rows the forest lost on most sets
- * (bench/RESULTS.md, engine 9.0.0 and engine 15.0.0). Other data and other versions: the version's
+ * (bench/RESULTS.md, engine 9.0.0 and the sixteenth round). Other data and other versions: the version's
  * forest (engines 8-14: data of at most 500 rows).
  */
 export function forestOverrideFor(version: EngineVersion, p: Prepared, override?: Partial<ForestOptions>): Partial<ForestOptions> | undefined {
