@@ -25,6 +25,8 @@ export interface ForestOptions {
   maxRows: number;
   /** what the mixture weight minimises on binary tasks: log loss, or 1 - ROC AUC (the binary validation metric) */
   binaryWeightBy: 'log_loss' | 'roc_auc';
+  /** experiments: a node of fewer rows than this is a leaf (unset: 2, trees grown to purity) */
+  minSplit?: number;
 }
 
 /** The engine versions with a forest member. */
@@ -118,6 +120,7 @@ export function fitForest(
   rows: Int32Array,
   trees: number,
   seed: number,
+  minSplit = 2,
 ): Forest {
   const K = forestOutputs(task, nClasses);
   const classify = task !== 'regression';
@@ -176,7 +179,7 @@ export function fitForest(
       const node = stack.pop() as number;
       const m = hi - lo;
       const pure = summarise(lo, hi);
-      if (m < 2 || pure) {
+      if (m < minSplit || pure) {
         makeLeaf(node, lo, hi);
         continue;
       }

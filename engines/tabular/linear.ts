@@ -54,6 +54,12 @@ export interface LinearOptions {
    * linear model fitted on its own training rows) instead of blending the two by out-of-fold weights
    */
   boostFrom?: boolean;
+  /**
+   * experiments, binary tasks: the trees and the member combined by a logistic regression of the
+   * target on their out-of-fold raw scores (weights a, b of free scale and an intercept, stackWeights)
+   * instead of by the convex blend; the usual blend when a weight comes out negative
+   */
+  blendBy?: 'stack';
 }
 
 export const DEFAULT_LINEAR_OPTIONS: LinearOptions = {
@@ -419,6 +425,8 @@ export function fitLinear(
   const A = options.alphas;
   const alphaLoss = new Float64Array(A.length);
   const oofByAlpha = A.map(() => new Float64Array(n * K).fill(NaN));
+  // how many more times than once a row was held out (0 for every row of one cross-fit's folds)
+  const heldAgain = new Int32Array(n);
   const betas: Float64Array[][] = A.map(() => []);
   const s = new Float64Array(K);
   const p = new Float64Array(K);
@@ -531,10 +539,23 @@ export function fitLinear(
       for (let j = 0; j < va.length; j++) {
         const i = va[j];
         scores(i, beta, s);
-        for (let k = 0; k < K; k++) oof[i * K + k] = s[k];
+        // a row held out by several folds (a repeated cross-fit, EngineConfig.repeats): the sum, then the mean below
+        if (Number.isNaN(oof[i * K])) for (let k = 0; k < K; k++) oof[i * K + k] = s[k];
+        else {
+          for (let k = 0; k < K; k++) oof[i * K + k] += s[k];
+          heldAgain[i]++;
+        }
         l += rowLoss(task, s, K, y[i]);
       }
       alphaLoss[a] += l;
+    }
+    if (folds.length > 0) {
+      const oof = oofByAlpha[a];
+      for (let i = 0; i < n; i++) {
+        if (heldAgain[i] === 0) continue;
+        for (let k = 0; k < K; k++) oof[i * K + k] /= heldAgain[i] + 1;
+        heldAgain[i] = 0;
+      }
     }
     // the out-of-fold loss along the strengths is unimodal in practice: stop once it rises
     if (alphaLoss[a] > bestSoFar) break;
@@ -549,4 +570,43 @@ export function fitLinear(
   const avg = new Float64Array(P * K);
   for (const b of betas[best]) for (let j = 0; j < avg.length; j++) avg[j] += b[j] / betas[best].length;
   return { oofRaw: oofByAlpha[best], alpha: A[best], intercept: avg.slice(0, K), coef: avg.slice(K), alphaLoss, foldBetas: betas[best] };
+}
+
+/**
+ * Experiments (LinearOptions.blendBy 'stack'): the logistic regression y ~ c + a t + b l on the rows
+ * where both raw scores are known (Newton steps with a ridge of `ridge` on a and b), or null when it
+ * does not converge to finite values.
+ */
+export function stackWeights(t: Float64Array, l: Float64Array, y: Float64Array, ridge = 1e-3, iters = 50): { a: number; b: number; c: number } | null {
+  const rows: number[] = [];
+  for (let i = 0; i < y.length; i++) if (!Number.isNaN(t[i]) && !Number.isNaN(l[i])) rows.push(i);
+  if (rows.length < 3) return null;
+  let a = 0.5;
+  let b = 0.5;
+  let c = 0;
+  for (let it = 0; it < iters; it++) {
+    // gradient and Hessian of the mean negative log-likelihood (+ ridge / 2 (a² + b²))
+    let ga = ridge * a, gb = ridge * b, gc = 0;
+    let haa = ridge, hab = 0, hac = 0, hbb = ridge, hbc = 0, hcc = 1e-9;
+    const m = rows.length;
+    for (const i of rows) {
+      const z = c + a * t[i] + b * l[i];
+      const p = 1 / (1 + Math.exp(-z));
+      const r = (p - y[i]) / m;
+      const w = (p * (1 - p)) / m;
+      ga += r * t[i]; gb += r * l[i]; gc += r;
+      haa += w * t[i] * t[i]; hab += w * t[i] * l[i]; hac += w * t[i];
+      hbb += w * l[i] * l[i]; hbc += w * l[i]; hcc += w;
+    }
+    // solve the 3 x 3 system H d = g (Cramer's rule)
+    const det = haa * (hbb * hcc - hbc * hbc) - hab * (hab * hcc - hbc * hac) + hac * (hab * hbc - hbb * hac);
+    if (!(Math.abs(det) > 1e-300)) return null;
+    const da = (ga * (hbb * hcc - hbc * hbc) - hab * (gb * hcc - hbc * gc) + hac * (gb * hbc - hbb * gc)) / det;
+    const db = (haa * (gb * hcc - hbc * gc) - ga * (hab * hcc - hbc * hac) + hac * (hab * gc - gb * hac)) / det;
+    const dc = (haa * (hbb * gc - gb * hbc) - hab * (hab * gc - gb * hac) + ga * (hab * hbc - hbb * hac)) / det;
+    a -= da; b -= db; c -= dc;
+    if (!Number.isFinite(a) || !Number.isFinite(b) || !Number.isFinite(c)) return null;
+    if (Math.abs(da) + Math.abs(db) + Math.abs(dc) < 1e-10) break;
+  }
+  return { a, b, c };
 }

@@ -51,6 +51,14 @@ export interface EngineConfig {
   honestOof?: boolean;
   /** experiments: what early stopping watches on binary tasks (BoostParams.stopMetric; default the log loss) */
   stopMetric?: 'loss' | 'calibrated';
+  /**
+   * experiments: a model refitted on all rows after the cross-fit (folds > 1), grown for the fold
+   * models' mean kept rounds times `refitRounds` (default 1) with no early stopping, and averaged into
+   * the predictor with this weight (the fold models share the rest equally). The out-of-fold scores
+   * are the fold models' as without it.
+   */
+  refit?: number;
+  refitRounds?: number;
   grower: GrowerParams;
 }
 
@@ -304,6 +312,24 @@ export function fitCore(
     if (oofCount[i] > 0) for (let k = 0; k < K; k++) oofRaw[i * K + k] = oofSum[i * K + k] / oofCount[i];
   }
   if (onRound) onRound(totalRounds, totalRounds);
+  const refitWeight = cfg.refit !== undefined && cfg.refit > 0 && cfg.folds > 1 && !offsets ? Math.min(1, cfg.refit) : 0;
+  if (refitWeight > 0) {
+    // experiments (EngineConfig.refit): one more model on all rows, for the fold models' mean rounds
+    let meanRounds = 0;
+    for (const f of foldModels) meanRounds += f.rounds / foldModels.length;
+    const R = Math.max(1, Math.round(meanRounds * (cfg.refitRounds ?? 1)));
+    const all = boost({ bins, n, y }, null, info, F, makeLoss(lossName, input.nClasses, y), {
+      grower: cfg.grower,
+      learningRate: cfg.learningRate,
+      maxRounds: R,
+      subsample: cfg.subsample,
+      colsample: cfg.colsample,
+      seed: rng.fork(7919),
+    });
+    const wf = (1 - refitWeight) / foldModels.length;
+    const predictor = mergePredictors([...foldModels.map((f) => f.predictor), all.predictor], [...foldModels.map(() => wf), refitWeight]);
+    return { predictor, oofRaw, foldModels, info, lossName };
+  }
   const w = 1 / foldModels.length;
   const predictor = mergePredictors(
     foldModels.map((f) => f.predictor),

@@ -48,12 +48,13 @@ describe('the category rule of engine 10', () => {
     expect(codesOf(rows)?.categories).toHaveLength(64);
   });
 
-  it('belongs to 10.0.0, 11.0.0, 12.0.0, 13.0.0 and 14.0.0 only, and training refuses rows prepared by another version\'s rule', () => {
+  it('belongs to 10.0.0, 11.0.0, 12.0.0, 13.0.0, 14.0.0 and 15.0.0 only, and training refuses rows prepared by another version\'s rule', () => {
     expect(categoryRuleFor('10.0.0')).toBe(CATEGORY_RULE_V10);
     expect(categoryRuleFor('11.0.0')).toBe(CATEGORY_RULE_V10);
     expect(categoryRuleFor('12.0.0')).toBe(CATEGORY_RULE_V10);
     expect(categoryRuleFor('13.0.0')).toBe(CATEGORY_RULE_V10);
     expect(categoryRuleFor('14.0.0')).toBe(CATEGORY_RULE_V10);
+    expect(categoryRuleFor('15.0.0')).toBe(CATEGORY_RULE_V10);
     for (const version of ['1.0.0', '7.0.0', '9.0.0'] as const) expect(categoryRuleFor(version)).toBe(CATEGORY_RULE_V1);
     const p = prepare(signalRows(120, 3, 'binary'), 'target', 'classification', categoryRuleFor('9.0.0'));
     expect(() => trainPrepared(p, { engineVersion: '10.0.0', config: FAST })).toThrow(/category rule/);
@@ -87,8 +88,8 @@ describe('engine 10: 9.0.0 with frequent categories beyond the 63 most frequent'
     expectDeterministicRoundTrip('10.0.0', kind, 3, FAST);
   });
 
-  it('stays servable and trainable by name, in format 3, after 11.0.0, 12.0.0, 13.0.0 and 14.0.0 became the default', () => {
-    expect(TABULAR_ENGINE.version).toBe('14.0.0');
+  it('stays servable and trainable by name, in format 3, after 11.0.0, 12.0.0, 13.0.0, 14.0.0 and 15.0.0 became the default', () => {
+    expect(TABULAR_ENGINE.version).toBe('15.0.0');
     const model = trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: '10.0.0' }).model;
     expect(model.engine.version).toBe('10.0.0');
     expect((JSON.parse(serialiseModel(model)) as { formatVersion: number }).formatVersion).toBe(3);
