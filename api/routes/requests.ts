@@ -2,7 +2,7 @@ import { AppError, validationError } from '../../services/errors';
 import { requestLogPage, usageByDay } from '../../services/request-log';
 import type { AppDeps } from '../app';
 import { route, type AnyRoute } from '../route';
-import { isoDateTime, paginated, paginationSchema } from '../schemas/common';
+import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS, OUTSIDE_STORABLE_YEARS, isStorableInstant, isoDateTime, paginated, paginationSchema } from '../schemas/common';
 import { z } from '../zod';
 import { requireAuth } from './helpers';
 
@@ -16,19 +16,14 @@ const dateParam = z
   .openapi({ description: 'ISO 8601 date or date-time (UTC unless an offset is given); a date alone as `to` includes that whole day.', example: '2026-11-01' });
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-// The instants PostgreSQL reads back as written: a bound past them (the day after 9999-12-31, or a year
-// 0 or 10000 once an offset is applied) failed the query, and the route answered 503.
-const EARLIEST_MS = Date.parse('0001-01-01T00:00:00.000Z');
-const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 function window(from: string | undefined, to: string | undefined): { from: Date; to: Date } {
   // `to=2026-11-01` means up to the end of that day, so from=D&to=D is the day D (9999-12-31: up to its last millisecond)
-  const end = to ? new Date(DATE_ONLY.test(to) ? Math.min(new Date(to).getTime() + DAY_MS, LATEST_MS) : new Date(to).getTime()) : new Date();
-  const start = from ? new Date(from) : new Date(Math.max(end.getTime() - DEFAULT_WINDOW_DAYS * DAY_MS, EARLIEST_MS));
+  const end = to ? new Date(DATE_ONLY.test(to) ? Math.min(new Date(to).getTime() + DAY_MS, LATEST_INSTANT_MS) : new Date(to).getTime()) : new Date();
+  const start = from ? new Date(from) : new Date(Math.max(end.getTime() - DEFAULT_WINDOW_DAYS * DAY_MS, EARLIEST_INSTANT_MS));
+  // a bound past the storable instants (a year 0 or 10000 once its offset is applied) failed the query: 503
   for (const [name, bound] of [['from', start], ['to', end]] as const) {
-    if (bound.getTime() < EARLIEST_MS || bound.getTime() > LATEST_MS) {
-      throw validationError(`Invalid query.${name}: it must fall within the years 0001 to 9999 in UTC.`);
-    }
+    if (!isStorableInstant(bound.getTime())) throw validationError(`Invalid query.${name}: ${OUTSIDE_STORABLE_YEARS}`);
   }
   if (start > end) throw validationError('Invalid query.from: it must be before query.to.');
   if (end.getTime() - start.getTime() > MAX_WINDOW_DAYS * DAY_MS) throw validationError(`The window from..to is at most ${MAX_WINDOW_DAYS} days.`);

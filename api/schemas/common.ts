@@ -40,6 +40,18 @@ export function paginated<T>(items: T[], total: number, page: { limit: number; o
 
 export const isoDateTime = z.iso.datetime({ offset: true }).openapi({ description: 'ISO 8601 date-time', example: '2026-12-01T00:00:00Z' });
 
+/**
+ * The instants PostgreSQL stores and reads back as written (a timestamptz of year 0 or 10000, which an
+ * offset can reach from a valid-looking date-time, fails the statement).
+ */
+export const EARLIEST_INSTANT_MS = Date.parse('0001-01-01T00:00:00.000Z');
+export const LATEST_INSTANT_MS = Date.parse('9999-12-31T23:59:59.999Z');
+export const OUTSIDE_STORABLE_YEARS = 'it must fall within the years 0001 to 9999 in UTC.';
+export const isStorableInstant = (ms: number): boolean => ms >= EARLIEST_INSTANT_MS && ms <= LATEST_INSTANT_MS;
+
+/** A date-time given in a body and stored: within the years 0001 to 9999 once read in UTC. */
+export const storableDateTime = isoDateTime.refine((value) => isStorableInstant(Date.parse(value)), OUTSIDE_STORABLE_YEARS);
+
 type CellValue = string | number | boolean | null;
 
 const isCellValue = (value: unknown): value is CellValue => value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
