@@ -2,7 +2,7 @@ import { AppError, validationError } from '../../services/errors';
 import { requestLogPage, usageByDay } from '../../services/request-log';
 import type { AppDeps } from '../app';
 import { route, type AnyRoute } from '../route';
-import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS, OUTSIDE_STORABLE_YEARS, isStorableInstant, isoDateTime, paginated, paginationSchema } from '../schemas/common';
+import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS, OUTSIDE_STORABLE_YEARS, isStorableInstant, isoDateTime, paginated, paginationSchema, queryInteger } from '../schemas/common';
 import { z } from '../zod';
 import { requireAuth } from './helpers';
 
@@ -56,8 +56,8 @@ export function requestLogRoutes(deps: AppDeps): AnyRoute[] {
         from: dateParam.optional(),
         to: dateParam.optional(),
         status: z.enum(['all', 'error']).default('all'),
-        limit: z.coerce.number().int().min(1).max(500).default(100),
-        offset: z.coerce.number().int().min(0).default(0),
+        limit: queryInteger(1, 500).default(100),
+        offset: queryInteger(0).default(0),
       }),
       responses: {
         200: {

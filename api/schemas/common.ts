@@ -19,10 +19,21 @@ export const paginationSchema = z
   })
   .openapi('Pagination');
 
+/**
+ * An integer query parameter: decimal digits (with an optional minus sign, refused by the bounds).
+ * z.coerce.number() read it with JavaScript's Number(): "0x10" was 16, "1e2" 100 and an empty value 0,
+ * and the OpenAPI document called every such parameter without a minimum of 1 nullable (Number(null)
+ * is 0), which no query string can send.
+ */
+export function queryInteger(min: number, max?: number) {
+  const bounded = z.number({ error: (issue) => (typeof issue.input === 'string' ? 'expected an integer in decimal digits' : undefined) }).int().min(min);
+  return z.preprocess((value) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value), max === undefined ? bounded : bounded.max(max));
+}
+
 export function pageQuerySchema(maxLimit: number = PAGINATION.maxLimit, defaultLimit: number = PAGINATION.defaultLimit) {
   return z.object({
-    limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit).openapi({ description: `Page size, default ${defaultLimit}, at most ${maxLimit}.` }),
-    offset: z.coerce.number().int().min(0).default(0),
+    limit: queryInteger(1, maxLimit).default(defaultLimit).openapi({ description: `Page size, default ${defaultLimit}, at most ${maxLimit}.` }),
+    offset: queryInteger(0).default(0),
   });
 }
 

@@ -1,4 +1,4 @@
-import { datasetRowSchema, datasetRowsSchema, isoDateTime, pageQuerySchema, paginationSchema } from './common';
+import { datasetRowSchema, datasetRowsSchema, isoDateTime, pageQuerySchema, paginationSchema, queryInteger } from './common';
 import { z } from '../zod';
 
 const rowSchema = datasetRowSchema;
@@ -137,4 +137,4 @@ export const refreshResultSchema = z
   .object({ model_id: z.string(), version: versionSchema, outcomes_folded: z.number().int() })
   .openapi('RefreshResult');
 
-export const performanceQuerySchema = z.object({ days: z.coerce.number().int().min(1).max(365).default(30) });
+export const performanceQuerySchema = z.object({ days: queryInteger(1, 365).default(30) });
