@@ -24,6 +24,7 @@ const AUTH_ERRORS: Record<AnyRoute['auth'], Array<[number, string]>> = {
   public: [],
   // 404 NOT_FOUND: a web session's X-Workspace-Id that is not one of its account's workspaces.
   key_or_session: [
+    [400, 'AMBIGUOUS_CREDENTIALS'],
     [401, 'AUTH_REQUIRED'],
     [401, 'API_KEY_INVALID'],
     [401, 'TOKEN_INVALID'],
@@ -31,6 +32,7 @@ const AUTH_ERRORS: Record<AnyRoute['auth'], Array<[number, string]>> = {
     [429, 'RATE_LIMITED'],
   ],
   admin: [
+    [400, 'AMBIGUOUS_CREDENTIALS'],
     [401, 'AUTH_REQUIRED'],
     [401, 'API_KEY_INVALID'],
     [401, 'TOKEN_INVALID'],
@@ -39,6 +41,7 @@ const AUTH_ERRORS: Record<AnyRoute['auth'], Array<[number, string]>> = {
     [429, 'RATE_LIMITED'],
   ],
   session: [
+    [400, 'AMBIGUOUS_CREDENTIALS'],
     [401, 'AUTH_REQUIRED'],
     [401, 'TOKEN_INVALID'],
     [404, 'NOT_FOUND'],
