@@ -22,7 +22,7 @@ interface DefLike {
 const defOf = (schema: ZodType): DefLike => (schema as unknown as { def: DefLike }).def;
 
 /** The kind a field expects once optional/default/nullable wrappers are peeled. */
-function fieldKind(schema: ZodType): { kind: string; element?: string } {
+export function fieldKind(schema: ZodType): { kind: string; element?: string } {
   let def = defOf(schema);
   for (;;) {
     if ((def.type === 'optional' || def.type === 'default' || def.type === 'nullable' || def.type === 'prefault') && def.innerType) def = defOf(def.innerType);
