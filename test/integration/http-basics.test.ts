@@ -11,7 +11,7 @@ import { EnginePool } from '../../services/engine-pool';
 import { RequestLogWriter } from '../../services/request-log';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { TEST_ENV, requireEnv } from '../support/env';
-import { checkedAgent, expectError, startHarness, type Harness } from '../support/harness';
+import { checkedAgent, expectError, signInByMail, startHarness, type Harness } from '../support/harness';
 
 describe('HTTP conventions', () => {
   let h: Harness;
@@ -46,6 +46,21 @@ describe('HTTP conventions', () => {
     expect(a.status).toBe(200);
     expect(a.headers['x-request-id']).toMatch(/^req_/);
     expect(a.headers['x-request-id']).not.toEqual(b.headers['x-request-id']);
+  });
+
+  it('marks every API answer Cache-Control: no-store: secrets shown once, tokens, and workspace data read with X-API-Key (a sixth probe found no Cache-Control at all)', async () => {
+    const { adminKey, apiKey } = await h.provision();
+    const session = await signInByMail(h);
+    const answers = [
+      await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'cached?' }),
+      await h.http.get('/v1/models').set('X-API-Key', apiKey),
+      await h.http.get('/v1/auth/me').set('Authorization', session.bearer),
+      await h.http.post('/v1/auth/refresh').send({ refresh_token: session.refreshToken }),
+      await h.http.get('/v1/models/mdl_unknown000').set('X-API-Key', apiKey),
+      await h.http.get('/v1/engines'),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([201, 200, 200, 200, 404, 200]);
+    for (const answer of answers) expect(answer.headers['cache-control']).toBe('no-store');
   });
 
   it('answers malformed JSON with 400 INVALID_JSON', async () => {
