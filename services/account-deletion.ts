@@ -70,10 +70,9 @@ export async function endSubscriptionOf(em: EntityManager, stripe: Stripe | null
     [accountId],
   );
   const account = rows[0];
-  if (account?.stripe_customer_id) {
-    if (!stripe) throw new AppError('BILLING_UNAVAILABLE', 503, 'Stripe is not configured: the open payment pages of a deleted account cannot be closed.');
-    await expireOpenCheckouts(stripe, account.stripe_customer_id);
-  }
+  // Without Stripe configured no page can be closed (they expire by themselves within a day); the
+  // erasure is not held up for it, unlike a live subscription, which would bill on.
+  if (account?.stripe_customer_id && stripe) await expireOpenCheckouts(stripe, account.stripe_customer_id);
   if (!account?.subscription_id || account.subscription_cancel_at_period_end) return false;
   if (!hasLiveSubscription({ subscriptionId: account.subscription_id, subscriptionStatus: account.subscription_status })) return false;
   if (!stripe) throw new AppError('BILLING_UNAVAILABLE', 503, 'Stripe is not configured: the subscription of a deleted account cannot be ended.');
