@@ -69,6 +69,25 @@ describe('HTTP conventions', () => {
     expectError(res, 400, 'INVALID_JSON');
   });
 
+  it('answers a JSON body that is not UTF-8 with 400 INVALID_JSON and stores nothing (latin-1 "café" was stored as "caf\uFFFD", a sixth probe)', async () => {
+    const { adminKey } = await h.provision();
+    const listed = async () => (await h.http.get('/v1/api-keys').set('X-API-Key', adminKey)).body.data.map((k: { name: string }) => k.name) as string[];
+    const before = await listed();
+    for (const [contentType, bytes] of [
+      ['application/json; charset=iso-8859-1', Buffer.from('{"name":"caf\xe9"}', 'latin1')],
+      ['application/json', Buffer.from([...Buffer.from('{"name":"'), 0xed, 0xa0, 0x80, ...Buffer.from('"}')])],
+    ] as const) {
+      const res = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).set('content-type', contentType).serialize((b) => b).send(bytes);
+      expectError(res, 400, 'INVALID_JSON');
+      expect(res.body.messageDetail).toMatch(/UTF-8/);
+    }
+    expect(await listed()).toEqual(before);
+    // UTF-8, with or without its byte order mark, is read as before
+    const created = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).set('content-type', 'application/json').serialize((b) => b).send(Buffer.from('\ufeff{"name":"café"}', 'utf8'));
+    expect(created.status).toBe(201);
+    expect(created.body.name).toBe('café');
+  });
+
   it('answers a schema violation with 400 VALIDATION_ERROR naming the field, and creates nothing', async () => {
     const { adminKey } = await h.provision();
     const before = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
