@@ -49,7 +49,8 @@ function presentedCredential(ctx: Context): string | null {
   const headerKey = ctx.get('x-api-key').trim();
   const authorization = ctx.get('authorization').trim();
   const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-  if (headerKey && authorization) {
+  // an Authorization of the scheme alone ("Bearer", as tools send an empty token field) carries no credential
+  if (headerKey && authorization && !/^Bearer$/i.test(authorization)) {
     if (match?.[1] === headerKey) return headerKey;
     throw new AppError('AMBIGUOUS_CREDENTIALS', 400, 'Send one credential: X-API-Key and Authorization name different ones.');
   }

@@ -32,8 +32,9 @@ describe('API-key authentication', () => {
     expectError(await h.http.get('/v1/models').set('X-API-Key', a.apiKey).set('Authorization', 'Basic eDp5'), 400, 'AMBIGUOUS_CREDENTIALS');
     // a paid call is refused before anything is charged
     expectError(await h.http.post('/v1/models/mdl_unknown000/predict').set('X-API-Key', a.apiKey).set('Authorization', `Bearer ${b.apiKey}`).send({ rows: [{ x: 1 }] }), 400, 'AMBIGUOUS_CREDENTIALS');
-    // the same key in both forms is one credential
+    // the same key in both forms is one credential, and a Bearer without a token (a tool's empty field) is none
     expect((await h.http.get('/v1/models').set('X-API-Key', a.apiKey).set('Authorization', `Bearer ${a.apiKey}`)).status).toBe(200);
+    expect((await h.http.get('/v1/models').set('X-API-Key', a.apiKey).set('Authorization', 'Bearer ')).status).toBe(200);
     // and the document names the code among every authenticated route's 400s
     const doc = (await h.http.get('/openapi.json')).body as { paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, { description: string }> }>> };
     const authenticated = Object.values(doc.paths).flatMap((ops) => Object.values(ops)).filter((op) => (op.security ?? []).length > 0);
