@@ -156,6 +156,10 @@ async function withinRateLimits(ctx: Context, rateLimits: RateLimits, auth: Auth
 function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: AnyRoute): void {
   const bodyKind = def.bodyKind ?? (def.body ? 'json' : 'none');
   router[def.method](def.path, async (ctx: Context) => {
+    // Answers of the API are never stored by a cache: they carry secrets (tokens, key and webhook
+    // secrets, shown once) and workspace data read with X-API-Key, which RFC 9111 does not keep out of
+    // shared caches as it does Authorization. RFC 6749 asks it of token answers.
+    ctx.set('Cache-Control', 'no-store');
     const auth = await authenticate(
       ctx,
       def.auth,

@@ -1,9 +1,9 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
-import type { ZodObject } from 'zod';
+import type { ZodObject, ZodType } from 'zod';
 import { REMAINING_HEADER } from './middleware/errors';
 import type { AnyRoute } from './route';
 import { errorEnvelopeSchema } from './schemas/common';
-import { z } from './zod';
+import { fieldKind, z } from './zod';
 
 const GENERIC_ERRORS: Array<[number, string]> = [
   [400, 'VALIDATION_ERROR'],
@@ -24,6 +24,7 @@ const AUTH_ERRORS: Record<AnyRoute['auth'], Array<[number, string]>> = {
   public: [],
   // 404 NOT_FOUND: a web session's X-Workspace-Id that is not one of its account's workspaces.
   key_or_session: [
+    [400, 'AMBIGUOUS_CREDENTIALS'],
     [401, 'AUTH_REQUIRED'],
     [401, 'API_KEY_INVALID'],
     [401, 'TOKEN_INVALID'],
@@ -31,6 +32,7 @@ const AUTH_ERRORS: Record<AnyRoute['auth'], Array<[number, string]>> = {
     [429, 'RATE_LIMITED'],
   ],
   admin: [
+    [400, 'AMBIGUOUS_CREDENTIALS'],
     [401, 'AUTH_REQUIRED'],
     [401, 'API_KEY_INVALID'],
     [401, 'TOKEN_INVALID'],
@@ -39,6 +41,7 @@ const AUTH_ERRORS: Record<AnyRoute['auth'], Array<[number, string]>> = {
     [429, 'RATE_LIMITED'],
   ],
   session: [
+    [400, 'AMBIGUOUS_CREDENTIALS'],
     [401, 'AUTH_REQUIRED'],
     [401, 'TOKEN_INVALID'],
     [404, 'NOT_FOUND'],
@@ -108,6 +111,41 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
   return responses;
 }
 
+/**
+ * The multipart form of a dataset route (bodyKind `dataset`): the body's fields as form fields, as
+ * coerceFormFields reads them (a list as JSON text, numbers also comma-separated), and the rows as a
+ * CSV or JSON file in `file`. The contract accepts this form on every such route; the document only
+ * described the JSON body, so a client generated from it could not upload a file.
+ */
+function multipartFormOf(body: ZodObject): ZodObject {
+  const fields = Object.fromEntries(
+    Object.entries(body.shape as Record<string, ZodType>).map(([name, field]) => [
+      name,
+      fieldKind(field).kind === 'array'
+        ? z.string().optional().openapi({ description: `The \`${name}\` list written as JSON (\`[…]\`)${fieldKind(field).element === 'number' ? ', or as comma-separated numbers (`0.1,0.9`)' : ''}.` })
+        : field,
+    ]),
+  );
+  return z.object({
+    ...fields,
+    file: z
+      .string()
+      .optional()
+      .openapi({ format: 'binary', description: 'The rows as a file: CSV (comma, semicolon, tab or pipe separated; numeric text typed) or a JSON list of objects. One file part at most.' }),
+  }).strict();
+}
+
+/** The request body of a route: JSON, with the multipart form beside it on dataset routes. */
+function requestBodyOf(route: AnyRoute): Pick<NonNullable<RouteConfig['request']>, 'body'> {
+  if (route.rawBodyDoc) {
+    return { body: { required: true, description: route.rawBodyDoc.description, content: { [route.rawBodyDoc.contentType]: { schema: route.rawBodyDoc.schema } } } };
+  }
+  if (!route.body) return {};
+  const content: Record<string, { schema: ZodType }> = { 'application/json': { schema: route.body } };
+  if (route.bodyKind === 'dataset') content['multipart/form-data'] = { schema: multipartFormOf(route.body as ZodObject) };
+  return { body: { required: true, content } };
+}
+
 /** The OpenAPI 3.1 document, generated from the very route definitions and zod schemas the app serves. */
 export function buildOpenApiDocument(routes: AnyRoute[], info: { version: string; serverUrl?: string }) {
   const registry = new OpenAPIRegistry();
@@ -129,10 +167,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], info: { version: string
         ...(route.params ? { params: route.params as ZodObject } : {}),
         ...(route.query ? { query: route.query as ZodObject } : {}),
         ...headersOf(route),
-        ...(route.body ? { body: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
-        ...(route.rawBodyDoc
-          ? { body: { required: true, description: route.rawBodyDoc.description, content: { [route.rawBodyDoc.contentType]: { schema: route.rawBodyDoc.schema } } } }
-          : {}),
+        ...requestBodyOf(route),
       },
       responses: responsesOf(route),
     });

@@ -2,6 +2,7 @@ import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z, type ZodType } from 'zod';
 import { AppError } from '../services/errors';
 import { parseJsonBody } from '../services/json';
+import { toNumber } from '../engines/tabular/schema';
 
 // Adds `.openapi()` to zod schemas once, before any schema is declared, so that the schemas which
 // validate requests are also the source of the OpenAPI document.
@@ -21,7 +22,7 @@ interface DefLike {
 const defOf = (schema: ZodType): DefLike => (schema as unknown as { def: DefLike }).def;
 
 /** The kind a field expects once optional/default/nullable wrappers are peeled. */
-function fieldKind(schema: ZodType): { kind: string; element?: string } {
+export function fieldKind(schema: ZodType): { kind: string; element?: string } {
   let def = defOf(schema);
   for (;;) {
     if ((def.type === 'optional' || def.type === 'default' || def.type === 'nullable' || def.type === 'prefault') && def.innerType) def = defOf(def.innerType);
@@ -35,7 +36,8 @@ function fieldKind(schema: ZodType): { kind: string; element?: string } {
 
 /**
  * Multipart form fields are text by nature: read "6", "true" or "0.1,0.9" (or "[0.1,0.9]") as the
- * number, boolean or list the body schema expects, before the same schema validates them. JSON bodies
+ * number, boolean or list the body schema expects, before the same schema validates them. Numeric text
+ * is decimal as the engine reads it ("0x6", "0b11" stay text and are refused). JSON bodies
  * are never coerced: a JSON string where the contract says integer is refused. A list written as JSON
  * (`rows`, `data`, `outcomes`, `quantiles`) is read by the JSON body's parser, with its refusals (NUL,
  * lone surrogates, `__proto__`, numbers out of range, depth): a plain JSON.parse let a `\u0000` in a
@@ -51,7 +53,8 @@ export function coerceFormFields(schema: ZodType | undefined, fields: unknown): 
     if (!field || typeof raw !== 'string') continue;
     const text = raw.trim();
     const { kind, element } = fieldKind(field);
-    const asNumber = (t: string): unknown => (t !== '' && Number.isFinite(Number(t)) ? Number(t) : t);
+    // numeric text by the engine's rule (as outcomes and features are read), not Number(): "0x6" was 6
+    const asNumber = (t: string): unknown => (Number.isFinite(toNumber(t)) ? toNumber(t) : t);
     if (kind === 'number') out[name] = asNumber(text);
     else if (kind === 'boolean') out[name] = text === 'true' ? true : text === 'false' ? false : raw;
     else if (kind === 'array') {

@@ -3,7 +3,8 @@ import { AccountSchema } from '../db/entities';
 import { AppError, notFound } from './errors';
 import { revokeAllSessions } from './auth/sessions';
 import { hasLiveSubscription } from './billing';
-import { callStripe, type Stripe } from './stripe';
+import Stripe from 'stripe';
+import { callStripe } from './stripe';
 import type { TemporalGateway } from './temporal/gateway';
 import { workflowIds } from './temporal/ids';
 
@@ -57,15 +58,21 @@ export async function accountWorkflowIds(em: EntityManager, accountId: string): 
 }
 
 /**
- * A deleted account must not be charged again: its live Stripe subscription is set to end with the
- * period already paid (idempotent; nothing to do without one, or without Stripe configured).
+ * A deleted account must not be charged again: the Checkout Sessions of its Stripe customer still
+ * open are expired, so that none can be paid any more (a payment page left open in another tab made a
+ * live subscription, or took a credit purchase's money, for an account that no longer existed), and its
+ * live Stripe subscription is set to end with the period already paid. Idempotent; nothing to do
+ * without a customer, or without Stripe configured. Answers whether a subscription was ended.
  */
 export async function endSubscriptionOf(em: EntityManager, stripe: Stripe | null, accountId: string): Promise<boolean> {
-  const rows = await em.execute<Array<{ subscription_id: string | null; subscription_status: string | null; subscription_cancel_at_period_end: boolean }>>(
-    `select subscription_id, subscription_status, subscription_cancel_at_period_end from accounts where id = ? and deleted_at is not null`,
+  const rows = await em.execute<Array<{ stripe_customer_id: string | null; subscription_id: string | null; subscription_status: string | null; subscription_cancel_at_period_end: boolean }>>(
+    `select stripe_customer_id, subscription_id, subscription_status, subscription_cancel_at_period_end from accounts where id = ? and deleted_at is not null`,
     [accountId],
   );
   const account = rows[0];
+  // Without Stripe configured no page can be closed (they expire by themselves within a day); the
+  // erasure is not held up for it, unlike a live subscription, which would bill on.
+  if (account?.stripe_customer_id && stripe) await expireOpenCheckouts(stripe, account.stripe_customer_id);
   if (!account?.subscription_id || account.subscription_cancel_at_period_end) return false;
   if (!hasLiveSubscription({ subscriptionId: account.subscription_id, subscriptionStatus: account.subscription_status })) return false;
   if (!stripe) throw new AppError('BILLING_UNAVAILABLE', 503, 'Stripe is not configured: the subscription of a deleted account cannot be ended.');
@@ -73,6 +80,19 @@ export async function endSubscriptionOf(em: EntityManager, stripe: Stripe | null
   await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
   await em.execute(`update accounts set subscription_cancel_at_period_end = true where id = ?`, [accountId]);
   return true;
+}
+
+/** Expires every open Checkout Session of the customer (subscriptions and credit purchases alike). */
+async function expireOpenCheckouts(stripe: Stripe, customer: string): Promise<void> {
+  await callStripe(async () => {
+    for await (const session of stripe.checkout.sessions.list({ customer, status: 'open', limit: 100 })) {
+      if (session.status !== 'open') continue;
+      // One completed or expired since the list answers 400: nothing is left to close.
+      await stripe.checkout.sessions.expire(session.id).catch((err: unknown) => {
+        if (!(err instanceof Stripe.errors.StripeInvalidRequestError)) throw err;
+      });
+    }
+  });
 }
 
 // Children before parents, so that every batch is a plain indexed delete. `?` is the account id.

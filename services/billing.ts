@@ -477,7 +477,14 @@ export class Billing {
                   : null; // completed, paid by a method that settles later: its own event follows
           // The signal is sent before the event is recorded: a delivery that fails in between is
           // retried by Stripe, and a second signal settles nothing twice.
-          if (purchaseId && outcome) await this.deps.temporal.signalPurchase(purchaseId, { outcome, eventId: event.id }, this.purchaseWaitMs());
+          if (purchaseId && outcome) {
+            if (await this.purchaseOfLiveAccount(em, purchaseId)) {
+              await this.deps.temporal.signalPurchase(purchaseId, { outcome, eventId: event.id }, this.purchaseWaitMs());
+            } else if (outcome === 'settled') {
+              // Paid in the moment its account's deletion closed the payment pages: Stripe holds the payment to refund.
+              this.deps.logger.warn({ purchaseId, sessionId: session.id, eventId: event.id }, 'Stripe payment for a purchase of a deleted account: not credited');
+            }
+          }
           return { duplicate: !(await em.transactional((tx) => recordEvent(tx, event))) };
         }
         const subscriptionId = session.mode === 'subscription' ? idOf(session.subscription) : null;
@@ -492,6 +499,19 @@ export class Billing {
       default:
         return { duplicate: !(await em.transactional((tx) => recordEvent(tx, event))) };
     }
+  }
+
+  /**
+   * Whether the purchase exists and its account is not deleted. Its row is written before its Checkout
+   * Session is made, so an event of the session without it is one of an erased account: the deletion
+   * cancelled its workflow, which a signal-with-start would start again for nothing.
+   */
+  private async purchaseOfLiveAccount(em: EntityManager, purchaseId: string): Promise<boolean> {
+    const rows = await em.execute<Array<{ id: string }>>(
+      `select p.id from credit_purchases p join accounts a on a.id = p.account_id where p.id = ? and a.deleted_at is null`,
+      [purchaseId],
+    );
+    return rows.length > 0;
   }
 
   /**
@@ -517,8 +537,16 @@ export class Billing {
       const owner =
         (customerId ? await tx.findOne(AccountSchema, { stripeCustomerId: customerId }) : null) ??
         (accountHint ? await tx.findOne(AccountSchema, { id: accountHint, stripeCustomerId: null }) : null);
-      if (!owner) {
-        this.deps.logger.warn({ subscriptionId, customerId }, 'Stripe subscription of no known account: ignored');
+      if (!owner || owner.deletedAt !== null) {
+        // A subscription made by our checkout (its account named in metadata) for an account deleted
+        // since, or already erased: a payment page left open in another tab could still be paid, and
+        // the subscription billed every month an account that no longer exists.
+        const hinted = !owner && accountHint ? await tx.findOne(AccountSchema, { id: accountHint }) : null;
+        if (owner || (accountHint && (!hinted || hinted.deletedAt !== null))) {
+          await this.endOrphanSubscription(subscriptionId, owner?.id ?? accountHint);
+        } else {
+          this.deps.logger.warn({ subscriptionId, customerId }, 'Stripe subscription of no known account: ignored');
+        }
         return true;
       }
       await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`stripe-subscription:${owner.id}`]);
@@ -528,6 +556,20 @@ export class Billing {
       return true;
     });
     return { duplicate: !recorded };
+  }
+
+  /**
+   * Ends, with the period just paid, a subscription still live at Stripe whose account was deleted, as
+   * the deletion ends the account's own (account-deletion.ts endSubscriptionOf): the customer is not
+   * charged again. Inside the event's transaction, so a failed call is delivered again; one already
+   * set to end is left alone.
+   */
+  private async endOrphanSubscription(subscriptionId: string, accountId: string | null): Promise<void> {
+    const stripe = this.stripe();
+    const latest = await callStripe(() => stripe.subscriptions.retrieve(subscriptionId));
+    if (!LIVE_STATUSES.has(latest.status) || latest.cancel_at_period_end) return;
+    this.deps.logger.warn({ subscriptionId, accountId }, 'a live Stripe subscription of a deleted account: set to end with its period');
+    await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
   }
 
   /**

@@ -62,6 +62,27 @@ export interface ForecastResult {
 }
 
 /**
+ * A numeric series identifier must be one JSON reads exactly: an integer beyond ±(2^53 - 1) is rounded
+ * when parsed, so 9007199254740993 and 9007199254740992 became one series (400 DUPLICATE_TIMESTAMP
+ * naming the other), and 12345678901234567890 was answered as 12345678901234567000, which the caller
+ * cannot join back (a sixth probe). CSV files read the column as text already.
+ */
+function refuseInexactItemIds(rows: Row[], itemId: string | undefined, code: 'INVALID_INPUT' | 'VALIDATION_ERROR'): void {
+  if (itemId === undefined) return;
+  for (const row of rows) {
+    const value = Object.hasOwn(row, itemId) ? row[itemId] : undefined;
+    if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+      throw new AppError(
+        code,
+        400,
+        `The ${itemId} value ${String(value)} is an integer beyond ±${Number.MAX_SAFE_INTEGER} (2^53 - 1), which a JSON number cannot hold exactly: series would merge and be named otherwise than sent. Send the identifiers as strings.`,
+        { reason: 'ITEM_ID_NOT_EXACT' },
+      );
+    }
+  }
+}
+
+/**
  * Validates every series, prices the call (horizon × series, whatever the history length), reserves
  * the credits before any computation, forecasts in the engine pool, and refunds a failed computation.
  */
@@ -71,6 +92,7 @@ export async function runForecast(
   request: ForecastRequest,
   billing: { accountId: string; workspaceId: string; httpRequestId: string; holdSeconds: number },
 ): Promise<ForecastResult> {
+  refuseInexactItemIds(request.rows, request.itemId, 'INVALID_INPUT');
   const seriesRequest = { rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId };
   let prepared;
   try {
@@ -118,6 +140,7 @@ export async function runForecast(
 }
 
 export async function runBacktest(pool: EnginePool, request: Omit<ForecastRequest, 'quantiles' | 'pointEstimate'>) {
+  refuseInexactItemIds(request.rows, request.itemId, 'VALIDATION_ERROR');
   let results: Backtest[];
   try {
     results = await pool.backtest({ rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId, horizon: request.horizon, seasonLength: request.seasonLength });

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { AppError } from './errors';
 
@@ -38,7 +39,10 @@ export class GeoIp {
   }
 
   locate(ip: string): GeoLocation {
-    if (!ipaddr.isValid(ip)) throw new AppError('VALIDATION_ERROR', 400, `${ip} is not an IP address.`);
+    // Standard text only (dotted-quad decimal IPv4, or IPv6): ipaddr.js also reads inet_aton's legacy
+    // forms, so 010.8.8.8 (octal) was located as 8.8.8.8 where most readers see the private 10.8.8.8,
+    // and 1.2.3 as 1.2.0.3 (a sixth probe).
+    if (net.isIP(ip) === 0 || !ipaddr.isValid(ip)) throw new AppError('VALIDATION_ERROR', 400, `${ip} is not an IP address (dotted-quad decimal IPv4, or IPv6).`);
     let parsed = ipaddr.parse(ip);
     if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
     if (NOT_PUBLIC.has(parsed.range())) {

@@ -100,6 +100,12 @@ async function computePerformance(em: EntityManager, model: Model, days: number)
     expected: version ? { version: version.number, metric, score: expected, higher_is_better: validation.higher_is_better ?? false, baseline_score: validation.baseline_score ?? null } : null,
     observed: matched > 0 ? { matched, metric, score } : null,
     verdict,
-    thresholds: PERFORMANCE_THRESHOLDS,
+    // snake_case like every other field of the API (the constant's own names leaked as holdingGap…)
+    thresholds: {
+      holding_gap: PERFORMANCE_THRESHOLDS.holdingGap,
+      weak_gap: PERFORMANCE_THRESHOLDS.weakGap,
+      holding_ratio: PERFORMANCE_THRESHOLDS.holdingRatio,
+      weak_ratio: PERFORMANCE_THRESHOLDS.weakRatio,
+    },
   };
 }

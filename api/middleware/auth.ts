@@ -39,11 +39,22 @@ export type AuthContext =
     }
   | { type: 'session'; sessionId: string; workspaceId: string; accountId: string; plan: PlanName };
 
+/**
+ * The one credential of the call. X-API-Key and Authorization: Bearer are equivalent forms, so both
+ * may carry the same key; two different credentials are 400 AMBIGUOUS_CREDENTIALS (RFC 6750's
+ * invalid_request for more than one method): X-API-Key won silently, so a call was served as the
+ * key's workspace beside an expired, invalid or other account's token (a sixth probe).
+ */
 function presentedCredential(ctx: Context): string | null {
   const headerKey = ctx.get('x-api-key').trim();
-  if (headerKey) return headerKey;
   const authorization = ctx.get('authorization').trim();
   const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+  // an Authorization of the scheme alone ("Bearer", as tools send an empty token field) carries no credential
+  if (headerKey && authorization && !/^Bearer$/i.test(authorization)) {
+    if (match?.[1] === headerKey) return headerKey;
+    throw new AppError('AMBIGUOUS_CREDENTIALS', 400, 'Send one credential: X-API-Key and Authorization name different ones.');
+  }
+  if (headerKey) return headerKey;
   if (match) return match[1] ?? null;
   if (authorization) throw new AppError('TOKEN_INVALID', 401, 'The Authorization header must be "Bearer <token>".');
   return null;

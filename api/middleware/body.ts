@@ -56,6 +56,8 @@ function refuseContentCoding(ctx: Context): void {
   if (codings.length > 0) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 415, 'Compressed request bodies are not accepted; send the body as is.');
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * Reads a JSON body with our own parser (see parseJsonBody). A body of another type is 415, not an
  * empty object; no body at all is `{}` so that routes with only optional fields accept it.
@@ -69,12 +71,20 @@ async function readJson(ctx: Context, limit: number, tooLarge: () => AppError): 
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 415, `This route reads application/json${ctx.get('content-type') ? `, not ${ctx.get('content-type')}` : ''}.`);
   }
   refuseContentCoding(ctx);
-  let text: string;
+  let raw: Buffer;
   try {
-    text = await getRawBody(ctx.req, { limit, encoding: 'utf8', length: ctx.get('content-length') || undefined });
+    raw = await getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined });
   } catch (err) {
     if (isTooLarge(err)) throw tooLarge();
     throw new AppError('INVALID_JSON', 400, 'The request body could not be read as UTF-8 JSON.');
+  }
+  let text: string;
+  try {
+    // JSON is UTF-8 (RFC 8259): bytes that are not were each read as U+FFFD and stored so, a latin-1
+    // "café" as "caf\uFFFD" (a sixth probe)
+    text = UTF8.decode(raw);
+  } catch {
+    throw new AppError('INVALID_JSON', 400, 'The request body is not valid UTF-8; JSON is sent as UTF-8 whatever the declared charset.');
   }
   ctx.request.body = (text.trim() === '' ? {} : parseJsonBody(text)) as typeof ctx.request.body;
 }

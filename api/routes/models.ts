@@ -31,6 +31,7 @@ import {
   outcomesResultSchema,
   patchModelSchema,
   performanceQuerySchema,
+  performanceResultSchema,
   predictInputSchema,
   predictResultSchema,
   predictionHistoryQuerySchema,
@@ -40,7 +41,6 @@ import {
   versionListSchema,
 } from '../schemas/models';
 import { datasetRows, requireAuth, requireUsageKey } from './helpers';
-import { z } from '../zod';
 
 const NOT_FOUND: [number, string] = [404, 'NOT_FOUND'];
 
@@ -336,7 +336,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       operation: 'models.performance',
       params: modelIdParamsSchema,
       query: performanceQuerySchema,
-      responses: { 200: { description: 'Observed performance; observed is null until an outcome matches a prediction.', schema: z.record(z.string(), z.unknown()) } },
+      responses: { 200: { description: 'Observed performance; observed is null until an outcome matches a prediction.', schema: performanceResultSchema } },
       errors: [NOT_FOUND, [503, 'PERFORMANCE_UNAVAILABLE']],
       async handler(ctx, { params, query, auth }) {
         const fork = em();

@@ -49,7 +49,8 @@ export function oauthRoutes(deps: { accounts: AccountServices; logger: Logger })
       errors: [],
       handler(ctx) {
         ctx.body = {
-          methods: ['magic_link', 'password'],
+          // the staff password only where staff domains are configured: the route lists what is available
+          methods: accounts.signIn.offersPassword ? ['magic_link', 'password'] : ['magic_link'],
           providers: accounts.oauth.list().map((p) => ({ id: p.id, name: p.name, authorize_url: p.authorizeUrl })),
         };
       },

@@ -2,7 +2,7 @@ import { AppError, validationError } from '../../services/errors';
 import { requestLogPage, usageByDay } from '../../services/request-log';
 import type { AppDeps } from '../app';
 import { route, type AnyRoute } from '../route';
-import { isoDateTime, paginated, paginationSchema } from '../schemas/common';
+import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS, OUTSIDE_STORABLE_YEARS, isStorableInstant, isoDateTime, paginated, paginationSchema, queryInteger } from '../schemas/common';
 import { z } from '../zod';
 import { requireAuth } from './helpers';
 
@@ -18,9 +18,13 @@ const dateParam = z
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
 function window(from: string | undefined, to: string | undefined): { from: Date; to: Date } {
-  // `to=2026-11-01` means up to the end of that day, so from=D&to=D is the day D
-  const end = to ? new Date(new Date(to).getTime() + (DATE_ONLY.test(to) ? DAY_MS : 0)) : new Date();
-  const start = from ? new Date(from) : new Date(end.getTime() - DEFAULT_WINDOW_DAYS * DAY_MS);
+  // `to=2026-11-01` means up to the end of that day, so from=D&to=D is the day D (9999-12-31: up to its last millisecond)
+  const end = to ? new Date(DATE_ONLY.test(to) ? Math.min(new Date(to).getTime() + DAY_MS, LATEST_INSTANT_MS) : new Date(to).getTime()) : new Date();
+  const start = from ? new Date(from) : new Date(Math.max(end.getTime() - DEFAULT_WINDOW_DAYS * DAY_MS, EARLIEST_INSTANT_MS));
+  // a bound past the storable instants (a year 0 or 10000 once its offset is applied) failed the query: 503
+  for (const [name, bound] of [['from', start], ['to', end]] as const) {
+    if (!isStorableInstant(bound.getTime())) throw validationError(`Invalid query.${name}: ${OUTSIDE_STORABLE_YEARS}`);
+  }
   if (start > end) throw validationError('Invalid query.from: it must be before query.to.');
   if (end.getTime() - start.getTime() > MAX_WINDOW_DAYS * DAY_MS) throw validationError(`The window from..to is at most ${MAX_WINDOW_DAYS} days.`);
   return { from: start, to: end };
@@ -52,8 +56,8 @@ export function requestLogRoutes(deps: AppDeps): AnyRoute[] {
         from: dateParam.optional(),
         to: dateParam.optional(),
         status: z.enum(['all', 'error']).default('all'),
-        limit: z.coerce.number().int().min(1).max(500).default(100),
-        offset: z.coerce.number().int().min(0).default(0),
+        limit: queryInteger(1, 500).default(100),
+        offset: queryInteger(0).default(0),
       }),
       responses: {
         200: {

@@ -1,6 +1,6 @@
 import { KEY_ROTATION } from '../../config/plans';
 import { API_KEY_KINDS, REVOKE_REASONS } from '../../db/entities/api-key';
-import { isoDateTime, paginationSchema } from './common';
+import { isoDateTime, paginationSchema, storableDateTime } from './common';
 import { z } from '../zod';
 
 const nullableDate = isoDateTime.nullable();
@@ -35,7 +35,7 @@ export const createApiKeyBodySchema = z
   .object({
     name: z.string().trim().min(1).max(200),
     kind: z.enum(API_KEY_KINDS).default('api').openapi({ description: 'An admin key can only be created from a web session.' }),
-    expires_at: isoDateTime.optional().openapi({ description: 'Without it the key never expires.' }),
+    expires_at: storableDateTime.optional().openapi({ description: 'Without it the key never expires.' }),
   })
   .strict()
   .openapi('CreateApiKey');

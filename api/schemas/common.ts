@@ -19,10 +19,21 @@ export const paginationSchema = z
   })
   .openapi('Pagination');
 
+/**
+ * An integer query parameter: decimal digits (with an optional minus sign, refused by the bounds).
+ * z.coerce.number() read it with JavaScript's Number(): "0x10" was 16, "1e2" 100 and an empty value 0,
+ * and the OpenAPI document called every such parameter without a minimum of 1 nullable (Number(null)
+ * is 0), which no query string can send.
+ */
+export function queryInteger(min: number, max?: number) {
+  const bounded = z.number({ error: (issue) => (typeof issue.input === 'string' ? 'expected an integer in decimal digits' : undefined) }).int().min(min);
+  return z.preprocess((value) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value), max === undefined ? bounded : bounded.max(max));
+}
+
 export function pageQuerySchema(maxLimit: number = PAGINATION.maxLimit, defaultLimit: number = PAGINATION.defaultLimit) {
   return z.object({
-    limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit).openapi({ description: `Page size, default ${defaultLimit}, at most ${maxLimit}.` }),
-    offset: z.coerce.number().int().min(0).default(0),
+    limit: queryInteger(1, maxLimit).default(defaultLimit).openapi({ description: `Page size, default ${defaultLimit}, at most ${maxLimit}.` }),
+    offset: queryInteger(0).default(0),
   });
 }
 
@@ -39,6 +50,18 @@ export function paginated<T>(items: T[], total: number, page: { limit: number; o
 }
 
 export const isoDateTime = z.iso.datetime({ offset: true }).openapi({ description: 'ISO 8601 date-time', example: '2026-12-01T00:00:00Z' });
+
+/**
+ * The instants PostgreSQL stores and reads back as written (a timestamptz of year 0 or 10000, which an
+ * offset can reach from a valid-looking date-time, fails the statement).
+ */
+export const EARLIEST_INSTANT_MS = Date.parse('0001-01-01T00:00:00.000Z');
+export const LATEST_INSTANT_MS = Date.parse('9999-12-31T23:59:59.999Z');
+export const OUTSIDE_STORABLE_YEARS = 'it must fall within the years 0001 to 9999 in UTC.';
+export const isStorableInstant = (ms: number): boolean => ms >= EARLIEST_INSTANT_MS && ms <= LATEST_INSTANT_MS;
+
+/** A date-time given in a body and stored: within the years 0001 to 9999 once read in UTC. */
+export const storableDateTime = isoDateTime.refine((value) => isStorableInstant(Date.parse(value)), OUTSIDE_STORABLE_YEARS);
 
 type CellValue = string | number | boolean | null;
 

@@ -1,4 +1,4 @@
-import { datasetRowSchema, datasetRowsSchema, isoDateTime, pageQuerySchema, paginationSchema } from './common';
+import { datasetRowSchema, datasetRowsSchema, isoDateTime, pageQuerySchema, paginationSchema, queryInteger } from './common';
 import { z } from '../zod';
 
 const rowSchema = datasetRowSchema;
@@ -137,4 +137,27 @@ export const refreshResultSchema = z
   .object({ model_id: z.string(), version: versionSchema, outcomes_folded: z.number().int() })
   .openapi('RefreshResult');
 
-export const performanceQuerySchema = z.object({ days: z.coerce.number().int().min(1).max(365).default(30) });
+export const performanceQuerySchema = z.object({ days: queryInteger(1, 365).default(30) });
+
+const scoreSchema = z.number().nullable();
+
+export const performanceResultSchema = z
+  .object({
+    model_id: z.string(),
+    days: z.number().int(),
+    from: isoDateTime,
+    predictions: z.number().int().openapi({ description: 'Rows scored in the window.' }),
+    expected: z
+      .object({ version: z.number().int(), metric: z.string(), score: scoreSchema, higher_is_better: z.boolean(), baseline_score: scoreSchema })
+      .nullable()
+      .openapi({ description: 'The serving version\'s validation score, what the observed score is compared with.' }),
+    observed: z
+      .object({ matched: z.number().int(), metric: z.string(), score: scoreSchema })
+      .nullable()
+      .openapi({ description: 'Null until an outcome matches a prediction of the window.' }),
+    verdict: z.enum(['holding', 'weak', 'dropped']).nullable(),
+    thresholds: z
+      .object({ holding_gap: z.number(), weak_gap: z.number(), holding_ratio: z.number(), weak_ratio: z.number() })
+      .openapi({ description: 'Holding within holding_gap of the expected score (higher is better) or holding_ratio times it (lower is better); weak within weak_gap or weak_ratio while beating the lazy baseline; dropped beyond.' }),
+  })
+  .openapi('PerformanceResult');

@@ -55,6 +55,11 @@ type CodeCheck = { email: string } | { error: AppError };
 export class SignIn {
   constructor(private readonly deps: SignInDeps) {}
 
+  /** Whether staff sign in here by password: only when some address domain is staff. */
+  get offersPassword(): boolean {
+    return this.deps.staffDomains.length > 0;
+  }
+
   isStaffAddress(email: string): boolean {
     const domain = email.slice(email.lastIndexOf('@') + 1);
     return this.deps.staffDomains.includes(domain);

@@ -230,6 +230,50 @@ describe('account deletion with billing', () => {
     expect(await b.orm.em.fork().execute(`select id from credit_purchases where account_id = ?`, [session.accountId])).toEqual([]);
     expect(await b.orm.em.fork().execute(`select id from accounts where id = ?`, [session.accountId])).toEqual([]);
   });
+
+  test('closes the payment pages still open, so that nothing can be paid for the deleted account (a sixth probe paid both after the deletion)', async () => {
+    const session = await signInByMail(b);
+    // build without a subscription (as an operator's account): it can both check out and buy credits
+    await b.orm.em.fork().execute(`update accounts set plan = 'build' where id = ?`, [session.accountId]);
+    const checkout = await b.http.post('/v1/billing/checkout').set(as(session)).send({ plan: 'pro' });
+    expect(checkout.status).toBe(200);
+    const purchase = await b.http.post('/v1/billing/credits').set(as(session)).send({ units: 100 });
+    expect(purchase.status).toBe(200);
+
+    expect((await b.http.delete('/v1/auth/me').set(as(session)).send({ email: session.email })).status).toBe(204);
+    await b.client.workflow.getHandle(workflowIds.deleteAccount(session.accountId)).result();
+    for (const sessionId of [checkout.body.id as string, purchase.body.checkout_session_id as string]) {
+      expect(stripe.sessions.get(sessionId)?.status).toBe('expired');
+      await expect(stripe.completeCheckout(sessionId)).rejects.toThrow(/expired/);
+    }
+  });
+
+  test('a subscription paid for an account already erased is set to end with its period (it was ignored and billed every month)', async () => {
+    const session = await signInByMail(b);
+    await b.orm.em.fork().execute(`update accounts set plan = 'build' where id = ?`, [session.accountId]);
+    expect((await b.http.post('/v1/billing/credits').set(as(session)).send({ units: 100 })).status).toBe(200); // makes the Stripe customer
+    const [{ stripe_customer_id: customer }] = await b.orm.em.fork().execute<Array<{ stripe_customer_id: string }>>(`select stripe_customer_id from accounts where id = ?`, [session.accountId]);
+    expect((await b.http.delete('/v1/auth/me').set(as(session)).send({ email: session.email })).status).toBe(204);
+    await b.client.workflow.getHandle(workflowIds.deleteAccount(session.accountId)).result();
+    expect(await b.orm.em.fork().execute(`select id from accounts where id = ?`, [session.accountId])).toEqual([]);
+
+    // A session the expiry could not close (paid while the deletion ran), as the service's checkout makes it.
+    const sdk = createStripeClient(b.config)!;
+    const price = (await sdk.prices.list({ lookup_keys: ['plan_build'], active: true, limit: 1 })).data[0]!;
+    const late = await sdk.checkout.sessions.create({
+      mode: 'subscription',
+      customer,
+      client_reference_id: session.accountId,
+      line_items: [{ price: price.id, quantity: 1 }],
+      metadata: { account_id: session.accountId, plan: 'build' },
+      subscription_data: { metadata: { account_id: session.accountId, plan: 'build' } },
+      success_url: 'https://example.test/ok',
+    });
+    await stripe.completeCheckout(late.id);
+    const subscriptionId = stripe.sessions.get(late.id)?.subscription as string;
+    const sub = await eventually(async () => stripe.subscriptions.get(subscriptionId), (s) => s?.cancel_at_period_end === true);
+    expect(sub).toEqual(expect.objectContaining({ status: 'active', cancel_at_period_end: true }));
+  });
 });
 
 describe('separation by route', () => {

@@ -69,6 +69,19 @@ describe('API keys routes', () => {
       expectError(res, 400, 'VALIDATION_ERROR');
     });
 
+    it('refuses an expires_at beyond the year 9999 in UTC and creates nothing (a sixth probe got 500 from an offset carrying it into year 10000)', async () => {
+      const { adminKey } = await h.provision();
+      const before = (await h.http.get('/v1/api-keys').set('X-API-Key', adminKey)).body.pagination.total as number;
+      const res = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'far', expires_at: '9999-12-31T23:00:00-05:00' });
+      expectError(res, 400, 'VALIDATION_ERROR');
+      expect(res.body.errors).toEqual([{ path: 'body.expires_at', message: 'it must fall within the years 0001 to 9999 in UTC.' }]);
+      expect((await h.http.get('/v1/api-keys').set('X-API-Key', adminKey)).body.pagination.total).toBe(before);
+      // the last millisecond of the year 9999 is a date a key can expire at
+      const last = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'far', expires_at: '9999-12-31T23:59:59.999Z' });
+      expect(last.status).toBe(201);
+      expect(last.body.expires_at).toBe('9999-12-31T23:59:59.999Z');
+    });
+
     it('never shows a secret again: not in listings, not in log lines', async () => {
       const account = await h.provision();
       const created = await h.http.post('/v1/api-keys').set('X-API-Key', account.adminKey).send({ name: 'secret-check' });

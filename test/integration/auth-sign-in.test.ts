@@ -43,6 +43,18 @@ describe('login: next step by domain only', () => {
   });
 });
 
+describe('sign-in methods offered', () => {
+  test('the staff password is listed only where staff domains are configured (a sixth probe found it listed on a deployment without any)', async () => {
+    expect((await h.http.get('/v1/auth/providers')).body.methods).toEqual(['magic_link', 'password']);
+    const plain = await startHarness({ config: { STAFF_EMAIL_DOMAINS: '' } });
+    try {
+      expect((await plain.http.get('/v1/auth/providers')).body).toEqual({ methods: ['magic_link'], providers: [] });
+    } finally {
+      await plain.stop();
+    }
+  });
+});
+
 describe('magic link and code', () => {
   test('known and unknown addresses get the same status and body, and each gets its mail', async () => {
     const known = await signInByMail(h);

@@ -1,4 +1,4 @@
-import { expectError, startHarness, type Harness } from '../support/harness';
+import { expectError, signInByMail, startHarness, type Harness } from '../support/harness';
 
 /** The spec's "Separation by route" table, for the routes that exist so far, and key states at the door. */
 describe('API-key authentication', () => {
@@ -19,6 +19,27 @@ describe('API-key authentication', () => {
     expect(viaHeader.status).toBe(200);
     expect(viaBearer.status).toBe(200);
     expect(viaBearer.body.data.map((k: { id: string }) => k.id)).toEqual(viaHeader.body.data.map((k: { id: string }) => k.id));
+  });
+
+  it('refuses two different credentials with 400 AMBIGUOUS_CREDENTIALS (X-API-Key won silently over an invalid or another account\'s Bearer, noted by a sixth probe)', async () => {
+    const a = await h.provision();
+    const b = await h.provision();
+    const session = await signInByMail(h);
+    const unknown = 'sk-svc-api-00000000000000000000000000000000';
+    for (const bearer of [unknown, b.apiKey, session.bearer.replace(/^Bearer /, ''), 'not-a-token']) {
+      expectError(await h.http.get('/v1/models').set('X-API-Key', a.apiKey).set('Authorization', `Bearer ${bearer}`), 400, 'AMBIGUOUS_CREDENTIALS');
+    }
+    expectError(await h.http.get('/v1/models').set('X-API-Key', a.apiKey).set('Authorization', 'Basic eDp5'), 400, 'AMBIGUOUS_CREDENTIALS');
+    // a paid call is refused before anything is charged
+    expectError(await h.http.post('/v1/models/mdl_unknown000/predict').set('X-API-Key', a.apiKey).set('Authorization', `Bearer ${b.apiKey}`).send({ rows: [{ x: 1 }] }), 400, 'AMBIGUOUS_CREDENTIALS');
+    // the same key in both forms is one credential, and a Bearer without a token (a tool's empty field) is none
+    expect((await h.http.get('/v1/models').set('X-API-Key', a.apiKey).set('Authorization', `Bearer ${a.apiKey}`)).status).toBe(200);
+    expect((await h.http.get('/v1/models').set('X-API-Key', a.apiKey).set('Authorization', 'Bearer ')).status).toBe(200);
+    // and the document names the code among every authenticated route's 400s
+    const doc = (await h.http.get('/openapi.json')).body as { paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, { description: string }> }>> };
+    const authenticated = Object.values(doc.paths).flatMap((ops) => Object.values(ops)).filter((op) => (op.security ?? []).length > 0);
+    expect(authenticated.length).toBeGreaterThan(40);
+    for (const op of authenticated) expect(op.responses['400']?.description).toContain('AMBIGUOUS_CREDENTIALS');
   });
 
   it.each([

@@ -119,6 +119,25 @@ describe('request log and usage', () => {
     expectError(await h.http.get(`/v1/usage?workspace_id=${other.workspace.id}`).set('X-API-Key', apiKey), 404, 'NOT_FOUND');
   });
 
+  it('reads windows at the ends of the calendar: years 0001 to 9999 in UTC, 400 beyond (a sixth probe got 503 from both routes)', async () => {
+    const { apiKey } = await h.provision('build');
+    for (const route of ['/v1/usage', '/v1/requests']) {
+      // the last day of year 9999 as `to` runs to its last millisecond; the first days of year 1 read too
+      const last = await h.http.get(`${route}?to=9999-12-31`).set('X-API-Key', apiKey);
+      expect(last.status).toBe(200);
+      expect(last.body).toEqual(expect.objectContaining({ from: '9999-12-24T23:59:59.999Z', to: '9999-12-31T23:59:59.999Z' }));
+      const first = await h.http.get(`${route}?from=0001-01-01&to=0001-01-02`).set('X-API-Key', apiKey);
+      expect(first.status).toBe(200);
+      expect(first.body).toEqual(expect.objectContaining({ from: '0001-01-01T00:00:00.000Z', to: '0001-01-03T00:00:00.000Z' }));
+      // an offset that carries a bound into year 10000 or year 0
+      for (const query of ['to=9999-12-31T23:00:00-05:00', 'from=0001-01-01T00:00:00%2B05:00&to=0001-01-02', 'from=0000-12-31&to=0001-01-02']) {
+        const refused = await h.http.get(`${route}?${query}`).set('X-API-Key', apiKey);
+        expectError(refused, 400, 'VALIDATION_ERROR');
+        expect(refused.body.messageDetail).toMatch(/years 0001 to 9999/);
+      }
+    }
+  });
+
   it('does not log another workspace’s calls', async () => {
     const a = await h.provision('build');
     const b = await h.provision('build');

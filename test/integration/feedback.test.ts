@@ -315,6 +315,8 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     expect(after.body.observed).toEqual({ matched: 40, metric: 'roc_auc', score: expect.any(Number) });
     expect(after.body.observed.score).toBeGreaterThan(0.8);
     expect(after.body.verdict).toBe('holding');
+    // snake_case like every field of the API (they were holdingGap, weakGap, holdingRatio, weakRatio: a sixth probe)
+    expect(after.body.thresholds).toEqual({ holding_gap: 0.05, weak_gap: 0.15, holding_ratio: 1.2, weak_ratio: 1.5 });
 
     // Outcomes that contradict the predictions make the verdict drop.
     const flipped = scored.body.predictions.map((p: { request_id: string; prediction: string }) => ({ request_id: p.request_id, actual: p.prediction === 'yes' ? 'no' : 'yes' }));

@@ -240,6 +240,27 @@ describe('forecast and backtest routes', () => {
     expect(await balance()).toBe(before);
   });
 
+  it('refuses JSON item_id integers beyond 2^53 - 1, charging nothing: 9007199254740993 and …992 were merged into one series, and 12345678901234567890 answered as …567000 (a sixth probe)', async () => {
+    const { apiKey, account } = await h.provision('build');
+    const balance = async () => (await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id })).allowanceRemaining;
+    const before = await balance();
+    const rows = (id: string) => seasonalRows(20).map((r) => `{"date":"${r.date}","store":${id},"sales":${r.sales}}`);
+    for (const ids of [['9007199254740993', '9007199254740992'], ['12345678901234567890']]) {
+      const text = `{"target":"sales","item_id":"store","horizon":2,"data":[${ids.flatMap(rows).join(',')}]}`;
+      const res = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send(text);
+      expectError(res, 400, 'INVALID_INPUT');
+      expect(res.body.reason).toBe('ITEM_ID_NOT_EXACT');
+      const backtest = await h.http.post('/v1/forecast/backtest').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send(text);
+      expectError(backtest, 400, 'VALIDATION_ERROR');
+      expect(backtest.body.reason).toBe('ITEM_ID_NOT_EXACT');
+    }
+    expect(await balance()).toBe(before);
+    // integers JSON holds exactly are identifiers as before, answered as sent
+    const exact = await forecast(apiKey, { target: 'sales', item_id: 'store', horizon: 1, data: [Number.MAX_SAFE_INTEGER, 7].flatMap((id) => seasonalRows(20).map((r) => ({ ...r, store: id }))) });
+    expect(exact.status).toBe(200);
+    expect(parse(exact.text).data.map((r) => r.store)).toEqual([String(Number.MAX_SAFE_INTEGER), '7']);
+  });
+
   it('refuses values beyond ±1e150 on forecast and backtest alike (400, nothing charged), and duplicate quantiles on both', async () => {
     const { apiKey, account } = await h.provision('build');
     const data = Array.from({ length: 60 }, (_, i) => ({ ds: new Date(Date.UTC(2026, 0, 1 + i)).toISOString().slice(0, 10), y: (1 + (i % 7) / 7) * 1e300 }));

@@ -30,6 +30,14 @@ describe('GET /v1/geoip behind no trusted proxy', () => {
   test('something that is not an address is a 400', async () => {
     expectError(await h.http.get('/v1/geoip').query({ ip: 'localhost' }), 400, 'VALIDATION_ERROR');
   });
+
+  test('inet_aton\'s legacy forms are not addresses (a sixth probe: 010.8.8.8 was located as 8.8.8.8, not 10.8.8.8, and 1.2.3 as 1.2.0.3)', async () => {
+    for (const ip of ['010.8.8.8', '1.2.3', '0x8.8.8.8', '134744072', '::ffff:010.0.0.1']) {
+      expectError(await h.http.get('/v1/geoip').query({ ip }), 400, 'VALIDATION_ERROR');
+    }
+    expect((await h.http.get('/v1/geoip').query({ ip: '8.8.8.8' })).body).toEqual(expect.objectContaining({ ip: '8.8.8.8', country: 'US' }));
+    expect((await h.http.get('/v1/geoip').query({ ip: '::ffff:8.8.8.8' })).body).toEqual(expect.objectContaining({ ip: '8.8.8.8', country: 'US' }));
+  });
 });
 
 describe('GET /v1/geoip behind a trusted proxy on loopback', () => {

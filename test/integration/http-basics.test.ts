@@ -11,7 +11,7 @@ import { EnginePool } from '../../services/engine-pool';
 import { RequestLogWriter } from '../../services/request-log';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { TEST_ENV, requireEnv } from '../support/env';
-import { checkedAgent, expectError, startHarness, type Harness } from '../support/harness';
+import { checkedAgent, expectError, signInByMail, startHarness, type Harness } from '../support/harness';
 
 describe('HTTP conventions', () => {
   let h: Harness;
@@ -48,10 +48,44 @@ describe('HTTP conventions', () => {
     expect(a.headers['x-request-id']).not.toEqual(b.headers['x-request-id']);
   });
 
+  it('marks every API answer Cache-Control: no-store: secrets shown once, tokens, and workspace data read with X-API-Key (a sixth probe found no Cache-Control at all)', async () => {
+    const { adminKey, apiKey } = await h.provision();
+    const session = await signInByMail(h);
+    const answers = [
+      await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'cached?' }),
+      await h.http.get('/v1/models').set('X-API-Key', apiKey),
+      await h.http.get('/v1/auth/me').set('Authorization', session.bearer),
+      await h.http.post('/v1/auth/refresh').send({ refresh_token: session.refreshToken }),
+      await h.http.get('/v1/models/mdl_unknown000').set('X-API-Key', apiKey),
+      await h.http.get('/v1/engines'),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([201, 200, 200, 200, 404, 200]);
+    for (const answer of answers) expect(answer.headers['cache-control']).toBe('no-store');
+  });
+
   it('answers malformed JSON with 400 INVALID_JSON', async () => {
     const { adminKey } = await h.provision();
     const res = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).set('content-type', 'application/json').send('{"name": ');
     expectError(res, 400, 'INVALID_JSON');
+  });
+
+  it('answers a JSON body that is not UTF-8 with 400 INVALID_JSON and stores nothing (latin-1 "café" was stored as "caf\uFFFD", a sixth probe)', async () => {
+    const { adminKey } = await h.provision();
+    const listed = async () => (await h.http.get('/v1/api-keys').set('X-API-Key', adminKey)).body.data.map((k: { name: string }) => k.name) as string[];
+    const before = await listed();
+    for (const [contentType, bytes] of [
+      ['application/json; charset=iso-8859-1', Buffer.from('{"name":"caf\xe9"}', 'latin1')],
+      ['application/json', Buffer.from([...Buffer.from('{"name":"'), 0xed, 0xa0, 0x80, ...Buffer.from('"}')])],
+    ] as const) {
+      const res = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).set('content-type', contentType).serialize((b) => b).send(bytes);
+      expectError(res, 400, 'INVALID_JSON');
+      expect(res.body.messageDetail).toMatch(/UTF-8/);
+    }
+    expect(await listed()).toEqual(before);
+    // UTF-8, with or without its byte order mark, is read as before
+    const created = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).set('content-type', 'application/json').serialize((b) => b).send(Buffer.from('\ufeff{"name":"café"}', 'utf8'));
+    expect(created.status).toBe(201);
+    expect(created.body.name).toBe('café');
   });
 
   it('answers a schema violation with 400 VALIDATION_ERROR naming the field, and creates nothing', async () => {

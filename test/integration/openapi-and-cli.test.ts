@@ -24,6 +24,32 @@ describe('/openapi.json', () => {
     }
   });
 
+  it('documents the multipart form (a file of rows, the other fields as text) on every route the contract lets take one; a sixth probe found only JSON', async () => {
+    const res = await h.http.get('/openapi.json');
+    const forms: Record<string, { schema: { properties: Record<string, { type?: string; format?: string }>; required?: string[] } }> = {};
+    for (const [method, route] of [['post', '/v1/models'], ['post', '/v1/datasets/validate'], ['post', '/v1/models/{id}/predict'], ['post', '/v1/forecast'], ['post', '/v1/forecast/backtest']] as const) {
+      const content = res.body.paths[route][method].requestBody.content;
+      expect(Object.keys(content).sort()).toEqual(['application/json', 'multipart/form-data']);
+      forms[route] = content['multipart/form-data'];
+      expect(forms[route]!.schema.properties.file).toEqual(expect.objectContaining({ type: 'string', format: 'binary' }));
+    }
+    // a list is one text field (JSON, or comma-separated numbers), as the server reads it; numbers stay typed
+    expect(forms['/v1/forecast']!.schema.properties.quantiles).toEqual(expect.objectContaining({ type: 'string' }));
+    expect(forms['/v1/forecast']!.schema.properties.data).toEqual(expect.objectContaining({ type: 'string' }));
+    expect(forms['/v1/forecast']!.schema.properties.horizon).toEqual(expect.objectContaining({ type: 'integer', minimum: 1, maximum: 1000 }));
+    expect(forms['/v1/forecast']!.schema.required).toEqual(['target']);
+    expect(forms['/v1/models/{id}/predict']!.schema.properties.rows).toEqual(expect.objectContaining({ type: 'string' }));
+    // other routes keep their JSON body alone
+    expect(Object.keys(res.body.paths['/v1/webhooks'].post.requestBody.content)).toEqual(['application/json']);
+
+    // what the document describes is what the server takes
+    const { apiKey } = await h.provision('build');
+    const csv = ['t,y', ...Array.from({ length: 20 }, (_, i) => `2026-01-${String(i + 1).padStart(2, '0')},${10 + (i % 7)}`)].join('\n');
+    const form = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).field('target', 'y').field('horizon', '2').field('quantiles', '[0.1,0.9]').attach('file', Buffer.from(csv), 'series.csv');
+    expect(form.status).toBe(200);
+    expect(form.text.trim().split('\n')[0]).toBe('t,y_prediction,quantile_0.1,quantile_0.9');
+  });
+
   it('documents every route of the contract this build serves, with the contract\'s statuses and error codes', async () => {
     const res = await h.http.get('/openapi.json');
     expect(res.status).toBe(200);

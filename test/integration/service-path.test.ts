@@ -536,6 +536,30 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       const form = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).field('target', 'y').field('horizon', '6').attach('file', Buffer.from(csv), 'series.csv');
       expect(form.status).toBe(200);
       expect(form.text.trim().split('\n')).toHaveLength(7);
+      // numeric text is decimal, as the engine reads it: Number() read "0x6" as 6 (a sixth probe)
+      for (const horizon of ['0x6', '0b110', '']) {
+        const refused = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).field('target', 'y').field('horizon', horizon).attach('file', Buffer.from(csv), 'series.csv');
+        expectError(refused, 400, 'INVALID_INPUT');
+        expect(refused.body.errors[0].path).toBe('body.horizon');
+      }
+    });
+
+    it('reads an integer query parameter in decimal digits only, and documents it as an integer (a sixth probe: offset=0x10 was 16, an empty offset 0, and the document said nullable)', async () => {
+      const { adminKey, apiKey } = await h.provision('build');
+      expect((await h.http.get('/v1/api-keys?limit=1&offset=1').set('X-API-Key', adminKey)).body.pagination).toEqual(expect.objectContaining({ limit: 1, offset: 1 }));
+      for (const query of ['offset=0x10', 'limit=1e2', 'offset=', 'limit=%205', 'limit=1&limit=2', 'offset=null']) {
+        const refused = await h.http.get(`/v1/api-keys?${query}`).set('X-API-Key', adminKey);
+        expectError(refused, 400, 'VALIDATION_ERROR');
+        expect(refused.body.errors[0].path).toMatch(/^query\.(limit|offset)$/);
+      }
+      expectError(await h.http.get('/v1/requests?limit=0x10').set('X-API-Key', apiKey), 400, 'VALIDATION_ERROR');
+      expectError(await h.http.get('/v1/models/mdl_unknown000/performance?days=1e1').set('X-API-Key', apiKey), 400, 'VALIDATION_ERROR');
+      const doc = (await h.http.get('/openapi.json')).body as { paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string; schema: { type: unknown } }> }>> };
+      const integers = Object.values(doc.paths)
+        .flatMap((ops) => Object.values(ops))
+        .flatMap((op) => (op.parameters ?? []).filter((p) => p.in === 'query' && ['limit', 'offset', 'days'].includes(p.name)));
+      expect(integers.length).toBeGreaterThan(20);
+      for (const parameter of integers) expect(parameter.schema.type).toBe('integer');
     });
 
     it('answers a second multipart file part with 400, not FILE_TOO_LARGE', async () => {
