@@ -11,6 +11,8 @@
  *   always goes right, in training and in prediction alike.
  * - Leaves hold class frequencies (classification) or the mean (regression); the forest's output is
  *   their average: probabilities n x K (binary K = 2) or values n, as `rawToOutput` gives them.
+ * - Engine 16 above 15.0.0's budget: each tree on a random subsample of rows (ForestOptions.treeWork)
+ *   and the forest weighed by its out-of-bag outputs (outOfBagOutputs) instead of fold forests.
  */
 import { rocAuc } from './metrics';
 import { Prng } from './prng';
@@ -27,6 +29,18 @@ export interface ForestOptions {
   binaryWeightBy: 'log_loss' | 'roc_auc';
   /** experiments: a node of fewer rows than this is a leaf (unset: 2, trees grown to purity) */
   minSplit?: number;
+  /**
+   * Each tree grown on a random subsample (without replacement) of at most floor(treeWork / mtry) of
+   * the forest's rows, mtry the candidate features per node: the work of one level of one tree bounded.
+   * Unset, or at least rows × mtry: every tree on all rows (and the same trees as without it).
+   */
+  treeWork?: number;
+  /**
+   * Engine 16 (with treeWork): no fold forests; the weight is fitted on the kept forest's out-of-bag
+   * outputs (each row scored by the trees whose subsample left it out), each tree on at most half the
+   * rows (addForestMember).
+   */
+  outOfBag?: boolean;
 }
 
 /** The engine versions with a forest member. */
@@ -121,6 +135,8 @@ export function fitForest(
   trees: number,
   seed: number,
   minSplit = 2,
+  treeWork?: number,
+  bags?: Uint8Array,
 ): Forest {
   const K = forestOutputs(task, nClasses);
   const classify = task !== 'regression';
@@ -135,6 +151,9 @@ export function fitForest(
   const idx = new Int32Array(m0);
   const all = Int32Array.from({ length: m0 }, (_, i) => i);
   const order = Int32Array.from({ length: F }, (_, f) => f);
+  // rows of each tree: all, or a subsample of `sub` drawn by a partial Fisher-Yates of `perm`
+  const sub = treeWork === undefined ? m0 : Math.max(2, Math.min(m0, Math.floor(treeWork / mtry)));
+  const perm = sub < m0 ? Int32Array.from({ length: m0 }, (_, i) => i) : all;
   const leftCounts = new Float64Array(K);
   const totals = new Float64Array(K);
   const values = new Float64Array(K);
@@ -169,10 +188,22 @@ export function fitForest(
   };
 
   for (let t = 0; t < trees; t++) {
-    idx.set(all);
+    if (sub < m0) {
+      for (let s = 0; s < sub; s++) {
+        const r = s + rng.nextInt(m0 - s);
+        const v = perm[r];
+        perm[r] = perm[s];
+        perm[s] = v;
+      }
+      idx.set(perm.subarray(0, sub));
+      if (bags) for (let s = 0; s < sub; s++) bags[t * m0 + perm[s]] = 1;
+    } else {
+      idx.set(all);
+      if (bags) bags.fill(1, t * m0, (t + 1) * m0);
+    }
     const root = buf.node();
     treeRoot[t] = root;
-    stack.push(root, 0, idx.length);
+    stack.push(root, 0, sub);
     while (stack.length > 0) {
       const hi = stack.pop() as number;
       const lo = stack.pop() as number;
@@ -306,6 +337,35 @@ export function predictForest(forest: Forest, X: Float64Array, n: number, F: num
       for (let k = 0; k < K; k++) out[o + k] += leafValue[v + k];
     }
     for (let k = 0; k < K; k++) out[o + k] /= T;
+  }
+  return out;
+}
+
+/**
+ * Out-of-bag outputs of a forest grown with `bags` (trees × rows.length, 1 where a tree's subsample held
+ * the row): row rows[j]'s average over the trees that left it out, n x K over X's n rows; NaN for rows
+ * not in `rows` and rows no tree left out.
+ */
+export function outOfBagOutputs(forest: Forest, X: Float64Array, n: number, F: number, rows: Int32Array, bags: Uint8Array): Float64Array {
+  const K = forest.nOutputs;
+  const T = forest.treeRoot.length;
+  const m = rows.length;
+  const out = new Float64Array(n * K).fill(NaN);
+  const acc = new Float64Array(K);
+  const { feature, threshold, left, right, leafValue, treeRoot } = forest;
+  for (let j = 0; j < m; j++) {
+    const base = rows[j] * F;
+    acc.fill(0);
+    let count = 0;
+    for (let t = 0; t < T; t++) {
+      if (bags[t * m + j]) continue;
+      let node = treeRoot[t];
+      while (feature[node] >= 0) node = X[base + feature[node]] <= threshold[node] ? left[node] : right[node];
+      const v = left[node] * K;
+      for (let k = 0; k < K; k++) acc[k] += leafValue[v + k];
+      count++;
+    }
+    if (count > 0) for (let k = 0; k < K; k++) out[rows[j] * K + k] = acc[k] / count;
   }
   return out;
 }

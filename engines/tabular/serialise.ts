@@ -16,7 +16,7 @@ export const ARTEFACT_FORMAT = 'tabular-gbdt';
  * the flat tree predictor (engines 1.0.0-5.0.0). Format 2 (engine 6.0.0): format 1 plus an optional
  * `linear` part (engine 6's linear member; absent when the blend gave it no weight). Format 3 (engines
  * 8.0.0 and 9.0.0): format 2 plus an optional `forest` part (their forest member; absent when the
- * mixture gave it no weight). Format 4 (engines 11.0.0-15.0.0): format 3 plus an optional `group` part (its
+ * mixture gave it no weight). Format 4 (engines 11.0.0-16.0.0): format 3 plus an optional `group` part (its
  * group member's lookup table; absent when the member was not kept). A model keeps the format it was
  * trained in (`TabularModel.formatVersion`), so an older model re-serialises exactly.
  */

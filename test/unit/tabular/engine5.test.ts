@@ -56,8 +56,8 @@ describe('engine 5: 4.0.0 with a smaller learning rate and a longer patience on 
     expect(JSON.stringify(v5.model.predictor)).not.toBe(JSON.stringify(v4.model.predictor));
   });
 
-  it('is servable and trainable by name (15.0.0 is the version new models get)', () => {
-    expect(TABULAR_ENGINE.version).toBe('15.0.0');
+  it('is servable and trainable by name (16.0.0 is the version new models get)', () => {
+    expect(TABULAR_ENGINE.version).toBe('16.0.0');
     expect(TABULAR_ENGINE.servableVersions).toContain('5.0.0');
     const v5 = trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: '5.0.0' }).model;
     expect(v5.engine.version).toBe('5.0.0');

@@ -53,7 +53,7 @@ describe('training, prediction and artefact', () => {
   it('round-trips the artefact to byte-identical predictions', () => {
     const text = serialiseModel(trained.model);
     const parsed = JSON.parse(text) as { formatVersion: number; engine: { id: string } };
-    // 15.0.0 (the default) writes format 4 (format 3 plus an optional group part), the newest this engine reads
+    // 16.0.0 (the default) writes format 4 (format 3 plus an optional group part), the newest this engine reads
     expect(parsed.formatVersion).toBe(4);
     expect(TABULAR_ENGINE.artefactFormatVersion).toBe(4);
     expect(parsed.engine.id).toBe('tabular-gbdt');
