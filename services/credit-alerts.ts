@@ -22,11 +22,11 @@ export function crossedThresholds(remaining: number, allowance: number): CreditA
 }
 
 /** Called right after a charge with what the account has left. */
-export async function noteCreditsLeft(em: EntityManager, accountId: string, remaining: number): Promise<void> {
+export async function noteCreditsLeft(emOf: () => EntityManager, accountId: string, remaining: number): Promise<void> {
   const allowance = allowances.get(accountId);
   if (allowance !== undefined && crossedThresholds(remaining, allowance).length === 0) return;
   try {
-    await checkCreditAlerts(em.fork(), accountId);
+    await checkCreditAlerts(emOf().fork(), accountId);
   } catch {
     // The charge stands whatever happens here: the periodic sweep records, from the same account
     // state, any alert this check could not (the alert is durable there, not here).

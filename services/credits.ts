@@ -218,14 +218,14 @@ select exists (select 1 from current) as model_current, led.allowance_after, led
     }
   }
   const remaining = charged.allowance_after + (charged.balance_after ?? 0);
-  await noteCharged(em, spec.accountId, remaining);
+  await noteCharged(stores, spec.accountId, remaining);
   return { kind: 'charged', reservation: { id, accountId: spec.accountId, amount: spec.amount, remaining } };
 }
 
 /** After any charge: what the account has left, for the next call's choice of path and for its credit alerts. */
-export async function noteCharged(em: EntityManager, accountId: string, remaining: number): Promise<void> {
+export async function noteCharged(stores: Pick<CallStores, 'em'>, accountId: string, remaining: number): Promise<void> {
   lastKnownRemaining.set(accountId, remaining);
-  await noteCreditsLeft(em, accountId, remaining);
+  await noteCreditsLeft(() => stores.em, accountId, remaining);
 }
 
 /**

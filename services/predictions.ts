@@ -123,11 +123,11 @@ async function storeUnsettled(callPool: Queryable, batch: ScoredBatch): Promise<
 /** Versions never change once stored: their metadata is cached (the engine threads cache the models). */
 const versionCache = new LRUCache<string, ModelVersion>({ max: 256 });
 
-async function servingVersion(em: EntityManager, modelId: string, number: number): Promise<ModelVersion> {
+async function servingVersion(stores: Pick<CallStores, 'em'>, modelId: string, number: number): Promise<ModelVersion> {
   const key = `${modelId}:${number}`;
   const hit = versionCache.get(key);
   if (hit) return hit;
-  const version = await em.findOneOrFail(ModelVersionSchema, { model: modelId, number });
+  const version = await stores.em.findOneOrFail(ModelVersionSchema, { model: modelId, number });
   versionCache.set(key, version);
   return version;
 }
@@ -188,7 +188,7 @@ const CHARGED_WITH_ANSWER_MAX_ROWS = INLINE_MAX_ROWS;
 const MAX_MODEL_READS = 4;
 
 /** The checks before any charge; the version scored and the credits it costs. */
-async function priced(em: EntityManager, model: ScoringModel, rows: Row[]): Promise<{ version: ModelVersion; cost: number }> {
+async function priced(stores: Pick<CallStores, 'em'>, model: ScoringModel, rows: Row[]): Promise<{ version: ModelVersion; cost: number }> {
   if (model.status === 'archived') throw new AppError('MODEL_ARCHIVED', 409, 'The model is archived; restore it to predict.');
   if (model.status !== 'serving' || model.currentVersion === null) {
     throw new AppError('MODEL_NOT_TRAINED', 409, 'The model is not trained yet.');
@@ -200,7 +200,7 @@ async function priced(em: EntityManager, model: ScoringModel, rows: Row[]): Prom
       rows: rows.length,
     });
   }
-  const version = await servingVersion(em, model.id, model.currentVersion);
+  const version = await servingVersion(stores, model.id, model.currentVersion);
   if (!isServable(version)) {
     throw new AppError(
       'ENGINE_MISMATCH',
@@ -213,8 +213,8 @@ async function priced(em: EntityManager, model: ScoringModel, rows: Row[]): Prom
   return { version, cost: price * rows.length };
 }
 
-async function score(pool: EnginePool, em: EntityManager, version: ModelVersion, rows: Row[]): Promise<ScoredRows> {
-  const scored = await pool.predict(version.id, () => artefactOf(em, version), rows);
+async function score(pool: EnginePool, stores: Pick<CallStores, 'em'>, version: ModelVersion, rows: Row[]): Promise<ScoredRows> {
+  const scored = await pool.predict(version.id, () => artefactOf(stores.em, version), rows);
   const { stem, ids } = newIdRun('request', scored.length);
   const outputs = scored.map((p, i) => {
     const output: Record<string, unknown> = { request_id: ids[i], prediction: p.prediction };
@@ -256,7 +256,9 @@ export async function predict(
     unreadKey: { id: string; confirm: () => Promise<void> } | null;
   },
 ): Promise<PredictResult> {
-  const { em, callPool } = stores;
+  // `stores.em` is read only where it is needed: the small path's cached version, scoring and
+  // shared charge never fork an entity manager (callStores forks on first use).
+  const { callPool } = stores;
   const { rows, workspaceId } = input;
   let unreadKey = input.unreadKey;
   const confirmKey = async (): Promise<void> => {
@@ -279,7 +281,7 @@ export async function predict(
   for (;;) {
     let checked;
     try {
-      checked = await priced(em, model, rows);
+      checked = await priced(stores, model, rows);
     } catch (err) {
       // A refusal seen through the cache is confirmed on a fresh read before it is answered.
       if (reads === 0) {
@@ -310,7 +312,7 @@ export async function predict(
     });
 
     if (input.settleWithAnswer && rows.length <= CHARGED_WITH_ANSWER_MAX_ROWS && knownToAfford(input.accountId, cost)) {
-      const scored = await score(pool, em, version, rows);
+      const scored = await score(pool, stores, version, rows);
       const shared = await answeredCallChargerFor(callPool).charge({ ...spec, rows: scored, keyId: unreadKey?.id ?? null });
       if (shared.kind === 'key_refused') {
         // Throws the key's 401; a key that may call after all (its end passed between the clocks) is charged again.
@@ -322,7 +324,7 @@ export async function predict(
         continue;
       }
       if (shared.kind === 'charged') {
-        await noteCharged(em, input.accountId, shared.remaining);
+        await noteCharged(stores, input.accountId, shared.remaining);
         return result(scored, shared.remaining, null);
       }
       // The account could not cover its calls of that statement together: this call alone decides
@@ -344,13 +346,13 @@ export async function predict(
     }
     const { reservation } = held;
     try {
-      const scored = await score(pool, em, version, rows);
+      const scored = await score(pool, stores, version, rows);
       if (input.settleWithAnswer) await storeWithSettlement(callPool, reservation.id, batch(scored));
       else await storeUnsettled(callPool, batch(scored));
       return result(scored, reservation.remaining, input.settleWithAnswer ? null : reservation.id);
     } catch (err) {
       // Gives the credits back now rather than at the sweep; the sweep stays the guarantee.
-      await releaseReservation(em, reservation.id);
+      await releaseReservation(stores.em, reservation.id);
       throw err;
     }
   }

@@ -70,6 +70,27 @@ describe('small predictions charged together', () => {
     for (const a of answers) expect(a.body.credits_remaining).toBe(remainingByReference.get(a.headers['x-request-id'] as string));
   });
 
+  it('answers a one-row call on the shared charge path without forking an ORM entity manager (its statements run on the call pool)', async () => {
+    const model = await warmedModel();
+    // the model's version is cached by the warming call; the account can pay, so the call takes the shared path
+    // Forks by the paid path only: the request log's batched writer forks on its own timer meanwhile.
+    const original = h.orm.em.fork.bind(h.orm.em);
+    const pathForks: string[] = [];
+    const fork = jest.spyOn(h.orm.em, 'fork').mockImplementation((...args) => {
+      const stack = new Error().stack ?? '';
+      if (/services\/(predictions|credits|credit-alerts)|middleware\/idempotency|routes\/models/.test(stack)) pathForks.push(stack);
+      return original(...args);
+    });
+    try {
+      const answer = await h.http.post(`/v1/models/${model.modelId}/predict`).set('X-API-Key', model.apiKey).send(oneRow());
+      expect(answer.status).toBe(200);
+      expect(answer.body.credits_charged).toBe(1);
+      expect(pathForks).toEqual([]);
+    } finally {
+      fork.mockRestore();
+    }
+  });
+
   it('draws the allowance first and then the purchased balance across calls charged together', async () => {
     const model = await warmedModel();
     await setCredits(model.account.id, 3, 10);
