@@ -119,12 +119,12 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
  */
 function multipartFormOf(body: ZodObject): ZodObject {
   const fields = Object.fromEntries(
-    Object.entries(body.shape as Record<string, ZodType>).map(([name, field]) => [
-      name,
-      fieldKind(field).kind === 'array'
-        ? z.string().optional().openapi({ description: `The \`${name}\` list written as JSON (\`[…]\`)${fieldKind(field).element === 'number' ? ', or as comma-separated numbers (`0.1,0.9`)' : ''}.` })
-        : field,
-    ]),
+    Object.entries(body.shape as Record<string, ZodType>).map(([name, field]) => {
+      const { kind, element } = fieldKind(field);
+      if (kind !== 'array') return [name, field];
+      const numbers = element === 'number' ? ', or as comma-separated numbers (`0.1,0.9`)' : '';
+      return [name, z.string().optional().openapi({ description: `The \`${name}\` list written as JSON (\`[…]\`)${numbers}.` })];
+    }),
   );
   return z.object({
     ...fields,

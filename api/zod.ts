@@ -54,7 +54,10 @@ export function coerceFormFields(schema: ZodType | undefined, fields: unknown): 
     const text = raw.trim();
     const { kind, element } = fieldKind(field);
     // numeric text by the engine's rule (as outcomes and features are read), not Number(): "0x6" was 6
-    const asNumber = (t: string): unknown => (Number.isFinite(toNumber(t)) ? toNumber(t) : t);
+    const asNumber = (t: string): unknown => {
+      const value = toNumber(t);
+      return Number.isFinite(value) ? value : t;
+    };
     if (kind === 'number') out[name] = asNumber(text);
     else if (kind === 'boolean') out[name] = text === 'true' ? true : text === 'false' ? false : raw;
     else if (kind === 'array') {

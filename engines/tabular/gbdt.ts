@@ -4,7 +4,7 @@
  */
 import type { BinnedFeatureInfo } from './binning';
 import { type GrowerParams, type BuiltTree, type RootCounts, PartitionRouter, TreeGrower, binColumns, leafOfRouted, routerOf } from './grower';
-import type { Loss } from './loss';
+import { softplus, type Loss } from './loss';
 import { Prng } from './prng';
 import { PredictorBuilder, type FlatPredictor } from './predictor';
 
@@ -319,11 +319,6 @@ export function boost(
     }
   }
   return booster.finish(kept);
-}
-
-/** log(1 + e^t), stably. */
-function softplus(t: number): number {
-  return t > 0 ? t + Math.log1p(Math.exp(-t)) : Math.log1p(Math.exp(t));
 }
 
 /**

@@ -29,6 +29,11 @@ export interface Loss {
 
 const EPS = 1e-15;
 
+/** log(1 + e^t), stably. */
+export function softplus(t: number): number {
+  return t > 0 ? t + Math.log1p(Math.exp(-t)) : Math.log1p(Math.exp(t));
+}
+
 function sigmoid(x: number): number {
   return x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x));
 }
@@ -75,8 +80,7 @@ export class LogLoss extends BaseLoss {
   rowLoss(y: Float64Array, raw: Float64Array, i: number): number {
     // log(1 + e^z) - y z, computed stably
     const z = raw[i];
-    const sp = z > 0 ? z + Math.log1p(Math.exp(-z)) : Math.log1p(Math.exp(z));
-    return sp - y[i] * z;
+    return softplus(z) - y[i] * z;
   }
 }
 
