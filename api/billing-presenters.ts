@@ -31,6 +31,7 @@ export function presentPurchase(p: CreditPurchase) {
     expires_at: p.expiresAt.toISOString(),
     created_at: p.createdAt.toISOString(),
     closed_at: p.closedAt ? p.closedAt.toISOString() : null,
+    units_reversed: p.unitsReversed,
   };
 }
 

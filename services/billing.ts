@@ -134,8 +134,54 @@ export async function settlePurchase(em: EntityManager, purchaseId: string, by: 
       reference: purchase.id,
       createdAt: now,
     });
+    // A refund or dispute that Stripe reported before the settlement (events come in any order).
+    reverseLostPayment(tx, purchase, account, now);
     await tx.flush();
     return 'settled';
+  });
+}
+
+/**
+ * Dispute statuses under which the disputed amount is not withheld from the merchant: inquiries
+ * (`warning_*`), disputes prevented, and disputes won. Every other status (open, under review, lost,
+ * appealed, and any status Stripe adds later) counts as withheld, so an unknown one never leaves
+ * credits for money the service does not have.
+ */
+const DISPUTE_STATUSES_NOT_WITHHELD = new Set(['won', 'prevented', 'warning_needs_response', 'warning_under_review', 'warning_closed']);
+
+/** Of a purchase paid `amount`, the credits `units` that `amountLost` of the money (refunded or withheld) bought: rounded up. */
+export function unitsLost(units: number, amount: number, amountLost: number): number {
+  if (amountLost <= 0) return 0;
+  if (amountLost >= amount) return units;
+  return Math.min(units, Math.ceil((units * amountLost) / amount));
+}
+
+/**
+ * Brings the credits taken back for a settled purchase to what its lost money bought, in the caller's
+ * transaction (purchase and account rows locked): one `reversal` ledger row per change, negative when
+ * credits are taken back, positive when a dispute was won and they are given back. Spent credits
+ * leave the purchased balance below zero: a debt that holds back as much of the allowance and that the
+ * next purchase covers.
+ */
+function reverseLostPayment(tx: EntityManager, purchase: CreditPurchase, account: Account, now: Date): void {
+  if (purchase.state !== 'settled') return;
+  const target = unitsLost(purchase.units, purchase.amount, purchase.amountLost);
+  const change = target - purchase.unitsReversed;
+  if (change === 0) return;
+  account.purchasedBalance -= change;
+  purchase.unitsReversed = target;
+  tx.create(CreditLedgerSchema, {
+    id: newId('event'),
+    accountId: account.id,
+    workspaceId: purchase.workspaceId,
+    kind: 'reversal',
+    operation: change > 0 ? 'payment_reversed' : 'payment_reinstated',
+    allowanceDelta: 0,
+    balanceDelta: -change,
+    allowanceAfter: account.allowanceRemaining,
+    balanceAfter: account.purchasedBalance,
+    reference: purchase.id,
+    createdAt: now,
   });
 }
 
@@ -352,6 +398,9 @@ export class Billing {
         amount: (price.unit_amount ?? 0) * blocks,
         currency: price.currency,
         state: 'pending',
+        paymentIntentId: null,
+        amountLost: 0,
+        unitsReversed: 0,
         checkoutSessionId: null,
         paymentUrl: null,
         expiresAt,
@@ -477,6 +526,10 @@ export class Billing {
                   : null; // completed, paid by a method that settles later: its own event follows
           // The signal is sent before the event is recorded: a delivery that fails in between is
           // retried by Stripe, and a second signal settles nothing twice.
+          const paymentIntent = idOf(session.payment_intent);
+          if (purchaseId && paymentIntent) {
+            await em.execute(`update credit_purchases set payment_intent_id = ? where id = ? and payment_intent_id is null`, [paymentIntent, purchaseId]);
+          }
           if (purchaseId && outcome) {
             if (await this.purchaseOfLiveAccount(em, purchaseId)) {
               await this.deps.temporal.signalPurchase(purchaseId, { outcome, eventId: event.id }, this.purchaseWaitMs());
@@ -496,9 +549,69 @@ export class Billing {
       case 'customer.subscription.paused':
       case 'customer.subscription.resumed':
         return this.applySubscriptionEvent(event, event.data.object.id, idOf(event.data.object.customer), event.data.object.metadata?.account_id ?? null);
+      case 'charge.refunded':
+      case 'charge.refund.updated':
+      case 'charge.dispute.created':
+      case 'charge.dispute.updated':
+      case 'charge.dispute.closed':
+      case 'charge.dispute.funds_withdrawn':
+      case 'charge.dispute.funds_reinstated': {
+        const object = event.data.object;
+        const chargeId = object.object === 'charge' ? object.id : idOf(object.charge);
+        return this.applyPaymentLoss(event, chargeId, idOf(object.payment_intent));
+      }
       default:
         return { duplicate: !(await em.transactional((tx) => recordEvent(tx, event))) };
     }
+  }
+
+  /**
+   * A refund or a dispute of a payment: when the payment bought credits, the credits its lost money
+   * bought are taken back (or given back when a dispute is won). The charge and its disputes are read
+   * from Stripe as they are now, under the purchase's row lock, so events in any order, repeated or
+   * handled at once, end in Stripe's latest state and move each credit once. Payments of subscriptions
+   * are not credit purchases: the plan follows the subscription's own events.
+   */
+  private async applyPaymentLoss(event: Stripe.Event, chargeId: string | null, paymentIntent: string | null): Promise<{ duplicate: boolean }> {
+    const stripe = this.stripe();
+    const em = this.deps.orm.em.fork();
+    const purchaseId = chargeId && paymentIntent ? await this.purchaseOfPaymentIntent(em, stripe, paymentIntent) : null;
+    const recorded = await em.transactional(async (tx) => {
+      if (!(await recordEvent(tx, event))) return false;
+      if (!purchaseId || !chargeId) return true;
+      const purchase = await tx.findOne(CreditPurchaseSchema, { id: purchaseId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      if (!purchase) return true;
+      const charge = await callStripe(() => stripe.charges.retrieve(chargeId));
+      const disputes = await callStripe(() => stripe.disputes.list({ charge: chargeId, limit: 100 }).autoPagingToArray({ limit: 10_000 }));
+      const withheld = disputes.filter((d) => !DISPUTE_STATUSES_NOT_WITHHELD.has(d.status)).reduce((sum, d) => sum + d.amount, 0);
+      const lost = Math.min(purchase.amount, charge.amount_refunded + withheld);
+      if (lost !== purchase.amountLost) {
+        this.deps.logger.warn({ purchaseId, chargeId, eventId: event.id, amountLost: lost }, 'credit purchase refunded or disputed: its credits follow the money');
+      }
+      purchase.amountLost = lost;
+      if (purchase.state === 'settled') {
+        const now = new Date();
+        const account = await lockAccount(tx, purchase.accountId, now);
+        if (account.deletedAt === null) reverseLostPayment(tx, purchase, account, now);
+      }
+      await tx.flush();
+      return true;
+    });
+    return { duplicate: !recorded };
+  }
+
+  /**
+   * The credit purchase a PaymentIntent paid: stored from its Checkout Session's events, else asked of
+   * Stripe (the session that made the PaymentIntent names the purchase in its metadata), then stored.
+   */
+  private async purchaseOfPaymentIntent(em: EntityManager, stripe: Stripe, paymentIntent: string): Promise<string | null> {
+    const known = await em.execute<Array<{ id: string }>>(`select id from credit_purchases where payment_intent_id = ?`, [paymentIntent]);
+    if (known[0]) return known[0].id;
+    const sessions = await callStripe(() => stripe.checkout.sessions.list({ payment_intent: paymentIntent, limit: 1 }));
+    const purchaseId = sessions.data[0]?.metadata?.purchase_id;
+    if (!purchaseId) return null;
+    await em.execute(`update credit_purchases set payment_intent_id = ? where id = ? and payment_intent_id is null`, [paymentIntent, purchaseId]);
+    return purchaseId;
   }
 
   /**

@@ -60,6 +60,11 @@ export const purchaseSchema = z
     expires_at: isoDateTime.openapi({ description: 'When the payment page stops accepting payment.' }),
     created_at: isoDateTime,
     closed_at: isoDateTime.nullable(),
+    units_reversed: z
+      .number()
+      .int()
+      .min(0)
+      .openapi({ description: 'Credits taken back from the purchased balance because Stripe reports the payment refunded or withheld by a dispute (given back when a dispute is won).' }),
   })
   .openapi('CreditPurchase');
 

@@ -1,6 +1,6 @@
 import { EntitySchema } from '@mikro-orm/core';
 
-export type LedgerKind = 'charge' | 'refund' | 'allowance_reset' | 'purchase' | 'adjustment';
+export type LedgerKind = 'charge' | 'refund' | 'allowance_reset' | 'purchase' | 'adjustment' | 'reversal';
 
 /**
  * Append-only ledger: every credit movement is one row, written in the same transaction as the

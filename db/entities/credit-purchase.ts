@@ -29,6 +29,12 @@ export interface CreditPurchase {
   closedAt: Date | null;
   /** The Stripe event (or `reconcile`) that closed it. */
   closedBy: string | null;
+  /** The PaymentIntent that paid it (from its Checkout Session), by which its charge's refunds and disputes find it. */
+  paymentIntentId: string | null;
+  /** Of `amount`, what was refunded or is withheld by disputes, as Stripe last reported it. */
+  amountLost: number;
+  /** Credits taken back from the purchased balance for `amountLost` (ledger kind `reversal`). */
+  unitsReversed: number;
 }
 
 export const CreditPurchaseSchema = new EntitySchema<CreditPurchase>({
@@ -50,6 +56,9 @@ export const CreditPurchaseSchema = new EntitySchema<CreditPurchase>({
     createdAt: { type: 'datetime', defaultRaw: 'now()' },
     closedAt: { type: 'datetime', nullable: true },
     closedBy: { type: 'string', length: 255, nullable: true },
+    paymentIntentId: { type: 'string', length: 255, nullable: true, index: 'credit_purchases_payment_intent_id_index' },
+    amountLost: { type: 'integer', default: 0 },
+    unitsReversed: { type: 'integer', default: 0 },
   },
 });
 

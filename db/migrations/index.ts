@@ -8,6 +8,7 @@ import { Migration20261123080000_billing } from './Migration20261123080000_billi
 import { Migration20261124130000_prediction_calls } from './Migration20261124130000_prediction_calls';
 import { Migration20261125180000_allowance_ceiling } from './Migration20261125180000_allowance_ceiling';
 import { Migration20261127080000_idempotency_claims } from './Migration20261127080000_idempotency_claims';
+import { Migration20261127140000_payment_reversals } from './Migration20261127140000_payment_reversals';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -23,4 +24,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261124130000_prediction_calls', class: Migration20261124130000_prediction_calls },
   { name: 'Migration20261125180000_allowance_ceiling', class: Migration20261125180000_allowance_ceiling },
   { name: 'Migration20261127080000_idempotency_claims', class: Migration20261127080000_idempotency_claims },
+  { name: 'Migration20261127140000_payment_reversals', class: Migration20261127140000_payment_reversals },
 ];

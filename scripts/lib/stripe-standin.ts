@@ -1,6 +1,7 @@
 /**
  * A local stand-in for the part of Stripe's REST API the service calls (customers, prices by
- * lookup_key, Checkout Sessions, billing portal sessions, subscriptions), form-encoded as Stripe
+ * lookup_key, Checkout Sessions, billing portal sessions, subscriptions, charges and their disputes),
+ * form-encoded as Stripe
  * reads it, with a checkout page that "pays" and sends the signed events a real Stripe would send.
  * Used by `npm start` when STRIPE_SECRET_KEY is unset, and by the tests as the third party they
  * drive the real stripe SDK against. It keeps everything in memory.
@@ -28,6 +29,9 @@ export interface StripeStandIn {
   customers: Map<string, Json>;
   sessions: Map<string, Json>;
   subscriptions: Map<string, Json>;
+  /** The charges of paid payment-mode sessions, by id. */
+  charges: Map<string, Json>;
+  disputes: Map<string, Json>;
   /** Every API call received: `METHOD /path`. */
   requests: string[];
   /** Posts one event signed as Stripe signs it; answers the webhook's status. */
@@ -40,6 +44,12 @@ export interface StripeStandIn {
   settleAsyncPayment(sessionId: string, succeeded: boolean): Promise<Stripe.Event[]>;
   /** The session expires (as when its expires_at passes). */
   expireSession(sessionId: string): Promise<Stripe.Event[]>;
+  /** The merchant refunds `amount` (default: what is left) of the session's charge: `charge.refunded`. */
+  refundPayment(sessionId: string, amount?: number): Promise<Stripe.Event[]>;
+  /** The cardholder disputes `amount` (default: all) of the session's charge: `charge.dispute.created`, funds withheld. */
+  disputePayment(sessionId: string, amount?: number): Promise<Stripe.Event[]>;
+  /** The card network decides the dispute: `charge.dispute.closed`. */
+  closeDispute(disputeId: string, status: 'won' | 'lost'): Promise<Stripe.Event[]>;
   /** The subscription's period ends: renewed, or ended when cancel_at_period_end was set. */
   endPeriod(subscriptionId: string): Promise<Stripe.Event[]>;
   /** Stripe changes the subscription's status (e.g. `unpaid` after failed renewals). */
@@ -97,6 +107,8 @@ export async function startStripeStandIn(options: { port?: number; host?: string
   const customers = new Map<string, Json>();
   const sessions = new Map<string, Json>();
   const subscriptions = new Map<string, Json>();
+  const charges = new Map<string, Json>();
+  const disputes = new Map<string, Json>();
   const idempotent = new Map<string, { status: number; body: Json }>();
   const holds: Array<{ key: string; arrived: () => void; released: Promise<void> }> = [];
 
@@ -125,6 +137,8 @@ export async function startStripeStandIn(options: { port?: number; host?: string
     customers,
     sessions,
     subscriptions,
+    charges,
+    disputes,
     requests: [],
     async send(event) {
       if (!standIn.webhookUrl) throw new Error('the Stripe stand-in has no webhook URL');
@@ -162,6 +176,7 @@ export async function startStripeStandIn(options: { port?: number; host?: string
       } else {
         session.payment_status = payment === 'paid' ? 'paid' : 'unpaid';
         session.payment_intent = id('pi');
+        if (payment === 'paid') newCharge(session);
       }
       made.push(event('checkout.session.completed', session));
       await deliver(made);
@@ -170,12 +185,51 @@ export async function startStripeStandIn(options: { port?: number; host?: string
     async settleAsyncPayment(sessionId, succeeded) {
       const session = sessionOf(sessionId);
       session.payment_status = succeeded ? 'paid' : 'unpaid';
+      if (succeeded) newCharge(session);
       const made = [event(succeeded ? 'checkout.session.async_payment_succeeded' : 'checkout.session.async_payment_failed', session)];
       await deliver(made);
       return made;
     },
     async expireSession(sessionId) {
       const made = expire(sessionOf(sessionId));
+      await deliver(made);
+      return made;
+    },
+    async refundPayment(sessionId, amount) {
+      const charge = chargeOfSession(sessionId);
+      const left = (charge.amount as number) - (charge.amount_refunded as number);
+      const refund = Math.min(left, amount ?? left);
+      charge.amount_refunded = (charge.amount_refunded as number) + refund;
+      charge.refunded = charge.amount_refunded === charge.amount;
+      const made = [event('charge.refunded', charge)];
+      await deliver(made);
+      return made;
+    },
+    async disputePayment(sessionId, amount) {
+      const charge = chargeOfSession(sessionId);
+      const dispute: Json = {
+        id: id('dp'),
+        object: 'dispute',
+        charge: charge.id,
+        payment_intent: charge.payment_intent,
+        amount: Math.min(charge.amount as number, amount ?? (charge.amount as number)),
+        currency: charge.currency,
+        status: 'needs_response',
+        reason: 'fraudulent',
+        created: now(),
+        livemode: false,
+      };
+      disputes.set(dispute.id as string, dispute);
+      charge.disputed = true;
+      const made = [event('charge.dispute.created', dispute)];
+      await deliver(made);
+      return made;
+    },
+    async closeDispute(disputeId, status) {
+      const dispute = disputes.get(disputeId);
+      if (!dispute) throw missing('dispute', disputeId);
+      dispute.status = status;
+      const made = [event('charge.dispute.closed', dispute)];
       await deliver(made);
       return made;
     },
@@ -217,6 +271,30 @@ export async function startStripeStandIn(options: { port?: number; host?: string
     const s = sessions.get(sessionId);
     if (!s) throw missing('checkout.session', sessionId);
     return s;
+  }
+  function newCharge(session: Json): void {
+    const charge: Json = {
+      id: id('ch'),
+      object: 'charge',
+      amount: session.amount_total,
+      amount_refunded: 0,
+      refunded: false,
+      disputed: false,
+      currency: session.currency,
+      customer: session.customer,
+      payment_intent: session.payment_intent,
+      paid: true,
+      status: 'succeeded',
+      created: now(),
+      livemode: false,
+    };
+    charges.set(charge.id as string, charge);
+    session._charge = charge.id;
+  }
+  function chargeOfSession(sessionId: string): Json {
+    const charge = charges.get(String(sessionOf(sessionId)._charge));
+    if (!charge) throw new Error(`session ${sessionId} has no charge (not paid)`);
+    return charge;
   }
   function subscriptionOf(subscriptionId: string): Json {
     const s = subscriptions.get(subscriptionId);
@@ -289,7 +367,7 @@ export async function startStripeStandIn(options: { port?: number; host?: string
   /** The REST endpoints: answers the object, or throws a StripeFailure; `after` runs once answered. */
   function api(method: string, path: string, params: Json, after: Array<() => Promise<void>>): Json {
     const parts = path.split('/').filter(Boolean);
-    const isId = (p: string, i: number) => i >= 2 && /^(cus|cs|sub|price)_/.test(p);
+    const isId = (p: string, i: number) => i >= 2 && /^(cus|cs|sub|price|ch|dp)_/.test(p);
     const route = `${method} /${parts.map((p, i) => (isId(p, i) ? ':id' : p)).join('/')}`;
     const target = parts.find(isId) ?? '';
     switch (route) {
@@ -345,7 +423,11 @@ export async function startStripeStandIn(options: { port?: number; host?: string
         const created = params.created as Json | undefined;
         const since = created?.gte !== undefined ? Number(created.gte) : 0;
         const found = [...sessions.values()].filter(
-          (s) => (!params.customer || s.customer === params.customer) && (!params.status || s.status === params.status) && (s.created as number) >= since,
+          (s) =>
+            (!params.customer || s.customer === params.customer) &&
+            (!params.status || s.status === params.status) &&
+            (!params.payment_intent || s.payment_intent === params.payment_intent) &&
+            (s.created as number) >= since,
         );
         return list(found.reverse().map(publicView), '/v1/checkout/sessions');
       }
@@ -356,6 +438,15 @@ export async function startStripeStandIn(options: { port?: number; host?: string
         const made = expire(session);
         after.push(() => deliver(made));
         return session;
+      }
+      case 'GET /v1/charges/:id': {
+        const charge = charges.get(target);
+        if (!charge) throw missing('charge', target);
+        return charge;
+      }
+      case 'GET /v1/disputes': {
+        const found = [...disputes.values()].filter((d) => (!params.charge || d.charge === params.charge) && (!params.payment_intent || d.payment_intent === params.payment_intent));
+        return list(found.reverse(), '/v1/disputes');
       }
       case 'POST /v1/billing_portal/sessions': {
         const customer = params.customer as string;

@@ -276,4 +276,5 @@ export interface CreditPurchase {
   expires_at: string;
   created_at: string;
   closed_at: string | null;
+  units_reversed: number;
 }
