@@ -75,6 +75,11 @@ export const RATE_LIMITS: Record<PlanName, { perKey: number; perWorkspace: numbe
 export const RATE_LIMIT_WINDOW_SECONDS = 10;
 
 export const MAX_WEBHOOKS_PER_WORKSPACE = 10;
+/**
+ * Live API keys (not revoked, not expired or ended) a workspace may hold: creating one more answers
+ * 409 TOO_MANY_API_KEYS. Rotation is not counted (it replaces a key with its twin).
+ */
+export const MAX_API_KEYS_PER_WORKSPACE = 100;
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 /** Scored rows stay in the prediction history this long: past the longest performance window (365 days). */
 export const PREDICTION_RETENTION_DAYS = 400;

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { sql, type Queryable } from './sql';
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeySchema, WorkspaceSchema, type ApiKey, type ApiKeyKind } from '../db/entities';
-import { RATE_LIMIT_WINDOW_SECONDS, type PlanName } from '../config/plans';
+import { MAX_API_KEYS_PER_WORKSPACE, RATE_LIMIT_WINDOW_SECONDS, type PlanName } from '../config/plans';
 import { AppError, notFound } from './errors';
 import { budgetKey, budgetKeySql, callBudgetLimits, RATE_LIMIT_TABLE, type BudgetScope, type RateBudget } from './rate-limits';
 import { BudgetLeases, type Claimed } from './budget-leases';
@@ -467,7 +468,19 @@ export async function issueKey(
     throw new AppError('WEB_SESSION_REQUIRED', 403, 'An administration key can only be created from a web session.');
   }
   if (input.expiresAt && input.expiresAt <= now) throw new AppError('VALIDATION_ERROR', 400, 'Invalid body.expires_at: it must be in the future.');
-  return createKey(em, caller.workspaceId, input);
+  // Counted under the workspace's row lock, so concurrent creations see each other.
+  return em.transactional(async (tx) => {
+    await tx.findOneOrFail(WorkspaceSchema, { id: caller.workspaceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const live = await tx.count(ApiKeySchema, {
+      workspace: caller.workspaceId,
+      revokedAt: null,
+      $and: [{ $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] }, { $or: [{ endsAt: null }, { endsAt: { $gt: now } }] }],
+    });
+    if (live >= MAX_API_KEYS_PER_WORKSPACE) {
+      throw new AppError('TOO_MANY_API_KEYS', 409, `A workspace has at most ${MAX_API_KEYS_PER_WORKSPACE} live API keys; revoke one first.`, { limit: MAX_API_KEYS_PER_WORKSPACE });
+    }
+    return createKey(tx, caller.workspaceId, input);
+  });
 }
 
 /**

@@ -43,7 +43,7 @@ export function apiKeyRoutes(deps: { orm: MikroORM; temporal: TemporalGateway })
       auth: 'admin',
       body: createApiKeyBodySchema,
       responses: { 201: { description: 'The new key with its secret.', schema: apiKeyWithSecretSchema } },
-      errors: [[403, 'WEB_SESSION_REQUIRED']],
+      errors: [[403, 'WEB_SESSION_REQUIRED'], [409, 'TOO_MANY_API_KEYS']],
       async handler(ctx, { body, auth }) {
         const caller = requireAuth(auth);
         const now = new Date();

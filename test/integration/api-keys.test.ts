@@ -1,4 +1,6 @@
+import { MAX_API_KEYS_PER_WORKSPACE } from '../../config/plans';
 import { ApiKeySchema } from '../../db/entities';
+import { createKey } from '../../services/api-keys';
 import { expectError, startHarness, type Harness } from '../support/harness';
 
 const DAY_MS = 86_400_000;
@@ -61,6 +63,26 @@ describe('API keys routes', () => {
       expectError(res, 403, 'WEB_SESSION_REQUIRED');
       const listed = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
       expect(listed.body.data.filter((k: { kind: string }) => k.kind === 'admin')).toHaveLength(1);
+    });
+
+    it(`holds a workspace to ${MAX_API_KEYS_PER_WORKSPACE} live keys: of three concurrent creations with room for one, one is 201 and two are 409 TOO_MANY_API_KEYS; revoked and expired keys do not count`, async () => {
+      const { adminKey, workspace } = await h.provision();
+      const em = h.orm.em.fork();
+      // Revoked and expired keys are kept for audit but are not live.
+      const revoked = await createKey(em, workspace.id, { name: 'revoked', kind: 'api', expiresAt: null });
+      await em.nativeUpdate(ApiKeySchema, { id: revoked.key.id }, { revokedAt: new Date(), revokeReason: 'deleted' });
+      const expired = await createKey(em, workspace.id, { name: 'expired', kind: 'api', expiresAt: new Date(Date.now() + 60_000) });
+      await em.nativeUpdate(ApiKeySchema, { id: expired.key.id }, { expiresAt: new Date(Date.now() - 1000) });
+      // The provisioned admin and usage keys, and live ones up to one below the limit.
+      for (let i = 2; i < MAX_API_KEYS_PER_WORKSPACE - 1; i += 1) await createKey(em, workspace.id, { name: `bulk${i}`, kind: 'api', expiresAt: null });
+      const answers = await Promise.all([0, 1, 2].map((i) => h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: `race${i}` })));
+      expect(answers.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+      for (const refused of answers.filter((r) => r.status === 409)) expectError(refused, 409, 'TOO_MANY_API_KEYS');
+      const live = () => h.orm.em.fork().count(ApiKeySchema, { workspace: workspace.id, revokedAt: null, name: { $ne: 'expired' } });
+      expect(await live()).toBe(MAX_API_KEYS_PER_WORKSPACE);
+      const victim = answers.find((r) => r.status === 201)!.body.id as string;
+      expect((await h.http.delete(`/v1/api-keys/${victim}`).set('X-API-Key', adminKey)).status).toBe(204);
+      expect((await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'after' })).status).toBe(201);
     });
 
     it('refuses an expires_at in the past', async () => {
