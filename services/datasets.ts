@@ -81,12 +81,31 @@ export function checkRows(rows: unknown[], where: string): Row[] {
   return rows as Row[];
 }
 
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+const WINDOWS_1252 = new TextDecoder('windows-1252');
+
+/**
+ * An uploaded file's text. JSON is UTF-8 (RFC 8259): other bytes are 400 INVALID_JSON. A CSV that is
+ * not valid UTF-8 is read as Windows-1252, what spreadsheets on Western systems write as "CSV": every
+ * byte maps to its own character, so distinct values stay distinct. Read as UTF-8, each such byte
+ * became U+FFFD, and "Zürich" and "Zärich" one category.
+ */
+function fileText(content: Buffer, kind: 'csv' | 'json'): string {
+  try {
+    return STRICT_UTF8.decode(content);
+  } catch {
+    if (kind === 'json') throw new AppError('INVALID_JSON', 400, 'The JSON file is not UTF-8 text; JSON is exchanged as UTF-8.');
+    return WINDOWS_1252.decode(content);
+  }
+}
+
 /** Decides CSV or JSON from the file name, the declared type, then the content. */
 export function parseUploadedFile(file: { name: string | null; mimetype: string | null; content: Buffer }, options: ParseOptions = {}): Row[] {
-  const text = file.content.toString('utf8');
   const name = (file.name ?? '').toLowerCase();
   const mimetype = (file.mimetype ?? '').toLowerCase();
-  const looksJson = name.endsWith('.json') || mimetype.includes('json') || (!name.endsWith('.csv') && /^\s*[[{]/.test(text));
+  const declaredJson = name.endsWith('.json') || mimetype.includes('json');
+  const text = fileText(file.content, declaredJson ? 'json' : 'csv');
+  const looksJson = declaredJson || (!name.endsWith('.csv') && /^\s*[[{]/.test(text));
   return looksJson ? parseJsonRows(text) : parseCsv(text, options);
 }
 

@@ -2,6 +2,7 @@ import { Client as PgClient } from 'pg';
 import { ContextChunkSchema, ModelSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { churnRows, toCsv, withoutTarget } from '../support/datasets';
 import { expectError, startHarness, type Harness } from '../support/harness';
+import { gunzipText } from '../../services/compression';
 
 const ENGINE = 'tabular-gbdt';
 
@@ -87,6 +88,23 @@ describe('models: training, resource and state transitions', () => {
       .attach('file', Buffer.from('x1,churned\n"1,yes\n2,no\n'), { filename: 'bad.csv', contentType: 'text/csv' });
     expectError(res, 400, 'CSV_UNREADABLE');
     expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
+  });
+
+  it('reads a CSV that is not UTF-8 as Windows-1252, keeping distinct accented values distinct (they were each U+FFFD); a JSON file that is not UTF-8 is 400 INVALID_JSON and creates nothing', async () => {
+    const { apiKey, account } = await h.provision('build');
+    const cities = ['Zürich', 'Zärich', 'Genève', 'Málaga'];
+    const rows = churnRows(80).map((r, i) => ({ ...r, city: cities[i % cities.length]! }));
+    const upload = (content: Buffer, filename: string, contentType: string) =>
+      h.http.post('/v1/models').set('X-API-Key', apiKey).field('target', 'churned').field('engine', ENGINE).attach('file', content, { filename, contentType });
+    expectError(await upload(Buffer.from(JSON.stringify(rows), 'latin1'), 'latin1.json', 'application/json'), 400, 'INVALID_JSON');
+    expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
+
+    const trained = await upload(Buffer.from(toCsv(rows), 'latin1'), 'latin1.csv', 'text/csv');
+    expect(trained.status).toBe(201);
+    // The training rows as stored: each city as written, four distinct values (read as UTF-8 they were one, "Z\uFFFDrich" twice).
+    const chunk = await h.orm.em.fork().findOneOrFail(ContextChunkSchema, { model: trained.body.id, versionNumber: 1 }, { populate: ['data'] });
+    const stored = JSON.parse(await gunzipText(chunk.data)) as Array<{ city: string }>;
+    expect([...new Set(stored.map((r) => r.city))].sort()).toEqual([...cities].sort());
   });
 
   it('answers more training rows than the plan allows with 413 TOO_MANY_ROWS', async () => {
