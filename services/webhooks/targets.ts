@@ -58,6 +58,13 @@ export async function checkWebhookUrl(raw: string, policy: TargetPolicy): Promis
   if (url.username || url.password) throw refused('The webhook URL must not carry credentials.');
   // Port 0 parses but names no port: every attempt would fail (the URL parser refuses above 65535).
   if (url.port === '0') throw refused('The webhook URL\'s port must be from 1 to 65535.');
+  // `example.com.` is `example.com`: without the fully qualified name's trailing dot, one target is
+  // one URL (a workspace could register both forms and get every event twice), and TLS names match.
+  if (url.hostname.endsWith('.') && net.isIP(bareHost(url.hostname)) === 0) {
+    const stripped = url.hostname.replace(/\.+$/, '');
+    if (stripped === '') throw refused('The webhook URL has no host name.');
+    url.hostname = stripped;
+  }
   const host = bareHost(url.hostname);
   const literal = net.isIP(host) !== 0;
   const loopback = literal ? isAllowedAddress(host, { allowLoopbackHttp: true }) && !isAllowedAddress(host, { allowLoopbackHttp: false }) : isLoopbackName(host);

@@ -93,6 +93,14 @@ describe('outgoing webhooks', () => {
       expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/dup') }), 409, 'WEBHOOK_URL_EXISTS');
       // The same URL spelled differently is the same URL.
       expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/dup#x') }), 409, 'WEBHOOK_URL_EXISTS');
+      // A host name's trailing dot (fully qualified) names the same host: stored without it, so it is the same URL.
+      const port = new URL(receiver.url('/')).port;
+      const named = await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: `http://localhost.:${port}/fqdn` });
+      expect(named.status).toBe(201);
+      expect(named.body.url).toBe(`http://localhost:${port}/fqdn`);
+      expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: `http://localhost:${port}/fqdn` }), 409, 'WEBHOOK_URL_EXISTS');
+      expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: `http://LOCALHOST..:${port}/fqdn` }), 409, 'WEBHOOK_URL_EXISTS');
+      expect((await h.http.delete(`/v1/webhooks/${named.body.id}`).set('X-API-Key', adminKey)).status).toBe(204);
       const second = await endpoint(adminKey, '/dup-2');
       expectError(await h.http.patch(`/v1/webhooks/${second.id}`).set('X-API-Key', adminKey).send({ url: receiver.url('/dup') }), 409, 'WEBHOOK_URL_EXISTS');
       for (let i = 3; i <= 10; i += 1) await endpoint(adminKey, `/limit-${i}`);
