@@ -571,7 +571,7 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
   const version = settings.engineVersion ?? ENGINE_VERSION;
   const rule = categoryRuleFor(version, settings.config?.categories);
   const r = p.categoryRule;
-  if (r.mostFrequent !== rule.mostFrequent || r.minRowsBeyond !== rule.minRowsBeyond || r.maxKept !== rule.maxKept) {
+  if (r.mostFrequent !== rule.mostFrequent || r.minRowsBeyond !== rule.minRowsBeyond || r.maxKept !== rule.maxKept || r.ranges !== rule.ranges) {
     // a programming error: the rows' category codes would not be the ones this version trains on
     throw new Error(`rows prepared by another category rule than engine ${version}'s: prepare(rows, target, task, categoryRuleFor(version))`);
   }
