@@ -41,6 +41,12 @@ export interface ForestOptions {
    * rows (addForestMember).
    */
   outOfBag?: boolean;
+  /**
+   * A fitted weight below this drops the member (the model's outputs alone, as a weight of 0): a forest
+   * at a small weight buys little and its trees cost prediction time and artefact size. Unset: any
+   * positive weight keeps it.
+   */
+  minWeight?: number;
 }
 
 /** The engine versions with a forest member. */

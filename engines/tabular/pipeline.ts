@@ -468,7 +468,7 @@ export function addForestMember(p: Prepared, core: CoreResult, seed: number, ove
   for (let r = 0; r < p.n; r++) if (heldAgain[r] > 0) for (let k = 0; k < K; k++) oofOut[r * K + k] /= heldAgain[r] + 1;
   const modelOut = rawToOutput(p.task, core.oofRaw, p.n, p.nClasses);
   const { weight } = mixWeight(p.task, p.y, modelOut, oofOut, K, opts.binaryWeightBy);
-  if (!(weight > 0)) return { oofOut, weight };
+  if (!(weight > 0) || (opts.minWeight !== undefined && weight < opts.minWeight)) return { oofOut, weight };
   const all = Int32Array.from({ length: p.n }, (_, i) => i);
   return { part: { ...fitForest(p.X, p.F, p.y, p.task, p.nClasses, all, opts.trees, seed + 100, opts.minSplit, opts.treeWork), weight }, oofOut, weight };
 }
@@ -490,7 +490,7 @@ function outOfBagForest(p: Prepared, core: CoreResult, seed: number, opts: Fores
   for (let r = 0; r < p.n; r++) if (Number.isNaN(core.oofRaw[r * (p.task === 'multiclass' ? p.nClasses : 1)])) oofOut.fill(NaN, r * K, r * K + K);
   const modelOut = rawToOutput(p.task, core.oofRaw, p.n, p.nClasses);
   const { weight } = mixWeight(p.task, p.y, modelOut, oofOut, K, opts.binaryWeightBy);
-  if (!(weight > 0)) return { oofOut, weight };
+  if (!(weight > 0) || (opts.minWeight !== undefined && weight < opts.minWeight)) return { oofOut, weight };
   return { part: { ...forest, weight }, oofOut, weight };
 }
 
