@@ -28,7 +28,8 @@ for (const entry of manifestEntries(dataDir, only)) {
   const rows = readCsv(path.join(dataDir, `${entry.name}.csv`)) as Row[];
   const train = rows.slice(0, nTrain);
   const test = rows.slice(nTrain).map((r) => {
-    const { target: _t, ...rest } = r;
+    const rest: Row = { ...r };
+    delete rest.target;
     return rest;
   });
   if (test.length < 1000) throw new Error(`${entry.name}: fewer than 1,000 rows after the first ${nTrain}`);
