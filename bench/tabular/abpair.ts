@@ -5,7 +5,7 @@
  * Scores are run.ts's (mean over the folds of ROC AUC, log loss or RMSE), on the same folds and seed.
  * Per set it prints both scores, whether B is better, worse or the same, whether the two models of
  * every fold are byte-identical (but for their version), each variant's group key per fold, and the
- * summed fit CPU seconds.
+ * summed fit CPU seconds, and the forest member's weight in each fold's model when either variant has one.
  *
  *   tsx bench/tabular/abpair.ts [--data DIR] [--only a,b] [--min-rows 1000] [--seed 0] [--folds 5]
  *     [--a 12.0.0] [--a-config JSON] [--b 12.0.0] [--b-config JSON] [--search-time] [--json FILE]
@@ -47,6 +47,8 @@ for (const entry of manifestEntries(dataDir, only)) {
   const scores = { a: [] as number[], b: [] as number[] };
   const fit = { a: 0, b: 0 };
   const keys = { a: [] as string[], b: [] as string[] };
+  // the forest member's weight in each fold's model ('-' without a forest part)
+  const forestW = { a: [] as string[], b: [] as string[] };
   let identical = true;
   let searchPlain = 0;
   let searchCentred = 0;
@@ -67,6 +69,8 @@ for (const entry of manifestEntries(dataDir, only)) {
     fit.b += rb.s;
     keys.a.push(ra.key);
     keys.b.push(rb.key);
+    forestW.a.push(ra.model.forest ? String(ra.model.forest.weight) : '-');
+    forestW.b.push(rb.model.forest ? String(rb.model.forest.weight) : '-');
     scores.a.push(scorePredictions(d, yTest, predictRows(ra.model, test)));
     scores.b.push(scorePredictions(d, yTest, predictRows(rb.model, test)));
     if (serialiseModel({ ...ra.model, engine: rb.model.engine }) !== serialiseModel(rb.model)) identical = false;
@@ -109,7 +113,8 @@ for (const entry of manifestEntries(dataDir, only)) {
     console.log(`  A keys: ${keys.a.join(' | ')}`);
     console.log(`  B keys: ${keys.b.join(' | ')}`);
   }
-  out.push({ name: d.name, task: d.task, rows: d.rows.length, a: sa, b: sb, a_folds: scores.a, b_folds: scores.b, verdict, identical, fit_a: fit.a, fit_b: fit.b, keys_a: keys.a, keys_b: keys.b, ...(searchTime ? { search_plain: searchPlain, search_centred: searchCentred } : {}) });
+  if (forestW.a.some((w) => w !== '-') || forestW.b.some((w) => w !== '-')) console.log(`  forest weights A: ${forestW.a.join(' ')}; B: ${forestW.b.join(' ')}`);
+  out.push({ name: d.name, task: d.task, rows: d.rows.length, a: sa, b: sb, a_folds: scores.a, b_folds: scores.b, verdict, identical, fit_a: fit.a, fit_b: fit.b, keys_a: keys.a, keys_b: keys.b, forest_a: forestW.a, forest_b: forestW.b, ...(searchTime ? { search_plain: searchPlain, search_centred: searchCentred } : {}) });
 }
 console.log(`B better ${counts.better}, worse ${counts.worse}, same ${counts.same}; fit CPU A ${sum.a.toFixed(1)} s, B ${sum.b.toFixed(1)} s (B/A ${(sum.b / sum.a).toFixed(4)})${searchTime ? `; key search plain ${sum.searchPlain.toFixed(2)} s, centred ${sum.searchCentred.toFixed(2)} s` : ''}`);
 const jsonOut = arg('json');

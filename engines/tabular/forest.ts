@@ -41,6 +41,17 @@ export interface ForestOptions {
    * rows (addForestMember).
    */
   outOfBag?: boolean;
+  /**
+   * A fitted weight below this drops the member (the model's outputs alone, as a weight of 0): a forest
+   * at a small weight buys little and its trees cost prediction time and artefact size. Unset: any
+   * positive weight keeps it.
+   */
+  minWeight?: number;
+  /**
+   * Experiments: a mixture that lowers the weight's out-of-fold loss (1 - ROC AUC when the weight is
+   * fitted by AUC, else the log loss or squared error) by less than this drops the member.
+   */
+  minGain?: number;
 }
 
 /** The engine versions with a forest member. */
@@ -398,9 +409,10 @@ export function mixWeight(
   forest: Float64Array,
   K: number,
   binaryWeightBy: ForestOptions['binaryWeightBy'] = 'log_loss',
-): { weight: number; loss: number } {
+): { weight: number; loss: number; zeroLoss: number } {
   if (task === 'binary' && binaryWeightBy === 'roc_auc') return aucWeight(y, model, forest);
   let best = { weight: 0, loss: Infinity };
+  let zeroLoss = NaN;
   for (let s = 0; s <= WEIGHT_STEPS; s++) {
     const w = s / WEIGHT_STEPS;
     let loss = 0;
@@ -417,28 +429,31 @@ export function mixWeight(
       }
     }
     if (count > 0) loss /= count;
+    if (s === 0) zeroLoss = loss;
     if (loss < best.loss) best = { weight: w, loss };
   }
-  return best;
+  return { ...best, zeroLoss };
 }
 
 /**
  * mixWeight for a binary task judged by ROC AUC: the w whose mixture has the largest out-of-fold AUC
  * (loss = 1 - AUC), the smaller w on ties. Probabilities n x 2; rows with a NaN output are skipped.
  */
-function aucWeight(y: Float64Array, model: Float64Array, forest: Float64Array): { weight: number; loss: number } {
+function aucWeight(y: Float64Array, model: Float64Array, forest: Float64Array): { weight: number; loss: number; zeroLoss: number } {
   const held: number[] = [];
   for (let i = 0; i < y.length; i++) if (!Number.isNaN(model[i * 2]) && !Number.isNaN(forest[i * 2])) held.push(i);
   const yHeld = Float64Array.from(held, (i) => y[i]);
   const mixed = new Float64Array(held.length);
   let best = { weight: 0, loss: Infinity };
+  let zeroLoss = NaN;
   for (let s = 0; s <= WEIGHT_STEPS; s++) {
     const w = s / WEIGHT_STEPS;
     held.forEach((i, j) => (mixed[j] = (1 - w) * model[i * 2 + 1] + w * forest[i * 2 + 1]));
     const auc = rocAuc(yHeld, mixed);
     // AUC is undefined with one class held out: no evidence for the forest
     const loss = Number.isNaN(auc) ? Infinity : 1 - auc;
+    if (s === 0) zeroLoss = loss;
     if (loss < best.loss) best = { weight: w, loss };
   }
-  return best.loss === Infinity ? { weight: 0, loss: NaN } : best;
+  return best.loss === Infinity ? { weight: 0, loss: NaN, zeroLoss: NaN } : { ...best, zeroLoss };
 }

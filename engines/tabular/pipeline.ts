@@ -467,10 +467,15 @@ export function addForestMember(p: Prepared, core: CoreResult, seed: number, ove
   });
   for (let r = 0; r < p.n; r++) if (heldAgain[r] > 0) for (let k = 0; k < K; k++) oofOut[r * K + k] /= heldAgain[r] + 1;
   const modelOut = rawToOutput(p.task, core.oofRaw, p.n, p.nClasses);
-  const { weight } = mixWeight(p.task, p.y, modelOut, oofOut, K, opts.binaryWeightBy);
-  if (!(weight > 0)) return { oofOut, weight };
+  const { weight, loss, zeroLoss } = mixWeight(p.task, p.y, modelOut, oofOut, K, opts.binaryWeightBy);
+  if (!(weight > 0) || dropForest(opts, weight, zeroLoss - loss)) return { oofOut, weight };
   const all = Int32Array.from({ length: p.n }, (_, i) => i);
   return { part: { ...fitForest(p.X, p.F, p.y, p.task, p.nClasses, all, opts.trees, seed + 100, opts.minSplit, opts.treeWork), weight }, oofOut, weight };
+}
+
+/** Whether the forest member is dropped for a small weight or a small out-of-fold gain (ForestOptions.minWeight, minGain). */
+function dropForest(opts: ForestOptions, weight: number, gain: number): boolean {
+  return (opts.minWeight !== undefined && weight < opts.minWeight) || (opts.minGain !== undefined && !(gain >= opts.minGain));
 }
 
 /**
@@ -489,8 +494,8 @@ function outOfBagForest(p: Prepared, core: CoreResult, seed: number, opts: Fores
   // only the rows the trees' folds held out (those the model's out-of-fold outputs cover)
   for (let r = 0; r < p.n; r++) if (Number.isNaN(core.oofRaw[r * (p.task === 'multiclass' ? p.nClasses : 1)])) oofOut.fill(NaN, r * K, r * K + K);
   const modelOut = rawToOutput(p.task, core.oofRaw, p.n, p.nClasses);
-  const { weight } = mixWeight(p.task, p.y, modelOut, oofOut, K, opts.binaryWeightBy);
-  if (!(weight > 0)) return { oofOut, weight };
+  const { weight, loss, zeroLoss } = mixWeight(p.task, p.y, modelOut, oofOut, K, opts.binaryWeightBy);
+  if (!(weight > 0) || dropForest(opts, weight, zeroLoss - loss)) return { oofOut, weight };
   return { part: { ...forest, weight }, oofOut, weight };
 }
 
@@ -571,7 +576,7 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
   const version = settings.engineVersion ?? ENGINE_VERSION;
   const rule = categoryRuleFor(version, settings.config?.categories);
   const r = p.categoryRule;
-  if (r.mostFrequent !== rule.mostFrequent || r.minRowsBeyond !== rule.minRowsBeyond || r.maxKept !== rule.maxKept) {
+  if (r.mostFrequent !== rule.mostFrequent || r.minRowsBeyond !== rule.minRowsBeyond || r.maxKept !== rule.maxKept || r.ranges !== rule.ranges) {
     // a programming error: the rows' category codes would not be the ones this version trains on
     throw new Error(`rows prepared by another category rule than engine ${version}'s: prepare(rows, target, task, categoryRuleFor(version))`);
   }

@@ -3,6 +3,7 @@
  * row objects into a dense, row-major Float64Array feature matrix (NaN = missing).
  */
 import { TabularDataError } from './errors';
+import { rangeColumnValues, rangeValueOf } from './ranges';
 
 export type Row = Record<string, unknown>;
 export type TaskOption = 'classification' | 'regression';
@@ -40,7 +41,18 @@ export interface ColumnSchema {
   otherCode?: number;
   /** date: whether the hour part is used */
   withTime?: boolean;
+  /**
+   * categorical, CategoryRule.ranges: every label names a numeric range or bound (ranges.ts); the
+   * number of each of `categories` (code order). The column gets a numeric feature of that number
+   * beside its categories ('beside') or instead of them ('replace'); a label outside `categories` gets
+   * the number its text reads as (missing when it reads as none).
+   */
+  rangeValues?: number[];
+  rangeMode?: RangeMode;
 }
+
+/** How a column of range labels is encoded (CategoryRule.ranges). */
+export type RangeMode = 'beside' | 'replace';
 
 /** Encoded feature (one per numeric/boolean/categorical column, several per date column). */
 export interface FeatureSpec {
@@ -66,6 +78,12 @@ export interface CategoryRule {
   minRowsBeyond: number;
   /** at most 254: 254 codes, "other" and the missing bin fill the 256 values of a byte bin */
   maxKept: number;
+  /**
+   * Text columns whose every distinct label names a numeric range or bound ("40-49", "<0", "65+";
+   * ranges.ts) also get the labels' numbers as an ordered numeric feature: beside the categorical
+   * feature or in its place. Absent (engines 1.0.0-16.0.0): no such feature.
+   */
+  ranges?: RangeMode;
 }
 
 /** Engines 1.0.0-9.0.0: the 63 most frequent categories. */
@@ -388,13 +406,25 @@ function detectColumn(name: string, values: unknown[], rule: CategoryRule): Dete
     const kept = sorted.slice(0, keep).map((e) => e[0]).sort();
     const note = `high cardinality: kept the ${kept.length} most frequent of ${sorted.length} categories, the rest grouped as "other"`;
     return {
-      schema: { name, type, used: true, categories: kept, otherCode: kept.length },
+      schema: withRanges({ name, type, used: true, categories: kept, otherCode: kept.length }, sorted, rule),
       report: { name, type, missing, used: true, note },
       warning: `Column "${name}" has ${sorted.length} distinct values; only the ${kept.length} most frequent are used, the rest count as "other".`,
     };
   }
   const cats = sorted.map((e) => e[0]).sort();
-  return { schema: { name, type, used: true, categories: cats, otherCode: -1 }, report: { name, type, missing, used: true } };
+  return { schema: withRanges({ name, type, used: true, categories: cats, otherCode: -1 }, sorted, rule), report: { name, type, missing, used: true } };
+}
+
+/**
+ * A categorical column's schema with its range numbers (CategoryRule.ranges) when every distinct label
+ * of the column (`distinct`, kept or folded into "other") reads as a range, bound or number, at least
+ * one as a range or bound, with at least MIN_RANGE_LABELS distinct numbers (ranges.ts). The numbers
+ * come from the labels' text alone.
+ */
+function withRanges(schema: ColumnSchema, distinct: Array<[string, number]>, rule: CategoryRule): ColumnSchema {
+  if (!rule.ranges) return schema;
+  if (!rangeColumnValues(distinct.map((e) => e[0]))) return schema;
+  return { ...schema, rangeValues: (schema.categories ?? []).map(rangeValueOf), rangeMode: rule.ranges };
 }
 
 export interface Analysis {
@@ -463,7 +493,8 @@ export function featureSpecs(columns: ColumnSchema[]): FeatureSpec[] {
     if (c.type === 'numeric' || c.type === 'boolean') out.push({ name: c.name, column: c.name, kind: 'numeric', numCategories: 0 });
     else if (c.type === 'categorical') {
       const k = (c.categories?.length ?? 0) + ((c.otherCode ?? -1) >= 0 ? 1 : 0);
-      out.push({ name: c.name, column: c.name, kind: 'categorical', numCategories: k });
+      if (c.rangeMode !== 'replace') out.push({ name: c.name, column: c.name, kind: 'categorical', numCategories: k });
+      if (c.rangeValues) out.push({ name: c.rangeMode === 'replace' ? c.name : `${c.name}.range`, column: c.name, kind: 'numeric', numCategories: 0 });
     } else if (c.type === 'date') {
       for (const p of ['year', 'month', 'day', 'weekday'].concat(c.withTime ? ['hour'] : [])) {
         out.push({ name: `${c.name}.${p}`, column: c.name, kind: 'numeric', numCategories: 0 });
@@ -556,7 +587,8 @@ export function encodeInto(rows: Row[], columns: ColumnSchema[], nFeatures: numb
             if (k !== undefined) code = k;
             else if ((c.otherCode ?? -1) >= 0) code = c.otherCode as number;
           }
-          X[base + f++] = code;
+          if (c.rangeMode !== 'replace') X[base + f++] = code;
+          if (c.rangeValues) X[base + f++] = miss ? NaN : code < (c.categories as string[]).length ? c.rangeValues[code] : rangeValueOf(String(v));
           break;
         }
         case 'date': {

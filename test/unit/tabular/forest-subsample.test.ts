@@ -80,6 +80,34 @@ describe('forest trees on row subsamples (treeWork) and out-of-bag weights (outO
     expect(Array.from(again.oofOut as Float64Array)).toEqual(Array.from(r.oofOut as Float64Array));
   });
 
+  it('minWeight: a weight below it drops the member (the same weight and out-of-fold outputs, no part); at or below the weight keeps it', () => {
+    const core = trainPrepared(p, { engineVersion: '15.0.0', seed: 2, config: FAST }).core;
+    for (const outOfBag of [false, true]) {
+      const base = { maxRows: 1000, trees: 20, foldTrees: 20, ...(outOfBag ? { treeWork: 100 * mtry, outOfBag: true } : {}) };
+      const kept = addForestMember(p, core, 2, base, '9.0.0');
+      const w = kept.weight as number;
+      expect(w).toBeGreaterThan(0);
+      expect(kept.part).toBeDefined();
+      const atWeight = addForestMember(p, core, 2, { ...base, minWeight: w }, '9.0.0');
+      expect(atWeight.part?.weight).toBe(w);
+      const dropped = addForestMember(p, core, 2, { ...base, minWeight: w + 0.01 }, '9.0.0');
+      expect(dropped.part).toBeUndefined();
+      expect(dropped.weight).toBe(w);
+      expect(Array.from(dropped.oofOut as Float64Array)).toEqual(Array.from(kept.oofOut as Float64Array));
+    }
+  });
+
+  it('minGain: a mixture that gains less than it out of fold drops the member; a gain of 0 keeps every positive weight', () => {
+    const core = trainPrepared(p, { engineVersion: '15.0.0', seed: 2, config: FAST }).core;
+    const base = { maxRows: 1000, trees: 20, foldTrees: 20 };
+    const kept = addForestMember(p, core, 2, base, '9.0.0');
+    expect(kept.part).toBeDefined();
+    expect(addForestMember(p, core, 2, { ...base, minGain: 0 }, '9.0.0').part).toEqual(kept.part);
+    const dropped = addForestMember(p, core, 2, { ...base, minGain: 1 }, '9.0.0');
+    expect(dropped.part).toBeUndefined();
+    expect(dropped.weight).toBe(kept.weight);
+  });
+
   it('change no version\'s model when not set (15.0.0 with treeWork above rows × mtry)', () => {
     const rows = signalRows(300, 3, 'binary');
     const options = { target: 'target', task: 'classification' as const, seed: 4, engineVersion: '15.0.0' as const };
