@@ -10,6 +10,9 @@ import { newIdRun } from '../../services/ids';
 import { storeWithSettlement } from '../../services/predictions';
 import type { Worker } from 'node:worker_threads';
 import zlib from 'node:zlib';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { churnRows, dailySeriesRows, withoutTarget } from '../support/datasets';
 import { expectError, signInByMail, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 
@@ -567,6 +570,40 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       const csv = Buffer.from('x,y\n1,2\n');
       const res = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'y').attach('file', csv, 'a.csv').attach('file', csv, 'b.csv');
       expectError(res, 400, 'VALIDATION_ERROR');
+    });
+
+    it('leaves no uploaded file on disk when a multipart upload is refused (a file in another field, a second file or an unstorable field stayed in the temporary directory for good: a seventh probe)', async () => {
+      const { apiKey } = await h.provision('build');
+      const marker = `leftover_${Math.random().toString(36).slice(2)}`;
+      const csv = Buffer.from(`x,${marker}\n1,2\n3,4\n`);
+      /** The temporary files (and those one directory down) holding this test's bytes. */
+      const leftovers = async (): Promise<string[]> => {
+        const found: string[] = [];
+        const scan = async (dir: string, depth: number): Promise<void> => {
+          for (const entry of await fs.readdir(dir, { withFileTypes: true }).catch(() => [])) {
+            const full = path.join(dir, entry.name);
+            if (entry.isDirectory() && depth > 0) await scan(full, depth - 1);
+            else if (entry.isFile() && (await fs.stat(full).catch(() => null))?.size === csv.length && (await fs.readFile(full).catch(() => Buffer.alloc(0))).includes(marker)) found.push(full);
+          }
+        };
+        await scan(os.tmpdir(), 1);
+        return found;
+      };
+      const refusals = [
+        await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'y').attach('other', csv, 'a.csv'),
+        await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'y').attach('file', csv, 'a.csv').attach('file', csv, 'b.csv'),
+        await h.http.post('/v1/forecast').set('X-API-Key', apiKey).field('target', 'y').field('item_id', 'a\u0000b').attach('file', csv, 'a.csv'),
+        await h.http.post('/v1/models/mdl_unknown000/predict').set('X-API-Key', apiKey).attach('data', csv, 'a.csv'),
+      ];
+      for (const refused of refusals) expect(refused.status).toBe(400);
+      // the exchange's end removes a late file too
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await leftovers()).toEqual([]);
+      // an accepted upload is read as before
+      const accepted = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'x').attach('file', csv, 'a.csv');
+      expect(accepted.status).toBe(200);
+      expect(accepted.body.hint).toContain('got 2');
+      expect(await leftovers()).toEqual([]);
     });
 
     it('names a __proto__ key as not allowed instead of calling the JSON invalid', async () => {
