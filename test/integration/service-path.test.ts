@@ -613,6 +613,30 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(res.body.messageDetail).toContain('__proto__');
     });
 
+    it('refuses class labels that are integers beyond 2^53 - 1 (JSON and CSV): 9007199254740993 and 9007199254740992 were one class and 12345678901234567891 was named 12345678901234567000 (a seventh probe)', async () => {
+      const { apiKey, account } = await h.provision('build');
+      const labels = ['9007199254740993', '9007199254740992', '12345678901234567891'];
+      const rows = Array.from({ length: 60 }, (_, i) => `{"a":${(i * 7) % 13},"b":${i % 5},"label":${labels[i % 3]!}}`);
+      const json = `{"target":"label","engine":"tabular-gbdt","data":[${rows.join(',')}]}`;
+      const validated = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send(json);
+      expect(validated.status).toBe(200);
+      // was valid, a binary task with the classes 9007199254740992 and 12345678901234567000
+      expect([validated.body.valid, validated.body.errors.map((e: { code: string }) => e.code)]).toEqual([false, ['TARGET_NOT_EXACT']]);
+      const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send(json);
+      expectError(created, 422, 'DATA_VALIDATION_FAILED');
+      expect(created.body.report.errors.map((e: { code: string }) => e.code)).toEqual(['TARGET_NOT_EXACT']);
+      const csv = ['a,b,label', ...Array.from({ length: 60 }, (_, i) => `${(i * 7) % 13},${i % 5},${labels[i % 3]!}`)].join('\n');
+      const fromFile = await h.http.post('/v1/models').set('X-API-Key', apiKey).field('target', 'label').field('engine', 'tabular-gbdt').attach('file', Buffer.from(csv), 'labels.csv');
+      expectError(fromFile, 422, 'DATA_VALIDATION_FAILED');
+      expect(await h.orm.em.fork().count(ModelSchema, { account: account.id, status: { $ne: 'deleted' } })).toBe(0);
+      // labels within 2^53 - 1, and such integers as a regression's quantities, train as before
+      const safe = json.replaceAll('9007199254740993', '9007199254740991').replaceAll('9007199254740992', '5').replaceAll('12345678901234567891', '7');
+      const fine = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send(safe);
+      expect([fine.body.valid, fine.body.report.classes]).toEqual([true, ['5', '7', '9007199254740991']]);
+      const quantities = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send(json.replace('"engine"', '"task":"regression","engine"'));
+      expect(quantities.body.valid).toBe(true);
+    });
+
     it('refuses regression targets and outcomes beyond ±1e150, whose squares overflow: 422 on training, 400 on outcomes, nothing recorded', async () => {
       const { apiKey, account } = await h.provision('build');
       const data = Array.from({ length: 40 }, (_, i) => ({ a: (i * 7) % 13, b: i % 2 === 0 ? 'x' : 'y', t: 3 * ((i * 7) % 13) + (i % 5) }));
