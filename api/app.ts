@@ -250,7 +250,7 @@ export function createApp(appDeps: AppDeps): Koa {
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApi;
   });
-  if (deps.devMailbox && deps.config.NODE_ENV !== 'production') mountDevMailbox(router, deps.devMailbox);
+  if (deps.devMailbox && deps.config.NODE_ENV !== 'production') mountDevMailbox(router, deps.devMailbox, deps.accounts.clientAddress);
 
   app.use(requestId());
   app.use(requestLogger(deps.logger));

@@ -2,7 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteCo
 import type { ZodObject, ZodType } from 'zod';
 import { REMAINING_HEADER } from './middleware/errors';
 import type { AnyRoute } from './route';
-import { errorEnvelopeSchema } from './schemas/common';
+import { errorEnvelopeSchema, idempotencyHeaderSchema } from './schemas/common';
 import { fieldKind, z } from './zod';
 
 const GENERIC_ERRORS: Array<[number, string]> = [
@@ -63,11 +63,30 @@ const SECURITY: Record<AnyRoute['auth'], RouteConfig['security']> = {
   session: [{ BearerAuth: [] }],
 };
 
-/** The route's own documented headers, plus X-Workspace-Id on every route a web session may call. */
+/**
+ * What an Idempotency-Key adds to a route that accepts one (runCommitted): the header, its refusals and
+ * the replay's header. The document named none of it, so a client generated from it could not send the
+ * key the contract asks retries to reuse (a seventh probe).
+ */
+const IDEMPOTENCY_ERRORS: Array<[number, string]> = [
+  [409, 'REQUEST_IN_PROGRESS'],
+  [422, 'IDEMPOTENCY_KEY_REUSED'],
+  // the call outlived its credit hold or its key's lease (a retry took the key over): nothing charged
+  [503, 'CALL_EXPIRED'],
+];
+const REPLAYED_HEADER = {
+  'Idempotent-Replayed': {
+    description: 'true when this is the stored answer of an earlier call with the same Idempotency-Key (not charged again).',
+    schema: { type: 'string' as const, enum: ['true'] },
+  },
+};
+
+/** The route's own documented headers, plus X-Workspace-Id on every route a web session may call, and Idempotency-Key where accepted. */
 function headersOf(route: AnyRoute): { headers?: ZodObject } {
-  const own = route.headers as ZodObject | undefined;
-  if (route.auth === 'public') return own ? { headers: own } : {};
-  return { headers: own ? own.extend(workspaceHeaderSchema.shape) : workspaceHeaderSchema };
+  let headers = route.headers as ZodObject | undefined;
+  if (route.idempotent) headers = headers ? headers.extend(idempotencyHeaderSchema.shape) : idempotencyHeaderSchema;
+  if (route.auth !== 'public') headers = headers ? headers.extend(workspaceHeaderSchema.shape) : workspaceHeaderSchema;
+  return headers ? { headers } : {};
 }
 
 const toOpenApiPath = (koaPath: string): string => koaPath.replace(/:([A-Za-z_]+)/g, '{$1}');
@@ -88,11 +107,11 @@ function responsesOf(route: AnyRoute): Record<string, ResponseConfig> {
     responses[status] = {
       description: doc.description,
       ...(doc.schema ? { content: { [contentType]: { schema: doc.schema } } } : {}),
-      ...(doc.headers ? { headers: doc.headers } : {}),
+      ...(doc.headers || route.idempotent ? { headers: { ...doc.headers, ...(route.idempotent ? REPLAYED_HEADER : {}) } } : {}),
     };
   }
   const byStatus = new Map<number, string[]>();
-  for (const [status, code] of [...route.errors, ...AUTH_ERRORS[route.auth], ...GENERIC_ERRORS]) {
+  for (const [status, code] of [...route.errors, ...(route.idempotent ? IDEMPOTENCY_ERRORS : []), ...AUTH_ERRORS[route.auth], ...GENERIC_ERRORS]) {
     byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
   }
   for (const [status, codes] of byStatus) {

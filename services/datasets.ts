@@ -1,6 +1,7 @@
 import Papa from 'papaparse';
 import { parseJsonBody } from './json';
 import { EngineDataError, type EnginePool } from './engine-pool';
+import { PLANS, type PlanName } from '../config/plans';
 import { AppError } from './errors';
 
 export type Row = Record<string, unknown>;
@@ -109,6 +110,14 @@ export function parseUploadedFile(file: { name: string | null; mimetype: string 
   return looksJson ? parseJsonRows(text) : parseCsv(text, options);
 }
 
+/** A plan trains on at most its `maxTrainingRows` rows: 413 TOO_MANY_ROWS beyond, on training and on its free trial alike. */
+export function refuseBeyondTrainingRows(plan: PlanName, rows: number): void {
+  const maxRows = PLANS[plan].maxTrainingRows;
+  if (maxRows !== null && rows > maxRows) {
+    throw new AppError('TOO_MANY_ROWS', 413, `Your plan trains on at most ${maxRows} rows; got ${rows}.`, { limit: maxRows, rows });
+  }
+}
+
 export interface ValidationReport {
   valid: boolean;
   target: string;
@@ -120,12 +129,15 @@ export interface ValidationReport {
 
 /**
  * The free trial run: the training report and a trial fit against the lazy answer. Data the engine
- * refuses is a report with valid false; a request it cannot even start (no target) is a 400.
+ * refuses is a report with valid false; a request it cannot even start (no target) is a 400. More rows
+ * than the caller's plan trains on is 413 TOO_MANY_ROWS, as training answers: a seventh probe's free
+ * plan (10,000 rows) was told that 200,000 rows were valid, after a trial fit on all of them.
  */
 export async function validateDataset(
   pool: EnginePool,
-  input: { rows: Row[]; target: string; task: 'classification' | 'regression' | undefined; seed: number },
+  input: { rows: Row[]; target: string; task: 'classification' | 'regression' | undefined; seed: number; plan: PlanName },
 ): Promise<ValidationReport> {
+  refuseBeyondTrainingRows(input.plan, input.rows.length);
   try {
     const report = await pool.analyse(input.rows, input.target, input.task);
     const trial = await pool.trial(input.rows, input.target, input.seed, input.task);

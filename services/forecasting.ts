@@ -34,10 +34,32 @@ export function neutraliseCell(value: unknown): unknown {
   return value.trim() !== '' && Number.isFinite(Number(value)) ? value : `'${value}`;
 }
 
-export function forecastCsv(request: ForecastRequest, timestampColumn: string, forecasts: SeriesForecast[]): string {
+/** The header of a forecast's CSV answer: the timestamp column, the item column, `<target>_prediction`, `quantile_<q>`…. */
+function answerColumns(request: ForecastRequest, timestampColumn: string): string[] {
   const predictionColumn = `${request.target}_prediction`;
   const quantileColumns = request.quantiles.map((q) => `quantile_${String(q)}`);
-  const fields = [timestampColumn, ...(request.itemId ? [request.itemId] : []), predictionColumn, ...quantileColumns].map((f) => String(neutraliseCell(f)));
+  return [timestampColumn, ...(request.itemId ? [request.itemId] : []), predictionColumn, ...quantileColumns].map((f) => String(neutraliseCell(f)));
+}
+
+/**
+ * The answer's columns must have distinct names: a timestamp or item column named like an answer
+ * column (`quantile_0.5`, `y_prediction`) gave a header naming one column twice, and a client reading
+ * the CSV by name took the timestamps for the quantile (a seventh probe). Refused before any charge.
+ */
+function refuseAmbiguousColumns(request: ForecastRequest, timestampColumn: string): void {
+  const columns = answerColumns(request, timestampColumn);
+  const repeated = columns.find((name, i) => columns.indexOf(name) !== i);
+  if (repeated === undefined) return;
+  throw new AppError(
+    'INVALID_INPUT',
+    400,
+    `The answer would name two columns "${repeated}": the timestamp and item_id columns must not be named like the answer's own columns (<target>_prediction, quantile_<q>); rename the column in the data.`,
+    { reason: 'COLUMN_NAME_COLLISION' },
+  );
+}
+
+export function forecastCsv(request: ForecastRequest, timestampColumn: string, forecasts: SeriesForecast[]): string {
+  const fields = answerColumns(request, timestampColumn);
   const data: unknown[][] = [];
   for (const f of forecasts) {
     const point = request.pointEstimate === 'median' ? f.median : f.mean;
@@ -119,6 +141,7 @@ export async function runForecast(
     }
     throw new AppError('INVALID_INPUT', 400, `${name} would be forecast past the year 9999, which dates cannot express; shorten the horizon.`, { reason: 'PAST_YEAR_9999' });
   }
+  refuseAmbiguousColumns(request, prepared.timestampColumn);
   const price = findEngine(FORECAST_ENGINE.id)?.creditPricePerRow ?? FORECAST_ENGINE.creditPricePerPoint;
   const cost = request.horizon * prepared.series.length * price;
   const reservation = await reserveCredits(stores, { ...billing, amount: cost, operation: 'forecast', reference: billing.httpRequestId });

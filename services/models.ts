@@ -15,7 +15,7 @@ import {
 } from '../db/entities';
 import { findEngine } from '../engines/catalogue';
 import { gunzipJson, gzipJson } from './compression';
-import type { Row } from './datasets';
+import { refuseBeyondTrainingRows, type Row } from './datasets';
 import { EngineDataError, type EnginePool } from './engine-pool';
 import { AppError, notFound, validationError } from './errors';
 import { assertServing, pendingCount } from './outcomes';
@@ -334,10 +334,7 @@ export async function createModel(
   if (!input.engine) throw validationError('Invalid body.engine: required when creating a model (engine ids come from GET /v1/engines).');
   const engine = findEngine(input.engine);
   if (!engine || engine.kind !== 'tabular') throw validationError(`Invalid body.engine: ${input.engine} is not a tabular engine of GET /v1/engines.`);
-  const maxRows = PLANS[input.plan].maxTrainingRows;
-  if (maxRows !== null && input.rows.length > maxRows) {
-    throw new AppError('TOO_MANY_ROWS', 413, `Your plan trains on at most ${maxRows} rows; got ${input.rows.length}.`, { limit: maxRows, rows: input.rows.length });
-  }
+  refuseBeyondTrainingRows(input.plan, input.rows.length);
   let task: ModelTask;
   try {
     task = (await deps.pool.analyse(input.rows, input.target, input.task)).task;

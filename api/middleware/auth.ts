@@ -40,14 +40,31 @@ export type AuthContext =
   | { type: 'session'; sessionId: string; workspaceId: string; accountId: string; plan: PlanName };
 
 /**
+ * The value of a credential header sent in one or more fields. Node keeps only the first Authorization
+ * field of a request and joins repeated X-API-Key fields with ", ", so a call with a valid key in its
+ * first Authorization field and an unknown key or another account's token in a second was served as
+ * the first (a seventh probe): fields repeating the same value are that one value, and different
+ * values are 400 AMBIGUOUS_CREDENTIALS, as two different credentials in two headers are.
+ */
+function oneFieldValue(ctx: Context, name: string): string {
+  const raw = ctx.req.rawHeaders;
+  const values = new Set<string>();
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]?.toLowerCase() === name) values.add((raw[i + 1] ?? '').trim());
+  }
+  if (values.size > 1) throw new AppError('AMBIGUOUS_CREDENTIALS', 400, `Send one credential: the request repeats the ${name === 'authorization' ? 'Authorization' : 'X-API-Key'} header with different values.`);
+  return values.values().next().value ?? '';
+}
+
+/**
  * The one credential of the call. X-API-Key and Authorization: Bearer are equivalent forms, so both
  * may carry the same key; two different credentials are 400 AMBIGUOUS_CREDENTIALS (RFC 6750's
  * invalid_request for more than one method): X-API-Key won silently, so a call was served as the
  * key's workspace beside an expired, invalid or other account's token (a sixth probe).
  */
 function presentedCredential(ctx: Context): string | null {
-  const headerKey = ctx.get('x-api-key').trim();
-  const authorization = ctx.get('authorization').trim();
+  const headerKey = oneFieldValue(ctx, 'x-api-key');
+  const authorization = oneFieldValue(ctx, 'authorization');
   const match = /^Bearer\s+(\S+)$/i.exec(authorization);
   // an Authorization of the scheme alone ("Bearer", as tools send an empty token field) carries no credential
   if (headerKey && authorization && !/^Bearer$/i.test(authorization)) {

@@ -1,4 +1,6 @@
 import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { Context } from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import getRawBody from 'raw-body';
@@ -120,6 +122,22 @@ export async function readBody(ctx: Context, kind: BodyKind, config: AppConfig, 
     );
     return null;
   }
+  // Every file of this request is written in a directory of its own, removed once the body is read
+  // whatever happened: a refused upload (a file in another field than `file`, a second file, a field
+  // PostgreSQL cannot store) left its file in the system's temporary directory for good, so anyone
+  // with a key could fill the disk one refused 50 MiB upload at a time (a seventh probe). It is removed
+  // again when the exchange ends, for a file the parser opened after the first removal.
+  const uploadDir = await fs.mkdtemp(path.join(os.tmpdir(), 'upload-'));
+  const removeUploads = () => fs.rm(uploadDir, { recursive: true, force: true, maxRetries: 2 });
+  ctx.res.once('close', () => void removeUploads().catch(() => undefined));
+  try {
+    return await readMultipart(ctx, limits, uploadDir);
+  } finally {
+    await removeUploads().catch(() => undefined);
+  }
+}
+
+async function readMultipart(ctx: Context, limits: (typeof PLANS)[PlanName], uploadDir: string): Promise<UploadedFile | null> {
   try {
     await runParser(
       ctx,
@@ -129,7 +147,7 @@ export async function readBody(ctx: Context, kind: BodyKind, config: AppConfig, 
         urlencoded: false,
         multipart: true,
         parsedMethods: PARSED_METHODS,
-        formidable: { maxFiles: 1, maxFileSize: limits.maxFileBytes, maxTotalFileSize: limits.maxFileBytes, allowEmptyFiles: false },
+        formidable: { uploadDir, maxFiles: 1, maxFileSize: limits.maxFileBytes, maxTotalFileSize: limits.maxFileBytes, allowEmptyFiles: false },
       }),
     );
   } catch (err) {
@@ -149,9 +167,5 @@ export async function readBody(ctx: Context, kind: BodyKind, config: AppConfig, 
   const entry = files.file;
   const file: File | undefined = Array.isArray(entry) ? entry[0] : entry;
   if (!file) return null;
-  try {
-    return { name: file.originalFilename ?? null, mimetype: file.mimetype ?? null, content: await fs.readFile(file.filepath) };
-  } finally {
-    await fs.rm(file.filepath, { force: true });
-  }
+  return { name: file.originalFilename ?? null, mimetype: file.mimetype ?? null, content: await fs.readFile(file.filepath) };
 }

@@ -13,6 +13,7 @@ import {
   requestFingerprint,
   type StoredResponse,
 } from '../../services/idempotency';
+import { idempotencyKeySchema } from '../schemas/common';
 import type { UploadedFile } from './body';
 import { envelopeOf, errorHeaders, REMAINING_HEADER } from './errors';
 
@@ -73,7 +74,7 @@ export async function runCommitted(
   handle: () => Promise<void>,
 ): Promise<void> {
   const key = scope.idempotent ? ctx.get('idempotency-key') : '';
-  if (key && (key.length > 255 || !/^[\x21-\x7e]+$/.test(key))) {
+  if (key && !idempotencyKeySchema.safeParse(key).success) {
     throw new AppError('VALIDATION_ERROR', 400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
   }
   // Forked on first use: a call without a key and without a failure never needs it.

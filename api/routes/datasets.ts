@@ -39,12 +39,13 @@ export function datasetRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 200: { description: 'The validation report.', schema: validationReportSchema } },
       errors: [
         [400, 'CSV_UNREADABLE'],
+        [413, 'TOO_MANY_ROWS'],
         [413, 'DATASET_TOO_LARGE'],
         [413, 'FILE_TOO_LARGE'],
       ],
       async handler(ctx, { body, auth, upload }) {
-        requireAuth(auth);
-        ctx.body = await validateDataset(deps.enginePool, { rows: await datasetRows(deps.enginePool, body.data, upload, 'data'), target: body.target, task: body.task, seed: TRAINING_SEED });
+        const a = requireAuth(auth);
+        ctx.body = await validateDataset(deps.enginePool, { rows: await datasetRows(deps.enginePool, body.data, upload, 'data'), target: body.target, task: body.task, seed: TRAINING_SEED, plan: a.plan });
       },
     }),
   ];

@@ -1,14 +1,27 @@
 import type Router from '@koa/router';
+import ipaddr from 'ipaddr.js';
+import type { ClientAddressOf } from '../../services/client-ip';
+import { AppError } from '../../services/errors';
 import type { MailCatcher } from '../../services/mail-catcher';
 
 const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
+const isLoopback = (address: string | null): boolean => {
+  if (!address || !ipaddr.isValid(address)) return false;
+  const parsed = ipaddr.process(address);
+  return parsed.range() === 'loopback';
+};
+
 /**
  * Development only: the local mail catcher's inbox, newest first, so that a new user can sign in with
- * no outside mail service. Not part of the API (absent from OpenAPI and from production).
+ * no outside mail service. Not part of the API (absent from OpenAPI and from production). It holds
+ * every address's sign-in link and code, so it answers this machine only: `npm start` listens on
+ * 0.0.0.0, and a seventh probe noted that anyone on the network could read any address's code there
+ * and sign in as that person. Others get 404, as where it does not exist.
  */
-export function mountDevMailbox(router: Router, mailbox: MailCatcher): void {
+export function mountDevMailbox(router: Router, mailbox: MailCatcher, clientAddress: ClientAddressOf): void {
   router.get('/dev/mail', (ctx) => {
+    if (!isLoopback(clientAddress(ctx.req))) throw new AppError('NOT_FOUND', 404, `No route matches GET ${ctx.path}.`);
     const items = mailbox
       .list()
       .map(

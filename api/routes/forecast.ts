@@ -56,11 +56,9 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
         [400, 'CSV_UNREADABLE'],
         [402, 'CREDITS_EXHAUSTED'],
         [403, 'ADMIN_KEY_CANNOT_PREDICT'],
-        [409, 'REQUEST_IN_PROGRESS'],
         [413, 'DATASET_TOO_LARGE'],
         [413, 'FILE_TOO_LARGE'],
         [422, 'FORECAST_FAILED'],
-        [422, 'IDEMPOTENCY_KEY_REUSED'],
       ],
       async handler(ctx, { body, auth, upload, requestId }) {
         const a = requireUsageKey(auth);

@@ -65,8 +65,6 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
         [413, 'DATASET_TOO_LARGE'],
         [413, 'FILE_TOO_LARGE'],
         [422, 'DATA_VALIDATION_FAILED'],
-        [409, 'REQUEST_IN_PROGRESS'],
-        [422, 'IDEMPOTENCY_KEY_REUSED'],
       ],
       async handler(ctx, { body, auth, upload }) {
         const a = requireAuth(auth);
@@ -231,11 +229,9 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
         [409, 'MODEL_NOT_TRAINED'],
         [409, 'MODEL_ARCHIVED'],
         [409, 'ENGINE_MISMATCH'],
-        [409, 'REQUEST_IN_PROGRESS'],
         [413, 'TOO_MANY_ROWS'],
         [413, 'DATASET_TOO_LARGE'],
         [413, 'FILE_TOO_LARGE'],
-        [422, 'IDEMPOTENCY_KEY_REUSED'],
       ],
       async handler(ctx, { params, body, auth, upload, requestId }) {
         const a = requireUsageKey(auth);
@@ -303,7 +299,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       params: modelIdParamsSchema,
       body: outcomesInputSchema,
       responses: { 201: { description: 'The batch is recorded.', schema: outcomesResultSchema } },
-      errors: [NOT_FOUND, [400, 'COLUMN_MISMATCH'], [409, 'MODEL_ARCHIVED'], [409, 'MODEL_NOT_TRAINED'], [409, 'REQUEST_IN_PROGRESS'], [422, 'IDEMPOTENCY_KEY_REUSED']],
+      errors: [NOT_FOUND, [400, 'COLUMN_MISMATCH'], [409, 'MODEL_ARCHIVED'], [409, 'MODEL_NOT_TRAINED']],
       async handler(ctx, { params, body, auth }) {
         const reported = await reportOutcomes(em(), { temporal: deps.temporal, logger: loggerOf(ctx, deps.logger) }, requireAuth(auth).workspaceId, params.id, body.outcomes);
         ctx.status = 201;

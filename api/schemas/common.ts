@@ -49,6 +49,21 @@ export function paginated<T>(items: T[], total: number, page: { limit: number; o
   };
 }
 
+/**
+ * The Idempotency-Key header of the routes that accept one: 1 to 255 visible ASCII characters, read by
+ * runCommitted (api/middleware/idempotency.ts) and documented on those routes from this schema.
+ */
+export const idempotencyKeySchema = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, 'Idempotency-Key must be 1 to 255 visible ASCII characters.')
+  .openapi({
+    description:
+      'Makes the call safe to retry: a retry with the same key and the same content (method, path, body, file) replays the first answer, charged once; a different content with the same key is 422 IDEMPOTENCY_KEY_REUSED, and a retry while the first call runs 409 REQUEST_IN_PROGRESS. One key per logical call, kept 24 hours per workspace. 1 to 255 visible ASCII characters.',
+    example: 'order-1842-scoring',
+  });
+
+export const idempotencyHeaderSchema = z.object({ 'idempotency-key': idempotencyKeySchema.optional() });
+
 export const isoDateTime = z.iso.datetime({ offset: true }).openapi({ description: 'ISO 8601 date-time', example: '2026-12-01T00:00:00Z' });
 
 /**

@@ -272,6 +272,18 @@ export function analyseTarget(rows: Row[], target: string, task?: TaskOption): T
     }
     return { task: 'regression', classes: null, keep, y: Float64Array.from(nums) };
   }
+  // Numeric class labels are read as doubles, which hold integers exactly only up to 2^53 - 1: beyond,
+  // 9007199254740993 and 9007199254740992 were one class and 12345678901234567891 was named
+  // 12345678901234567000, a label the caller cannot join back (a seventh probe), JSON and CSV alike.
+  if (allNumeric) {
+    const j = nums.findIndex((x) => Number.isInteger(x) && !Number.isSafeInteger(x));
+    if (j >= 0) {
+      throw new TabularDataError(
+        'TARGET_NOT_EXACT',
+        `The target "${target}" holds ${String(values[j])}, a class label beyond ±${Number.MAX_SAFE_INTEGER} (2^53 - 1), where numbers cannot be told apart: labels would merge and be named otherwise than sent. Use labels that are not such numbers (e.g. with a letter prefix), or task "regression" if they are quantities.`,
+      );
+    }
+  }
   // Classification: labels keyed by their string form; numeric text labels become numbers.
   const byKey = new Map<string, ClassLabel>();
   values.forEach((v, j) => {

@@ -42,6 +42,27 @@ describe('API-key authentication', () => {
     for (const op of authenticated) expect(op.responses['400']?.description).toContain('AMBIGUOUS_CREDENTIALS');
   });
 
+  it('refuses a credential header repeated with different values with 400 AMBIGUOUS_CREDENTIALS (Node kept the first Authorization field, so a second naming an unknown key or another account was ignored: a seventh probe)', async () => {
+    const a = await h.provision();
+    const b = await h.provision();
+    const session = await signInByMail(h);
+    const unknown = 'sk-svc-api-00000000000000000000000000000000';
+    // superagent sends an array as one header field per value (its types allow arrays for Cookie only)
+    const fields = (...values: string[]): string => values as unknown as string;
+    for (const second of [unknown, b.apiKey, session.bearer.replace(/^Bearer /, '')]) {
+      // was 200 as a's workspace
+      expectError(await h.http.get('/v1/models').set('Authorization', fields(`Bearer ${a.apiKey}`, `Bearer ${second}`)), 400, 'AMBIGUOUS_CREDENTIALS');
+      // was 401 API_KEY_INVALID (the two values joined by ", ")
+      expectError(await h.http.get('/v1/models').set('X-API-Key', fields(a.apiKey, second)), 400, 'AMBIGUOUS_CREDENTIALS');
+    }
+    expectError(await h.http.get('/v1/auth/me').set('Authorization', fields(session.bearer, `Bearer ${unknown}`)), 400, 'AMBIGUOUS_CREDENTIALS');
+    // a paid call is refused before anything is charged
+    expectError(await h.http.post('/v1/models/mdl_unknown000/predict').set('Authorization', fields(`Bearer ${a.apiKey}`, `Bearer ${b.apiKey}`)).send({ rows: [{ x: 1 }] }), 400, 'AMBIGUOUS_CREDENTIALS');
+    // one value sent twice is one credential
+    expect((await h.http.get('/v1/models').set('Authorization', fields(`Bearer ${a.apiKey}`, `Bearer ${a.apiKey}`))).status).toBe(200);
+    expect((await h.http.get('/v1/models').set('X-API-Key', fields(a.apiKey, a.apiKey))).status).toBe(200);
+  });
+
   it.each([
     ['an unknown key of the current format', 'sk-svc-api-00000000000000000000000000000000'],
     ['an unknown admin-format key', 'sk-svc-admin-00000000000000000000000000000000'],

@@ -23,6 +23,21 @@ describe('dataset validation', () => {
     expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
   });
 
+  it('answers more rows than the plan trains on with 413 TOO_MANY_ROWS, as training does, before any trial fit (a seventh probe: a free plan was told 200,000 rows were valid)', async () => {
+    const { apiKey } = await h.provision('free'); // trains on 10,000 rows
+    const data = churnRows(10_001);
+    // was 200, valid: true, after a trial fit on every row
+    const refused = await validate(apiKey, { target: 'churned', data });
+    expectError(refused, 413, 'TOO_MANY_ROWS');
+    expect(refused.body).toEqual(expect.objectContaining({ limit: 10_000, rows: 10_001 }));
+    const file = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'churned').attach('file', Buffer.from(toCsv(data)), 'rows.csv');
+    expectError(file, 413, 'TOO_MANY_ROWS');
+    // the plan's own limit is still validated in full, and a larger plan validates more
+    expect((await validate(apiKey, { target: 'churned', data: data.slice(1) })).body.valid).toBe(true);
+    const build = await h.provision('build');
+    expect((await validate(build.apiKey, { target: 'churned', data })).body.valid).toBe(true);
+  });
+
   it('says weak and names the column when one column gives the answer away', async () => {
     const { apiKey } = await h.provision('free');
     const rand = prng(3);

@@ -6,7 +6,8 @@ describe('the development mailbox', () => {
   let dev: Harness;
   let plain: Harness;
   beforeAll(async () => {
-    dev = await startHarness({ devMailbox: true });
+    // behind a proxy on this machine, so that a test can be a client from elsewhere (X-Forwarded-For)
+    dev = await startHarness({ devMailbox: true, config: { TRUSTED_PROXIES: 'loopback' } });
     plain = await startHarness();
   });
   afterAll(async () => {
@@ -25,6 +26,19 @@ describe('the development mailbox', () => {
     expect(page.text).toContain(email);
     expect(page.text).toContain(mail.subject);
     expect(page.text).toMatch(/<a href="http[^"]+#token=/);
+  });
+
+  test('answers this machine only: a client from elsewhere gets 404 and no sign-in code (npm start listens on 0.0.0.0; a seventh probe)', async () => {
+    const email = `${newId('account').toLowerCase()}@example.test`;
+    const before = dev.mailbox.lastId();
+    expect((await dev.http.post('/v1/auth/login').send({ email })).status).toBe(200);
+    await dev.mailbox.waitFor((m) => m.to.includes(email), { afterId: before });
+    for (const elsewhere of ['203.0.113.9', '192.168.1.20', '::ffff:10.0.0.7']) {
+      const page = await request(dev.server).get('/dev/mail').set('X-Forwarded-For', elsewhere);
+      // was 200 with every address's link and code
+      expect([page.status, page.body.message, page.text.includes(email)]).toEqual([404, 'NOT_FOUND', false]);
+    }
+    for (const here of ['127.0.0.1', '::1']) expect((await request(dev.server).get('/dev/mail').set('X-Forwarded-For', here)).text).toContain(email);
   });
 
   test('without it (a real SMTP server), /dev/mail does not exist', async () => {

@@ -278,6 +278,29 @@ describe('forecast and backtest routes', () => {
     expectError(await h.http.post('/v1/forecast/backtest').set('X-API-Key', apiKey).send({ target: 'y', data: small, horizon: 3, quantiles: [0.5, 0.5] }), 400, 'VALIDATION_ERROR');
   });
 
+  it('refuses a timestamp or item_id column named like an answer column (400 COLUMN_NAME_COLLISION, nothing charged): the CSV named two columns alike (a seventh probe)', async () => {
+    const { apiKey, account } = await h.provision('build');
+    const balance = async () => (await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id })).allowanceRemaining;
+    const before = await balance();
+    const renamed = (from: string, to: string) => seasonalRows(40, { item: 'a' }).map(({ [from as 'date']: value, ...rest }) => ({ ...rest, [to]: value }));
+    const cases: Array<Record<string, unknown>> = [
+      // the timestamps were answered under the header quantile_0.5, beside the quantile itself (200 before)
+      { target: 'sales', horizon: 3, quantiles: [0.5], timestamp: 'quantile_0.5', data: renamed('date', 'quantile_0.5') },
+      { target: 'sales', horizon: 3, timestamp: 'sales_prediction', data: renamed('date', 'sales_prediction') },
+      { target: 'sales', horizon: 3, quantiles: [0.1], item_id: 'quantile_0.1', data: renamed('store', 'quantile_0.1') },
+    ];
+    for (const body of cases) {
+      const refused = await forecast(apiKey, body);
+      expectError(refused, 400, 'INVALID_INPUT');
+      expect(refused.body.reason).toBe('COLUMN_NAME_COLLISION');
+    }
+    expect(await balance()).toBe(before);
+    // other names are answered as before
+    const fine = await forecast(apiKey, { target: 'sales', horizon: 3, quantiles: [0.5], timestamp: 'quantile_0.9', data: renamed('date', 'quantile_0.9') });
+    expect(fine.status).toBe(200);
+    expect(parse(fine.text).meta.fields).toEqual(['quantile_0.9', 'sales_prediction', 'quantile_0.5']);
+  });
+
   it('refuses a season_length that is not a positive integer', async () => {
     const { apiKey } = await h.provision('build');
     const data = Array.from({ length: 30 }, (_, i) => ({ t: i + 1, y: i }));

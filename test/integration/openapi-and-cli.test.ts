@@ -24,6 +24,33 @@ describe('/openapi.json', () => {
     }
   });
 
+  it('documents the Idempotency-Key header, its refusals and the replay header on the five routes that accept it (a seventh probe found no mention of it), and only there', async () => {
+    const res = await h.http.get('/openapi.json');
+    type Operation = { parameters?: Array<{ in: string; name: string; schema: { pattern?: string } }>; responses: Record<string, { description: string; headers?: Record<string, unknown> }> };
+    const paths = res.body.paths as Record<string, Record<string, Operation>>;
+    const accepting = [['post', '/v1/models'], ['post', '/v1/models/{id}/predict'], ['post', '/v1/models/{id}/outcomes'], ['post', '/v1/models/{id}/refresh'], ['post', '/v1/forecast']] as const;
+    for (const [method, route] of accepting) {
+      const op = paths[route]![method]!;
+      const header = (op.parameters ?? []).find((p) => p.in === 'header' && p.name === 'idempotency-key');
+      expect({ route, header: header?.schema.pattern }).toEqual({ route, header: expect.any(String) });
+      expect({ route, codes: [op.responses['409']?.description, op.responses['422']?.description, op.responses['503']?.description] }).toEqual({
+        route,
+        codes: [expect.stringContaining('REQUEST_IN_PROGRESS'), expect.stringContaining('IDEMPOTENCY_KEY_REUSED'), expect.stringContaining('CALL_EXPIRED')],
+      });
+      const success = Object.keys(op.responses).find((status) => status.startsWith('2'))!;
+      expect({ route, replayed: op.responses[success]!.headers?.['Idempotent-Replayed'] }).toEqual({ route, replayed: expect.anything() });
+    }
+    const others = Object.entries(paths).flatMap(([route, ops]) => Object.entries(ops).filter(([method]) => !accepting.some(([m, r]) => m === method && r === route)).map(([, op]) => op));
+    expect(others.length).toBeGreaterThan(40);
+    for (const op of others) expect((op.parameters ?? []).some((p) => p.name === 'idempotency-key')).toBe(false);
+    // the header's schema is the one the server applies
+    const { apiKey } = await h.provision('build');
+    const refused = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).set('Idempotency-Key', 'k'.repeat(256)).send({ target: 'y', data: [] });
+    expect([refused.status, refused.body.message]).toEqual([400, 'VALIDATION_ERROR']);
+    const pattern = new RegExp(paths['/v1/forecast']!.post!.parameters!.find((p) => p.name === 'idempotency-key')!.schema.pattern!);
+    expect([pattern.test('k'.repeat(255)), pattern.test('k'.repeat(256)), pattern.test('a b'), pattern.test('')]).toEqual([true, false, false, false]);
+  });
+
   it('documents the multipart form (a file of rows, the other fields as text) on every route the contract lets take one; a sixth probe found only JSON', async () => {
     const res = await h.http.get('/openapi.json');
     const forms: Record<string, { schema: { properties: Record<string, { type?: string; format?: string }>; required?: string[] } }> = {};

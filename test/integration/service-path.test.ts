@@ -10,6 +10,9 @@ import { newIdRun } from '../../services/ids';
 import { storeWithSettlement } from '../../services/predictions';
 import type { Worker } from 'node:worker_threads';
 import zlib from 'node:zlib';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { churnRows, dailySeriesRows, withoutTarget } from '../support/datasets';
 import { expectError, signInByMail, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 
@@ -569,11 +572,69 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expectError(res, 400, 'VALIDATION_ERROR');
     });
 
+    it('leaves no uploaded file on disk when a multipart upload is refused (a file in another field, a second file or an unstorable field stayed in the temporary directory for good: a seventh probe)', async () => {
+      const { apiKey } = await h.provision('build');
+      const marker = `leftover_${Math.random().toString(36).slice(2)}`;
+      const csv = Buffer.from(`x,${marker}\n1,2\n3,4\n`);
+      /** The temporary files (and those one directory down) holding this test's bytes. */
+      const leftovers = async (): Promise<string[]> => {
+        const found: string[] = [];
+        const scan = async (dir: string, depth: number): Promise<void> => {
+          for (const entry of await fs.readdir(dir, { withFileTypes: true }).catch(() => [])) {
+            const full = path.join(dir, entry.name);
+            if (entry.isDirectory() && depth > 0) await scan(full, depth - 1);
+            else if (entry.isFile() && (await fs.stat(full).catch(() => null))?.size === csv.length && (await fs.readFile(full).catch(() => Buffer.alloc(0))).includes(marker)) found.push(full);
+          }
+        };
+        await scan(os.tmpdir(), 1);
+        return found;
+      };
+      const refusals = [
+        await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'y').attach('other', csv, 'a.csv'),
+        await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'y').attach('file', csv, 'a.csv').attach('file', csv, 'b.csv'),
+        await h.http.post('/v1/forecast').set('X-API-Key', apiKey).field('target', 'y').field('item_id', 'a\u0000b').attach('file', csv, 'a.csv'),
+        await h.http.post('/v1/models/mdl_unknown000/predict').set('X-API-Key', apiKey).attach('data', csv, 'a.csv'),
+      ];
+      for (const refused of refusals) expect(refused.status).toBe(400);
+      // the exchange's end removes a late file too
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await leftovers()).toEqual([]);
+      // an accepted upload is read as before
+      const accepted = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'x').attach('file', csv, 'a.csv');
+      expect(accepted.status).toBe(200);
+      expect(accepted.body.hint).toContain('got 2');
+      expect(await leftovers()).toEqual([]);
+    });
+
     it('names a __proto__ key as not allowed instead of calling the JSON invalid', async () => {
       const { apiKey } = await h.provision('build');
       const res = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send('{"target":"y","data":[{"__proto__":{"x":1},"y":1}]}');
       expectError(res, 400, 'VALIDATION_ERROR');
       expect(res.body.messageDetail).toContain('__proto__');
+    });
+
+    it('refuses class labels that are integers beyond 2^53 - 1 (JSON and CSV): 9007199254740993 and 9007199254740992 were one class and 12345678901234567891 was named 12345678901234567000 (a seventh probe)', async () => {
+      const { apiKey, account } = await h.provision('build');
+      const labels = ['9007199254740993', '9007199254740992', '12345678901234567891'];
+      const rows = Array.from({ length: 60 }, (_, i) => `{"a":${(i * 7) % 13},"b":${i % 5},"label":${labels[i % 3]!}}`);
+      const json = `{"target":"label","engine":"tabular-gbdt","data":[${rows.join(',')}]}`;
+      const validated = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send(json);
+      expect(validated.status).toBe(200);
+      // was valid, a binary task with the classes 9007199254740992 and 12345678901234567000
+      expect([validated.body.valid, validated.body.errors.map((e: { code: string }) => e.code)]).toEqual([false, ['TARGET_NOT_EXACT']]);
+      const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send(json);
+      expectError(created, 422, 'DATA_VALIDATION_FAILED');
+      expect(created.body.report.errors.map((e: { code: string }) => e.code)).toEqual(['TARGET_NOT_EXACT']);
+      const csv = ['a,b,label', ...Array.from({ length: 60 }, (_, i) => `${(i * 7) % 13},${i % 5},${labels[i % 3]!}`)].join('\n');
+      const fromFile = await h.http.post('/v1/models').set('X-API-Key', apiKey).field('target', 'label').field('engine', 'tabular-gbdt').attach('file', Buffer.from(csv), 'labels.csv');
+      expectError(fromFile, 422, 'DATA_VALIDATION_FAILED');
+      expect(await h.orm.em.fork().count(ModelSchema, { account: account.id, status: { $ne: 'deleted' } })).toBe(0);
+      // labels within 2^53 - 1, and such integers as a regression's quantities, train as before
+      const safe = json.replaceAll('9007199254740993', '9007199254740991').replaceAll('9007199254740992', '5').replaceAll('12345678901234567891', '7');
+      const fine = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send(safe);
+      expect([fine.body.valid, fine.body.report.classes]).toEqual([true, ['5', '7', '9007199254740991']]);
+      const quantities = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).set('Content-Type', 'application/json').send(json.replace('"engine"', '"task":"regression","engine"'));
+      expect(quantities.body.valid).toBe(true);
     });
 
     it('refuses regression targets and outcomes beyond ±1e150, whose squares overflow: 422 on training, 400 on outcomes, nothing recorded', async () => {
