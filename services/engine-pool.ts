@@ -3,6 +3,7 @@ import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { LRUCache } from 'lru-cache';
+import pLimit from 'p-limit';
 import { predictRows, type DataReport, type Prediction, type TabularModel, type TrialReport } from '../engines/tabular';
 import { AppError } from './errors';
 import { watchEnginePool } from './metrics';
@@ -62,29 +63,6 @@ export function splitByPoints<T extends { values: ArrayLike<number> }>(series: T
 }
 
 /**
- * At most `limit` holders at once; the others wait in arrival order. The free calls' engine work (a
- * backtest, a validation's trial fit) takes a slot, so that it never occupies every thread.
- */
-export class Slots {
-  private held = 0;
-  private readonly waiting: Array<() => void> = [];
-  constructor(readonly limit: number) {}
-
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.held >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.held += 1;
-    try {
-      return await work();
-    } finally {
-      const next = this.waiting.shift();
-      // the slot passes to the next waiter as it is, or is given back
-      if (next) next();
-      else this.held -= 1;
-    }
-  }
-}
-
-/**
  * The worker-thread pool that runs engine code. From sources (development, tests) each thread loads
  * the TypeScript worker through tsx (engine-worker-entry.cjs); compiled output needs nothing.
  */
@@ -100,13 +78,14 @@ export class EnginePool {
   private readonly inlineModels: LRUCache<string, { model: TabularModel; bytes: number }>;
   private readonly adopting = new Set<string>();
   /**
-   * The free calls' engine work runs on at most threads - 1 threads (at least one): a backtest or a
+   * The free calls' engine work runs on at most threads - 1 threads (at least one; p-limit queues the
+   * rest in arrival order): a backtest or a
    * validation's trial is free and may run for a minute, and a seventh probe's two concurrent free
    * backtests of 5,000 small series, from two accounts, held both threads of a 2-thread pool for 20 s,
    * during which another account's paid forecast of one series waited as long. A paid call now always
    * finds a thread that no free work can take (its parts queue for it in order).
    */
-  readonly freeWork: Slots;
+  readonly freeWork: pLimit.Limit;
 
   constructor(
     readonly threads = Math.max(1, os.availableParallelism()),
@@ -124,7 +103,7 @@ export class EnginePool {
       workerData: { modelCacheBytes },
     });
     this.inlineModels = new LRUCache({ maxSize: modelCacheBytes, sizeCalculation: (entry) => Math.max(1, entry.bytes) });
-    this.freeWork = new Slots(Math.max(1, threads - 1));
+    this.freeWork = pLimit(Math.max(1, threads - 1));
     this.unwatch = watchEnginePool(() => ({ queueSize: this.pool.queueSize, utilization: this.pool.utilization, threads: this.pool.threads.length }));
   }
 
@@ -201,7 +180,7 @@ export class EnginePool {
 
   /** A free call's work: within `freeWork`. */
   async trial(rows: Row[], target: string, seed: number, task?: 'classification' | 'regression'): Promise<TrialReport> {
-    return unwrap((await this.freeWork.run(() => this.pool.run({ rows, target, task, seed }, { name: 'trial' }))) as Outcome<TrialReport>);
+    return unwrap((await this.freeWork(() => this.pool.run({ rows, target, task, seed }, { name: 'trial' }))) as Outcome<TrialReport>);
   }
 
   /** Parses an uploaded dataset file on a thread; its refusals come back as the same AppErrors. */
@@ -243,7 +222,7 @@ export class EnginePool {
 
   /** A free call's work: within `freeWork`. */
   async backtest(request: SeriesRequest & { horizon: number; seasonLength?: number }): Promise<Backtest[]> {
-    return unwrap((await this.freeWork.run(() => this.pool.run(request, { name: 'backtest' }))) as Outcome<Backtest[]>);
+    return unwrap((await this.freeWork(() => this.pool.run(request, { name: 'backtest' }))) as Outcome<Backtest[]>);
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,4 @@
-import { EnginePool, Slots } from '../../../services/engine-pool';
+import { EnginePool } from '../../../services/engine-pool';
 
 /** `series` integer-position series of `points` each, under item ids s0, s1, … */
 function manySeries(series: number, points: number): Array<Record<string, string | number>> {
@@ -12,11 +12,12 @@ describe('engine pool: the free calls\' work never takes every thread', () => {
   afterAll(() => pool.close());
 
   it('answers a paid forecast while two free backtests run: they held both threads until one ended (a seventh probe: 20 s for a one-series forecast)', async () => {
-    expect(pool.freeWork.limit).toBe(1);
     const finished: string[] = [];
     const request = { rows: manySeries(1500, 12), target: 'y', timestamp: 't', itemId: 'id', horizon: 2 };
     const backtests = [pool.backtest(request), pool.backtest(request)].map((p) => p.then((answer) => (finished.push('backtest'), answer)));
     await new Promise((resolve) => setTimeout(resolve, 300));
+    // one backtest holds the only thread free work may take; the other waits for it
+    expect([pool.freeWork.activeCount, pool.freeWork.pendingCount]).toEqual([1, 1]);
     const prepared = await pool.prepareForecast({ rows: manySeries(1, 40), target: 'y', timestamp: 't', itemId: 'id' });
     const forecast = await pool.forecastPrepared(prepared, { horizon: 3, quantiles: [0.1, 0.9] });
     finished.push('forecast');
@@ -28,27 +29,4 @@ describe('engine pool: the free calls\' work never takes every thread', () => {
     expect(first).toHaveLength(1500);
     expect(second).toEqual(first);
   }, 120_000);
-
-  it('runs at most `limit` holders at once, the others in arrival order, and passes a slot on when one fails', async () => {
-    const slots = new Slots(2);
-    let running = 0;
-    let most = 0;
-    const order: number[] = [];
-    const job = (n: number, fail = false) =>
-      slots.run(async () => {
-        running += 1;
-        most = Math.max(most, running);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        running -= 1;
-        order.push(n);
-        if (fail) throw new Error('failed');
-        return n;
-      });
-    const results = await Promise.allSettled([job(1), job(2, true), job(3), job(4), job(5)]);
-    expect(most).toBe(2);
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
-    expect(order.slice(2)).toEqual([3, 4, 5]);
-    // every slot is free again
-    expect(await Promise.all([job(6), job(7)])).toEqual([6, 7]);
-  });
 });
