@@ -1,4 +1,4 @@
-import { CREDIT_BLOCK, BILLING_CURRENCY, PAID_PLANS, PLAN_NAMES, PLAN_PRICES, PLANS, type PaidPlan } from '../config/plans';
+import { CREDIT_BLOCK, BILLING_CURRENCY, PAID_PLANS, PLAN_NAMES, PLAN_PRICES, PLANS, minimumCreditUnits, type PaidPlan } from '../config/plans';
 import type { CreditPurchase } from '../db/entities';
 import type { SubscriptionState } from '../services/billing';
 import { remainingOf } from '../services/credits';
@@ -15,6 +15,7 @@ export function presentPlans() {
       max_training_rows: PLANS[name].maxTrainingRows,
       credit_block_size: CREDIT_BLOCK,
       credit_block_price: PLANS[name].canBuyCredits ? PLAN_PRICES[name].perCreditBlock : null,
+      min_credit_units: PLANS[name].canBuyCredits && PLAN_PRICES[name].perCreditBlock !== null ? minimumCreditUnits(PLAN_PRICES[name].perCreditBlock) : null,
     self_serve: (PAID_PLANS as readonly string[]).includes(name),
   }));
 }

@@ -48,6 +48,15 @@ export const PLAN_PRICES: Record<PlanName, { monthly: number | null; perCreditBl
   contract: { monthly: null, perCreditBlock: null },
 };
 
+/**
+ * The smallest amount Stripe charges, in minor units of BILLING_CURRENCY (0.50 USD): a Checkout Session
+ * for less is refused by Stripe, so a purchase of fewer credits is refused before one is asked for.
+ */
+export const STRIPE_MINIMUM_CHARGE = 50;
+
+/** The fewest credits one purchase may buy at `blockPrice` per block: a whole number of blocks costing at least STRIPE_MINIMUM_CHARGE. */
+export const minimumCreditUnits = (blockPrice: number): number => Math.max(1, Math.ceil(STRIPE_MINIMUM_CHARGE / Math.max(1, blockPrice))) * CREDIT_BLOCK;
+
 export const planPriceLookupKey = (plan: PaidPlan): string => `plan_${plan}`;
 export const creditPriceLookupKey = (plan: PlanName): string => `credits_${plan}`;
 

@@ -9,6 +9,7 @@ import {
   PLAN_PRICES,
   PLANS,
   creditPriceLookupKey,
+  minimumCreditUnits,
   planPriceLookupKey,
   type PaidPlan,
   type PlanName,
@@ -376,6 +377,12 @@ export class Billing {
     const stripe = this.stripe();
     const customer = await this.ensureCustomer(caller.accountId);
     const price = await this.price(creditPriceLookupKey(caller.plan));
+    // Stripe refuses a payment below its minimum charge (a block costs 0.40 USD on pro and 0.30 on
+    // growth): such a purchase is a clear 400 here instead of a 502 from Stripe.
+    const minimum = minimumCreditUnits(price.unit_amount ?? 0);
+    if (units < minimum) {
+      throw new AppError('VALIDATION_ERROR', 400, `Invalid body.units: a purchase on the ${caller.plan} plan is at least ${minimum} credits (Stripe's minimum charge).`, { minimum_units: minimum });
+    }
     const blocks = units / CREDIT_BLOCK;
     const now = new Date();
     const expiresAt = new Date(now.getTime() + this.deps.config.PURCHASE_SESSION_TTL_SECONDS * 1000);

@@ -17,6 +17,11 @@ export const planSchema = z
     credit_block_price: money('Price of one block of 100 credits')
       .nullable()
       .openapi({ description: 'Price of a block of 100 credits in minor units; null: the plan cannot buy credits.' }),
+    min_credit_units: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The fewest credits one purchase may buy on this plan (a whole number of blocks costing at least Stripe's minimum charge, 0.50 USD); null: the plan cannot buy credits." }),
     self_serve: z.boolean().openapi({ description: 'Whether POST /v1/billing/checkout offers this plan.' }),
   })
   .openapi('Plan');
@@ -43,7 +48,7 @@ export const buyCreditsBodySchema = z
       .positive()
       .multipleOf(CREDIT_BLOCK)
       .max(10_000_000)
-      .openapi({ description: `Credits to buy: a positive multiple of ${CREDIT_BLOCK}.`, example: 500 }),
+      .openapi({ description: `Credits to buy: a positive multiple of ${CREDIT_BLOCK}, at least the plan's \`min_credit_units\` (GET /v1/plans).`, example: 500 }),
   })
   .strict()
   .openapi('BuyCreditsRequest');

@@ -10,7 +10,7 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
-import { BILLING_CURRENCY, CREDIT_BLOCK, PAID_PLANS, PLAN_NAMES, PLAN_PRICES, creditPriceLookupKey, planPriceLookupKey } from '../../config/plans';
+import { BILLING_CURRENCY, CREDIT_BLOCK, PAID_PLANS, PLAN_NAMES, PLAN_PRICES, STRIPE_MINIMUM_CHARGE, creditPriceLookupKey, planPriceLookupKey } from '../../config/plans';
 
 type Json = Record<string, unknown>;
 
@@ -393,6 +393,9 @@ export async function startStripeStandIn(options: { port?: number; host?: string
         const items = ((params.line_items as Json[] | undefined) ?? []).map((li) => ({ price: li.price as string, quantity: Number(li.quantity ?? 1) }));
         if (items.length === 0) throw new StripeFailure(400, 'invalid_request_error', 'line_items is required');
         const amount = items.reduce((sum, li) => sum + (priceById(li.price).unit_amount as number) * li.quantity, 0);
+        if (mode === 'payment' && amount < STRIPE_MINIMUM_CHARGE) {
+          throw new StripeFailure(400, 'invalid_request_error', `The Checkout Session's total amount due must add up to at least $${(STRIPE_MINIMUM_CHARGE / 100).toFixed(2)} ${BILLING_CURRENCY}`);
+        }
         const sessionId = id('cs_test');
         const session: Json = {
           id: sessionId,

@@ -65,6 +65,8 @@ describe('billing with Stripe', () => {
       );
       expect(byName.free).toEqual(expect.objectContaining({ monthly_allowance: 1_000, credit_block_price: null, self_serve: false }));
       expect(byName.contract).toEqual(expect.objectContaining({ monthly_allowance: null, monthly_price: null, credit_block_price: null }));
+      // Stripe charges at least 0.50 USD: one block on build, two on pro (0.80) and growth (0.60).
+      expect((res.body.data as Array<{ min_credit_units: number | null }>).map((p) => p.min_credit_units)).toEqual([null, 100, 200, 200, null]);
     });
   });
 
@@ -366,6 +368,19 @@ describe('billing with Stripe', () => {
         [account.account.id],
       );
       expect(rows[0]).toEqual({ n: 1, units: '10000000' });
+    });
+
+    it("refuses a purchase below Stripe's minimum charge with 400 before Stripe is asked (100 credits cost 0.40 USD on pro; Stripe's stand-in, like Stripe, refuses such a session), and buys the plan's minimum", async () => {
+      const account = await h.provision('pro');
+      const asked = stripe.requests.length;
+      const refused = await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 100 });
+      expectError(refused, 400, 'VALIDATION_ERROR');
+      expect(refused.body.minimum_units).toBe(200);
+      expect(stripe.requests.slice(asked).filter((r) => r.startsWith('POST /v1/checkout/sessions'))).toEqual([]);
+      expect(await h.orm.em.fork().count(CreditPurchaseSchema, { accountId: account.account.id })).toBe(0);
+      const bought = await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 200 });
+      expect(bought.status).toBe(200);
+      expect(bought.body).toEqual(expect.objectContaining({ units: 200, amount: 80, state: 'pending' }));
     });
 
     it('answers 409 PLAN_HAS_NO_UNIT_PRICE on free and contract plans and 400 for units that are not a positive multiple of 100; nothing is recorded', async () => {

@@ -239,6 +239,7 @@ export interface Plan {
   max_training_rows: number | null;
   credit_block_size: number;
   credit_block_price: number | null;
+  min_credit_units: number | null;
   self_serve: boolean;
 }
 

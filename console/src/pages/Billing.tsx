@@ -226,7 +226,7 @@ export function Billing() {
           the end of the month.
         </p>
         <label htmlFor="units">Credits</label>
-        <input id="units" type="number" min={100} step={100} required value={units} onChange={(e) => setUnits(Number(e.target.value))} />
+        <input id="units" type="number" min={current?.min_credit_units ?? 100} step={100} required value={units} onChange={(e) => setUnits(Number(e.target.value))} />
         {current?.credit_block_price != null && blocks > 0 && <p className="muted">Price: {formatMoney(blocks * current.credit_block_price, current.currency)}</p>}
         <button type="submit" disabled={busy !== null}>
           Buy {formatInt(units)} credits
