@@ -301,7 +301,7 @@ export function resolveConfigV14(p: Prepared, override?: EngineConfigOverride): 
   return withOverride(v14, override);
 }
 
-/** The group member's options of an engine version (11.0.0-16.0.0) with an override (experiments) on top. */
+/** The group member's options of an engine version (11.0.0-17.0.0) with an override (experiments) on top. */
 export function groupOptionsFor(version: EngineVersion, override?: Partial<GroupOptions>): Partial<GroupOptions> | undefined {
   if (version !== '13.0.0' && version !== '14.0.0' && version !== '15.0.0' && version !== '16.0.0' && version !== '17.0.0') return override;
   return { ...GROUP_OPTIONS_V13, ...(override ?? {}) };
