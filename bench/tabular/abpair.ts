@@ -4,8 +4,9 @@
  * machine whose load changes by the minute: fit times are this process's CPU seconds (user + system).
  * Scores are run.ts's (mean over the folds of ROC AUC, log loss or RMSE), on the same folds and seed.
  * Per set it prints both scores, whether B is better, worse or the same, whether the two models of
- * every fold are byte-identical (but for their version), each variant's group key per fold, and the
- * summed fit CPU seconds, and the forest member's weight in each fold's model when either variant has one.
+ * every fold are byte-identical (but for their version and format number), each variant's group key per fold, and the
+ * summed fit CPU seconds, and the forest member's weight in each fold's model when either variant has one
+ * (and the kNN member's fit: kept or dropped, its weight, out-of-fold AUC gain and k).
  *
  *   tsx bench/tabular/abpair.ts [--data DIR] [--only a,b] [--min-rows 1000] [--seed 0] [--folds 5]
  *     [--a 12.0.0] [--a-config JSON] [--b 12.0.0] [--b-config JSON] [--search-time] [--json FILE]
@@ -16,7 +17,7 @@
  * against its noise.
  */
 import * as fs from 'fs';
-import { serialiseModel, trainTabular, type EngineConfigOverride, type EngineVersion, type TabularModel } from '../../engines/tabular/index';
+import { serialiseModel, type EngineConfigOverride, type EngineVersion, type TabularModel } from '../../engines/tabular/index';
 import { groupOutputs, searchGroupKey, DEFAULT_GROUP_OPTIONS } from '../../engines/tabular/group';
 import { categoryRuleFor, prepare, trainPrepared } from '../../engines/tabular/pipeline';
 import { rawToOutput } from '../../engines/tabular/train';
@@ -49,18 +50,23 @@ for (const entry of manifestEntries(dataDir, only)) {
   const keys = { a: [] as string[], b: [] as string[] };
   // the forest member's weight in each fold's model ('-' without a forest part)
   const forestW = { a: [] as string[], b: [] as string[] };
+  // the kNN member's weight and k in each fold's model ('-' without a kNN part)
+  const knnW = { a: [] as string[], b: [] as string[] };
   let identical = true;
   let searchPlain = 0;
   let searchCentred = 0;
   for (let f = 0; f < nFolds; f++) {
     const { train, test, yTest } = foldSplit(d, f);
-    const run = (v: EngineVersion, c: EngineConfigOverride | undefined): { model: TabularModel; s: number; key: string } => {
+    const run = (v: EngineVersion, c: EngineConfigOverride | undefined): { model: TabularModel; s: number; key: string; knn: string } => {
       const t0 = cpuSeconds();
-      const r = trainTabular(train, { target: 'target', task, seed, config: c, engineVersion: v });
+      // trainTabular's steps (prepare, trainPrepared), so that the kNN member's fit is seen
+      const r = trainPrepared(prepare(train, 'target', task, categoryRuleFor(v, c?.categories)), { engineVersion: v, seed, config: c });
       const s = cpuSeconds() - t0;
+      const kn = r.knn;
+      const knn = kn ? `${r.model.knn ? 'kept' : 'drop'} w${kn.weight} g${(kn.gain ?? NaN).toFixed(4)}${r.model.knn ? ` k${r.model.knn.k}` : ''}` : '-';
       const g = r.model.group;
       const key = g ? Array.from(g.columns, (c) => r.model.features[c].name).join('+') + ` (s ${g.smooth}, w ${g.weight})` : '-';
-      return { model: r.model, s, key };
+      return { model: r.model, s, key, knn };
     };
     const [ra, rb] = f % 2 === 0
       ? ((): [ReturnType<typeof run>, ReturnType<typeof run>] => { const a = run(versionA, configA); return [a, run(versionB, configB)]; })()
@@ -71,9 +77,12 @@ for (const entry of manifestEntries(dataDir, only)) {
     keys.b.push(rb.key);
     forestW.a.push(ra.model.forest ? String(ra.model.forest.weight) : '-');
     forestW.b.push(rb.model.forest ? String(rb.model.forest.weight) : '-');
+    knnW.a.push(ra.knn);
+    knnW.b.push(rb.knn);
     scores.a.push(scorePredictions(d, yTest, predictRows(ra.model, test)));
     scores.b.push(scorePredictions(d, yTest, predictRows(rb.model, test)));
-    if (serialiseModel({ ...ra.model, engine: rb.model.engine }) !== serialiseModel(rb.model)) identical = false;
+    // but for their version and artefact format number (17.0.0 writes format 5 where 16.0.0 writes 4)
+    if (serialiseModel({ ...ra.model, engine: rb.model.engine, formatVersion: rb.model.formatVersion }) !== serialiseModel(rb.model)) identical = false;
     if (searchTime && train.length >= DEFAULT_GROUP_OPTIONS.minRows) {
       const p = prepare(train, 'target', task, categoryRuleFor(versionA, configA?.categories));
       const r = trainPrepared(p, { engineVersion: versionA, seed, config: configA });
@@ -114,7 +123,8 @@ for (const entry of manifestEntries(dataDir, only)) {
     console.log(`  B keys: ${keys.b.join(' | ')}`);
   }
   if (forestW.a.some((w) => w !== '-') || forestW.b.some((w) => w !== '-')) console.log(`  forest weights A: ${forestW.a.join(' ')}; B: ${forestW.b.join(' ')}`);
-  out.push({ name: d.name, task: d.task, rows: d.rows.length, a: sa, b: sb, a_folds: scores.a, b_folds: scores.b, verdict, identical, fit_a: fit.a, fit_b: fit.b, keys_a: keys.a, keys_b: keys.b, forest_a: forestW.a, forest_b: forestW.b, ...(searchTime ? { search_plain: searchPlain, search_centred: searchCentred } : {}) });
+  if (knnW.a.some((w) => w !== '-') || knnW.b.some((w) => w !== '-')) console.log(`  kNN A: ${knnW.a.join(' | ')}; B: ${knnW.b.join(' | ')}`);
+  out.push({ name: d.name, task: d.task, rows: d.rows.length, a: sa, b: sb, a_folds: scores.a, b_folds: scores.b, verdict, identical, fit_a: fit.a, fit_b: fit.b, keys_a: keys.a, keys_b: keys.b, forest_a: forestW.a, forest_b: forestW.b, knn_a: knnW.a, knn_b: knnW.b, ...(searchTime ? { search_plain: searchPlain, search_centred: searchCentred } : {}) });
 }
 console.log(`B better ${counts.better}, worse ${counts.worse}, same ${counts.same}; fit CPU A ${sum.a.toFixed(1)} s, B ${sum.b.toFixed(1)} s (B/A ${(sum.b / sum.a).toFixed(4)})${searchTime ? `; key search plain ${sum.searchPlain.toFixed(2)} s, centred ${sum.searchCentred.toFixed(2)} s` : ''}`);
 const jsonOut = arg('json');

@@ -5,7 +5,10 @@
  * serialised artefact's size. Prints rows per second and one-row milliseconds per variant and B/A.
  *
  *   tsx bench/tabular/predcost.ts [--data DIR] [--only adult] [--rows 8000] [--passes 5]
- *     [--a 16.0.0] [--a-config JSON] [--b 16.0.0] [--b-config JSON]
+ *     [--a 16.0.0] [--a-config JSON] [--b 16.0.0] [--b-config JSON] [--tile]
+ *
+ * `--tile`: a set with fewer than 1,000 rows after the first `--rows` has its remaining rows repeated up
+ * to 1,000 (small sets such as sonar, where the kNN member of 17.0.0 is kept).
  */
 import * as path from 'path';
 import { predictRows, serialiseModel, trainTabular, type EngineConfigOverride, type EngineVersion, type Row } from '../../engines/tabular/index';
@@ -32,6 +35,7 @@ for (const entry of manifestEntries(dataDir, only)) {
     delete rest.target;
     return rest;
   });
+  if (process.argv.includes('--tile') && test.length > 0) for (let i = 0; test.length < 1000; i++) test.push(test[i]);
   if (test.length < 1000) throw new Error(`${entry.name}: fewer than 1,000 rows after the first ${nTrain}`);
   const task = entry.task === 'regression' ? ('regression' as const) : ('classification' as const);
   const models = variants.map((v) => trainTabular(train, { target: 'target', task, seed: 0, engineVersion: v.version, config: v.config }).model);
@@ -54,7 +58,7 @@ for (const entry of manifestEntries(dataDir, only)) {
     }
   }
   const size = models.map((m) => serialiseModel(m).length / 1e6);
-  const forest = models.map((m) => (m.forest ? `forest w ${m.forest.weight}, ${m.forest.treeRoot.length} trees` : 'no forest'));
+  const forest = models.map((m) => (m.forest ? `forest w ${m.forest.weight}, ${m.forest.treeRoot.length} trees` : 'no forest') + (m.knn ? `, kNN w ${m.knn.weight} k ${m.knn.k} on ${m.knn.n} rows` : ''));
   console.log(`${entry.name}: train ${train.length} rows, predict ${test.length}`);
   ['A', 'B'].forEach((name, m) => {
     console.log(`  ${name} ${variants[m].version} ${variants[m].config ? JSON.stringify(variants[m].config) : ''}: ${Math.round(median(batch[m]))} rows/s in batches of 1,000, one row ${median(one[m]).toFixed(4)} ms, artefact ${size[m].toFixed(2)} MB, ${forest[m]}`);

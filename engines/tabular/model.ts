@@ -5,6 +5,7 @@ import { predictRawFast } from './compiled';
 import type { FlatPredictor } from './predictor';
 import { applyLinear, type LinearPart } from './linear';
 import { mixOutputs, predictForest, type ForestPart } from './forest';
+import { predictKnn, type KnnPart } from './knn';
 import { mixGroup, type GroupPart } from './group';
 import { encodeInto, encodeRows, type ClassLabel, type ColumnSchema, type FeatureSpec, type Row, type Task } from './schema';
 import { rawToOutput } from './train';
@@ -27,6 +28,8 @@ export interface TabularModel {
   linear?: LinearPart;
   /** engines 8 and 9 (artefact format 3): a forest member mixed into the outputs; absent otherwise */
   forest?: ForestPart;
+  /** engine 17 (artefact format 4, optional part): a k-nearest-neighbours member mixed into the outputs after the forest; absent otherwise */
+  knn?: KnnPart;
   /** engine 11 (artefact format 4): a group member mixed into the outputs; absent otherwise */
   group?: GroupPart;
 }
@@ -48,6 +51,7 @@ export function outputsFromMatrix(model: TabularModel, X: Float64Array, n: numbe
   if (model.linear) applyLinear(model.linear, X, n, model.features.length, raw);
   const out = rawToOutput(model.task, raw, n, C);
   if (model.forest) mixOutputs(out, predictForest(model.forest, X, n, model.features.length), model.forest.weight);
+  if (model.knn) mixOutputs(out, predictKnn(model.knn, X, n, model.features.length), model.knn.weight);
   if (model.group) mixGroup(model.group, X, n, model.features.length, out);
   return out;
 }

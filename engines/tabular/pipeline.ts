@@ -9,6 +9,7 @@ import { basisMatrix, fitBasis, fitLinear, stackWeights, DEFAULT_LINEAR_OPTIONS,
 import { defaultConfig, fitCore, rawToOutput, takeRows, type FoldOffsets, type CoreResult, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
 import { logLoss, rmse, rocAuc } from './metrics';
 import { fitForest, forestOutputs, outOfBagOutputs, mixOutputs, mixWeight, predictForest, forestOptions, type ForestOptions, type ForestPart, type ForestVersion } from './forest';
+import { fitKnnOof, knnPart, DEFAULT_KNN_OPTIONS, type KnnOptions, type KnnPart } from './knn';
 import { fitGroupTable, groupOofs, groupOutputs, outputLoss, searchGroupKey, DEFAULT_GROUP_OPTIONS, SMOOTH_GRID, type GroupOptions, type GroupPart } from './group';
 
 export const ENGINE_ID = 'tabular-gbdt';
@@ -49,16 +50,23 @@ export const ENGINE_ID = 'tabular-gbdt';
  * beyond that budget (up to V16_FOREST_MAX_ROWS rows), as one forest of 60 trees each grown on a random
  * subsample of floor(V15_BINARY_FOREST_MAX_WORK / round(√F)) rows, at most half the rows (ForestOptions
  * treeWork), its weight fitted on its out-of-bag outputs instead of fold forests (outOfBag;
- * forestOverrideFor); other data train exactly 15.0.0's model.
+ * forestOverrideFor); other data train exactly 15.0.0's model. 17.0.0: 16.0.0 plus a k-nearest-neighbours
+ * member on binary small data (knn.ts, addKnnMember: at most 2,000 rows stored in the model, standardised;
+ * k from {5, 10, 20, 40} by leave-one-out ROC AUC on the rows it may use), mixed into the outputs after
+ * the forest by a weight fitted on its out-of-fold outputs (mixWeight by ROC AUC) and kept only when the
+ * mixture raises the out-of-fold ROC AUC by at least V17_KNN_MIN_GAIN; where it is not kept, 16.0.0's
+ * model (in artefact format 5).
  * 1.0.0-5.0.0 write artefact format 1, 6.0.0 and 7.0.0 format 2 (format 1 plus an optional linear
  * part), 8.0.0-10.0.0 format 3 (format 2 plus an optional forest part), 11.0.0-16.0.0
- * format 4 (format 3 plus an optional group part); all are scored by the same code, so a model of any version
+ * format 4 (format 3 plus an optional group part), 17.0.0 format 5 (format 4 plus an optional kNN part); all are scored by the same code, so a model of any version
  * keeps serving exactly what it served.
  */
-export const ENGINE_VERSIONS = ['1.0.0', '2.0.0', '3.0.0', '4.0.0', '5.0.0', '6.0.0', '7.0.0', '8.0.0', '9.0.0', '10.0.0', '11.0.0', '12.0.0', '13.0.0', '14.0.0', '15.0.0', '16.0.0'] as const;
+export const ENGINE_VERSIONS = ['1.0.0', '2.0.0', '3.0.0', '4.0.0', '5.0.0', '6.0.0', '7.0.0', '8.0.0', '9.0.0', '10.0.0', '11.0.0', '12.0.0', '13.0.0', '14.0.0', '15.0.0', '16.0.0', '17.0.0'] as const;
 export type EngineVersion = (typeof ENGINE_VERSIONS)[number];
 /**
- * The version new models are trained with: 16.0.0 (15.0.0 with a subsampled forest weighed out of bag on
+ * The version new models are trained with: 17.0.0 (16.0.0 with a kNN member on small binary data, kept
+ * when it raises the out-of-fold ROC AUC by at least 0.008; bench/RESULTS.md, nineteenth round of issue
+ * 15: development sonar, held-out birthwt change). Before it, 16.0.0 (15.0.0 with a subsampled forest weighed out of bag on
  * binary data above 15.0.0's forest budget; bench/RESULTS.md, seventeenth round of issue 15: development
  * adult, bank_marketing and spambase change, held-out caravan, resume_names, default and covid_testing).
  * Before it, 15.0.0 (14.0.0 with the forest member on binary data above
@@ -68,10 +76,10 @@ export type EngineVersion = (typeof ENGINE_VERSIONS)[number];
  * and wells, better on 5 and worse on 3 of 9 set-splits (+0.0165 AUC summed), police_injury by +0.005
  * on every split, for 13.7 % more fit CPU (bench/RESULTS.md, sixteenth round: engine 15.0.0). Every other set trains 14.0.0's model. 6.0.0 was
  * never the default: on the host of its measurement it took 5.05-5.07× LightGBM's fit time. Before
- * 16.0.0: 15.0.0, 14.0.0, 13.0.0, 12.0.0, 11.0.0, 10.0.0, 9.0.0, 8.0.0, 7.0.0, 5.0.0, 4.0.0, 1.0.0. Models of
+ * 17.0.0: 16.0.0, 15.0.0, 14.0.0, 13.0.0, 12.0.0, 11.0.0, 10.0.0, 9.0.0, 8.0.0, 7.0.0, 5.0.0, 4.0.0, 1.0.0. Models of
  * every earlier version keep the version they were trained with and its predictions.
  */
-export const ENGINE_VERSION: EngineVersion = '16.0.0';
+export const ENGINE_VERSION: EngineVersion = '17.0.0';
 
 export interface Prepared {
   analysis: Analysis;
@@ -88,7 +96,7 @@ export interface Prepared {
 
 /** The category rule of an engine version (schema.ts): 10.0.0 to 15.0.0 keep frequent categories beyond the 63 most frequent. */
 export function categoryRuleFor(version: EngineVersion, override?: Partial<CategoryRule>): CategoryRule {
-  const rule = version === '10.0.0' || version === '11.0.0' || version === '12.0.0' || version === '13.0.0' || version === '14.0.0' || version === '15.0.0' || version === '16.0.0' ? CATEGORY_RULE_V10 : CATEGORY_RULE_V1;
+  const rule = version === '10.0.0' || version === '11.0.0' || version === '12.0.0' || version === '13.0.0' || version === '14.0.0' || version === '15.0.0' || version === '16.0.0' || version === '17.0.0' ? CATEGORY_RULE_V10 : CATEGORY_RULE_V1;
   return override ? { ...rule, ...override } : rule;
 }
 
@@ -146,6 +154,8 @@ export interface TrainResult {
   core: CoreResult;
   /** engine 11: the group member's key (feature indices) and gain, when a key was searched */
   group?: { columns: number[]; gain?: number };
+  /** the kNN member's weight and per-fold k, when fitted */
+  knn?: { weight?: number; gain?: number; foldKs?: number[]; k?: number };
 }
 
 export interface TrainSettings {
@@ -176,6 +186,7 @@ function configPart(override: EngineConfigOverride): Partial<Omit<EngineConfig, 
   delete rest.forest;
   delete rest.categories;
   delete rest.group;
+  delete rest.knn;
   delete rest.grower;
   return rest;
 }
@@ -290,9 +301,9 @@ export function resolveConfigV14(p: Prepared, override?: EngineConfigOverride): 
   return withOverride(v14, override);
 }
 
-/** The group member's options of an engine version (11.0.0-16.0.0) with an override (experiments) on top. */
+/** The group member's options of an engine version (11.0.0-17.0.0) with an override (experiments) on top. */
 export function groupOptionsFor(version: EngineVersion, override?: Partial<GroupOptions>): Partial<GroupOptions> | undefined {
-  if (version !== '13.0.0' && version !== '14.0.0' && version !== '15.0.0' && version !== '16.0.0') return override;
+  if (version !== '13.0.0' && version !== '14.0.0' && version !== '15.0.0' && version !== '16.0.0' && version !== '17.0.0') return override;
   return { ...GROUP_OPTIONS_V13, ...(override ?? {}) };
 }
 
@@ -324,9 +335,9 @@ export const V16_FOREST_MAX_ROWS = 100000;
  * member's trees at the budget's work each (bench/RESULTS.md, seventeenth round of issue 15).
  */
 export function forestOverrideFor(version: EngineVersion, p: Prepared, override?: Partial<ForestOptions>): Partial<ForestOptions> | undefined {
-  if ((version !== '15.0.0' && version !== '16.0.0') || p.task !== 'binary' || isSmallData(p)) return override;
+  if ((version !== '15.0.0' && version !== '16.0.0' && version !== '17.0.0') || p.task !== 'binary' || isSmallData(p)) return override;
   if (p.n * Math.max(1, Math.round(Math.sqrt(p.F))) > V15_BINARY_FOREST_MAX_WORK) {
-    if (version !== '16.0.0' || p.n > V16_FOREST_MAX_ROWS) return override;
+    if ((version !== '16.0.0' && version !== '17.0.0') || p.n > V16_FOREST_MAX_ROWS) return override;
     return { maxRows: p.n, treeWork: V15_BINARY_FOREST_MAX_WORK, outOfBag: true, ...(override ?? {}) };
   }
   return { maxRows: p.n, ...(override ?? {}) };
@@ -499,6 +510,52 @@ function outOfBagForest(p: Prepared, core: CoreResult, seed: number, opts: Fores
   return { part: { ...forest, weight }, oofOut, weight };
 }
 
+export interface KnnMemberResult {
+  /** the model's kNN part; undefined when the mixture gives the member no weight (or it is not fitted) */
+  part?: KnnPart;
+  /** the member's out-of-fold probabilities (n x 2, NaN where a row was not held out) */
+  oofOut?: Float64Array;
+  weight?: number;
+  /** the out-of-fold ROC AUC the mixture gains over the model's outputs alone */
+  gain?: number;
+  /** k chosen on each fold's training rows */
+  foldKs?: number[];
+}
+
+/**
+ * Engine 17: the kNN member is kept only when its mixture raises the model's out-of-fold ROC AUC by at
+ * least this much (bench/RESULTS.md, nineteenth round of issue 15: below it, its fitted weight is noise
+ * on small data and lost more than it won).
+ */
+export const V17_KNN_MIN_GAIN = 0.008;
+
+/**
+ * The kNN member's options of an engine version with an override (experiments) on top; undefined: no
+ * member. Engine 17: DEFAULT_KNN_OPTIONS with minGain V17_KNN_MIN_GAIN (binary small data only, see
+ * addKnnMember); engines 1-16: no member unless an override asks for one (experiments).
+ */
+export function knnOptionsFor(version: EngineVersion, override?: Partial<KnnOptions>): KnnOptions | undefined {
+  if (version === '17.0.0') return { ...DEFAULT_KNN_OPTIONS, minGain: V17_KNN_MIN_GAIN, ...(override ?? {}) };
+  if (!override) return undefined;
+  return { ...DEFAULT_KNN_OPTIONS, ...override };
+}
+
+/**
+ * The k-nearest-neighbours member (knn.ts) on binary small data (at most KnnOptions.maxRows rows):
+ * its out-of-fold outputs on the trees' own folds, its weight in the mixture with the model's
+ * out-of-fold outputs `modelOut` (after the forest member) fitted by the forest member's binary rule
+ * (mixWeight by ROC AUC), and the member kept, with all rows stored, when the weight is positive.
+ */
+export function addKnnMember(p: Prepared, core: CoreResult, modelOut: Float64Array, opts: KnnOptions): KnnMemberResult {
+  if (p.task !== 'binary' || p.n > opts.maxRows || p.n < 10) return {};
+  const folds = core.foldModels.map((f) => f.validRows);
+  const fit = fitKnnOof(p.X, p.n, p.F, p.categorical, p.y, folds, opts);
+  const { weight, loss, zeroLoss } = mixWeight(p.task, p.y, modelOut, fit.oofOut, 2, 'roc_auc');
+  const gain = zeroLoss - loss;
+  if (!(weight > 0) || (opts.minGain !== undefined && !(gain >= opts.minGain))) return { oofOut: fit.oofOut, weight, gain, foldKs: fit.foldKs };
+  return { part: knnPart(fit, p.n, p.F, p.y, opts, weight), oofOut: fit.oofOut, weight, gain, foldKs: fit.foldKs };
+}
+
 export interface GroupMemberResult {
   /** the model's group part; undefined when the member is not kept */
   part?: GroupPart;
@@ -584,7 +641,7 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     ? (done: number, total: number) => settings.onProgress?.({ done, total })
     : undefined;
   const input = { X: p.X, n: p.n, F: p.F, categorical: p.categorical, y: p.y, task: p.task, nClasses: p.nClasses };
-  const start = version === '12.0.0' || version === '13.0.0' || version === '14.0.0' || version === '15.0.0' || version === '16.0.0' ? linearStart(p, settings.config?.linear) : undefined;
+  const start = version === '12.0.0' || version === '13.0.0' || version === '14.0.0' || version === '15.0.0' || version === '16.0.0' || version === '17.0.0' ? linearStart(p, settings.config?.linear) : undefined;
   const started = (): LinearPart | undefined => start?.part();
   const trees = version === '1.0.0'
     ? fitCore(input, resolveConfig(p, settings.config), seed, onRound)
@@ -596,10 +653,10 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     ? fitCore(input, resolveConfigV7(p, settings.config), seed, onRound)
     : version === '12.0.0' || version === '13.0.0'
     ? fitCore(input, resolveConfigV12(p, settings.config), seed, onRound, start?.offsets)
-    : version === '14.0.0' || version === '15.0.0' || version === '16.0.0'
+    : version === '14.0.0' || version === '15.0.0' || version === '16.0.0' || version === '17.0.0'
     ? fitCore(input, resolveConfigV14(p, settings.config), seed, onRound, start?.offsets)
     : fitPortfolio(input, resolveMembers(p, settings.config, version), seed, onRound, settings.config?.blendStart).core;
-  const withGroup = version === '11.0.0' || version === '12.0.0' || version === '13.0.0' || version === '14.0.0' || version === '15.0.0' || version === '16.0.0';
+  const withGroup = version === '11.0.0' || version === '12.0.0' || version === '13.0.0' || version === '14.0.0' || version === '15.0.0' || version === '16.0.0' || version === '17.0.0';
   const withForest = version === '8.0.0' || version === '9.0.0' || version === '10.0.0' || withGroup;
   const withLinear = version === '6.0.0' || version === '7.0.0' || withForest;
   const startPart = started();
@@ -610,12 +667,15 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
   // member hold out the trees' rows (the same folds)
   const oofOut = rawToOutput(p.task, core.oofRaw, p.n, p.nClasses);
   if (forest?.part && forest.oofOut) mixOutputs(oofOut, forest.oofOut, forest.part.weight);
+  const knnOpts = knnOptionsFor(version, settings.config?.knn);
+  const knn = knnOpts && isSmallData(p) ? addKnnMember(p, core, oofOut, knnOpts) : undefined;
+  if (knn?.part && knn.oofOut) mixOutputs(oofOut, knn.oofOut, knn.part.weight);
   const group = withGroup ? addGroupMember(p, core, oofOut, groupOptionsFor(version, settings.config?.group)) : undefined;
   if (group?.part && group.oofOut) oofOut.set(group.oofOut);
   const a = p.analysis;
   const model: TabularModel = {
     engine: { id: ENGINE_ID, version },
-    formatVersion: withGroup ? 4 : withForest ? 3 : withLinear ? 2 : 1,
+    formatVersion: version === '17.0.0' ? 5 : withGroup ? 4 : withForest ? 3 : withLinear ? 2 : 1,
     task: p.task,
     target: a.report.target,
     classes: a.target.classes,
@@ -625,6 +685,7 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     predictor: core.predictor,
     ...(linear?.part ? { linear: linear.part } : {}),
     ...(forest?.part ? { forest: forest.part } : {}),
+    ...(knn?.part ? { knn: knn.part } : {}),
     ...(group?.part ? { group: group.part } : {}),
   };
   // validation on out-of-fold rows
@@ -640,5 +701,5 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     topFactors = toShares(imp);
     if (topFactors.length === 0) topFactors = toShares(gainImportance(core.predictor, a.features));
   }
-  return { model, report: a.report, validation, topFactors, core, ...(group?.columns ? { group: { columns: group.columns, gain: group.gain } } : {}) };
+  return { model, report: a.report, validation, topFactors, core, ...(group?.columns ? { group: { columns: group.columns, gain: group.gain } } : {}), ...(knn && knn.weight !== undefined ? { knn: { weight: knn.weight, gain: knn.gain, foldKs: knn.foldKs, k: knn.part?.k } } : {}) };
 }

@@ -81,7 +81,7 @@ export interface CategoryRule {
   /**
    * Text columns whose every distinct label names a numeric range or bound ("40-49", "<0", "65+";
    * ranges.ts) also get the labels' numbers as an ordered numeric feature: beside the categorical
-   * feature or in its place. Absent (engines 1.0.0-16.0.0): no such feature.
+   * feature or in its place. Absent (engines 1.0.0-17.0.0): no such feature.
    */
   ranges?: RangeMode;
 }

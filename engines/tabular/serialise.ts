@@ -9,6 +9,7 @@ import type { FlatPredictor } from './predictor';
 import type { LinearPart } from './linear';
 import type { ForestPart } from './forest';
 import type { GroupPart } from './group';
+import type { KnnPart } from './knn';
 
 export const ARTEFACT_FORMAT = 'tabular-gbdt';
 /**
@@ -17,10 +18,13 @@ export const ARTEFACT_FORMAT = 'tabular-gbdt';
  * `linear` part (engine 6's linear member; absent when the blend gave it no weight). Format 3 (engines
  * 8.0.0 and 9.0.0): format 2 plus an optional `forest` part (their forest member; absent when the
  * mixture gave it no weight). Format 4 (engines 11.0.0-16.0.0): format 3 plus an optional `group` part (its
- * group member's lookup table; absent when the member was not kept). A model keeps the format it was
- * trained in (`TabularModel.formatVersion`), so an older model re-serialises exactly.
+ * group member's lookup table; absent when the member was not kept). Format 5 (engine 17.0.0): format 4
+ * plus an optional `knn` part (its k-nearest-neighbours member's stored rows; absent when the member
+ * was not kept), so that an engine that cannot score that part refuses such a model instead of serving
+ * it without the member. A model keeps the format it was trained in (`TabularModel.formatVersion`), so
+ * an older model re-serialises exactly.
  */
-export const ARTEFACT_FORMAT_VERSION = 4;
+export const ARTEFACT_FORMAT_VERSION = 5;
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const B64_INDEX = new Int16Array(128).fill(-1);
@@ -251,11 +255,38 @@ function decodeGroup(e: unknown, nFeatures: number, nOutputs: number): GroupPart
   return g;
 }
 
+const KNN_ARRAYS: Array<[keyof KnnPart, ArrayKind]> = [
+  ['categorical', 'u8'],
+  ['centre', 'f64'],
+  ['scale', 'f64'],
+  ['fill', 'f64'],
+  ['Z', 'f64'],
+  ['y', 'f64'],
+];
+
+function encodeKnn(k: KnnPart): Record<string, unknown> {
+  return { n: k.n, nFeatures: k.nFeatures, k: k.k, floor: encodeNumber(k.floor), weight: encodeNumber(k.weight), arrays: encodeArrays(k, KNN_ARRAYS) };
+}
+
+/** A kNN part read back, its sizes checked (nFeatures: the model's). */
+function decodeKnn(e: unknown, nFeatures: number): KnnPart {
+  const o = e as { n?: unknown; nFeatures?: unknown; k?: unknown; floor?: unknown; weight?: unknown; arrays?: Record<string, unknown> };
+  if (!o || typeof o.n !== 'number' || typeof o.nFeatures !== 'number' || typeof o.k !== 'number' || !o.arrays) throw new TabularModelFormatError('corrupt artefact: kNN part missing');
+  const out: Record<string, unknown> = { n: o.n, nFeatures: o.nFeatures, k: o.k, floor: decodeNumber(o.floor), weight: decodeNumber(o.weight) };
+  decodeArrays(o.arrays, KNN_ARRAYS, out);
+  const k = out as unknown as KnnPart;
+  const F = k.nFeatures;
+  const ok = F === nFeatures && Number.isInteger(k.n) && k.n >= 1 && Number.isInteger(k.k) && k.k >= 1 && k.floor >= 0 && k.weight > 0 && k.weight <= 1 &&
+    k.categorical.length === F && k.centre.length === F && k.scale.length === F && k.fill.length === F && k.Z.length === k.n * F && k.y.length === k.n;
+  if (!ok) throw new TabularModelFormatError('corrupt artefact: bad kNN part');
+  return k;
+}
+
 export function serialise(model: TabularModel): string {
   const arrays = encodeArrays(model.predictor, ARRAYS);
   return JSON.stringify({
     format: ARTEFACT_FORMAT,
-    formatVersion: model.group || model.formatVersion === 4 ? 4 : model.forest || model.formatVersion === 3 ? 3 : model.linear || model.formatVersion === 2 ? 2 : 1,
+    formatVersion: model.knn || model.formatVersion === 5 ? 5 : model.group || model.formatVersion === 4 ? 4 : model.forest || model.formatVersion === 3 ? 3 : model.linear || model.formatVersion === 2 ? 2 : 1,
     engine: model.engine,
     task: model.task,
     target: model.target,
@@ -267,6 +298,7 @@ export function serialise(model: TabularModel): string {
     ...(model.linear ? { linear: encodeLinear(model.linear) } : {}),
     ...(model.forest ? { forest: encodeForest(model.forest) } : {}),
     ...(model.group ? { group: encodeGroup(model.group) } : {}),
+    ...(model.knn ? { knn: encodeKnn(model.knn) } : {}),
   });
 }
 
@@ -278,7 +310,7 @@ export function deserialise(text: string): TabularModel {
     throw new TabularModelFormatError('artefact is not valid JSON');
   }
   if (!o || o.format !== ARTEFACT_FORMAT) throw new TabularModelFormatError(`not a ${ARTEFACT_FORMAT} artefact`);
-  if (o.formatVersion !== 1 && o.formatVersion !== 2 && o.formatVersion !== 3 && o.formatVersion !== 4) {
+  if (o.formatVersion !== 1 && o.formatVersion !== 2 && o.formatVersion !== 3 && o.formatVersion !== 4 && o.formatVersion !== 5) {
     throw new TabularModelFormatError(`unknown artefact format version ${String(o.formatVersion)} (this engine reads ${ARTEFACT_FORMAT_VERSION})`);
   }
   const p = o.predictor as { nFeatures: number; nOutputs: number; arrays: Record<string, unknown> };
@@ -299,6 +331,7 @@ export function deserialise(text: string): TabularModel {
     predictor: pred as unknown as FlatPredictor,
     ...(o.formatVersion >= 2 && o.linear !== undefined ? { linear: decodeLinear(o.linear) } : {}),
     ...(o.formatVersion >= 3 && o.forest !== undefined ? { forest: decodeForest(o.forest, p.nFeatures) } : {}),
-    ...(o.formatVersion === 4 && o.group !== undefined ? { group: decodeGroup(o.group, p.nFeatures, Array.isArray(o.classes) ? o.classes.length : 1) } : {}),
+    ...(o.formatVersion >= 4 && o.group !== undefined ? { group: decodeGroup(o.group, p.nFeatures, Array.isArray(o.classes) ? o.classes.length : 1) } : {}),
+    ...(o.formatVersion === 5 && o.knn !== undefined ? { knn: decodeKnn(o.knn, p.nFeatures) } : {}),
   };
 }

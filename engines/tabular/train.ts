@@ -3,6 +3,7 @@
  * fold (early-stopped on the fold's held-out rows), and the average of the fold models
  * ("cross-fit bagging"). The out-of-fold scores give an honest validation score for free.
  */
+import type { KnnOptions } from './knn';
 import { fitBins, transformBins, type BinnedFeatureInfo } from './binning';
 import { boost, earlyStoppingCallback, Booster, type BinnedSet, type BoostParams, type BoostResult, type TrainingCallback } from './gbdt';
 import { DEFAULT_GROWER_PARAMS, type GrowerParams } from './grower';
@@ -77,6 +78,8 @@ export type EngineConfigOverride = Partial<Omit<EngineConfig, 'grower'>> & {
   categories?: Partial<CategoryRule>;
   /** engines 11-14 (experiments): options of the group member (group.ts), over the version's */
   group?: Partial<GroupOptions>;
+  /** experiments (nineteenth round): options of the k-nearest-neighbours member (knn.ts); present turns it on */
+  knn?: Partial<KnnOptions>;
 };
 
 /**

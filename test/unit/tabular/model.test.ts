@@ -53,9 +53,9 @@ describe('training, prediction and artefact', () => {
   it('round-trips the artefact to byte-identical predictions', () => {
     const text = serialiseModel(trained.model);
     const parsed = JSON.parse(text) as { formatVersion: number; engine: { id: string } };
-    // 16.0.0 (the default) writes format 4 (format 3 plus an optional group part), the newest this engine reads
-    expect(parsed.formatVersion).toBe(4);
-    expect(TABULAR_ENGINE.artefactFormatVersion).toBe(4);
+    // 17.0.0 (the default) writes format 5 (format 4 plus an optional kNN part), the newest this engine reads
+    expect(parsed.formatVersion).toBe(5);
+    expect(TABULAR_ENGINE.artefactFormatVersion).toBe(5);
     expect(parsed.engine.id).toBe('tabular-gbdt');
     const loaded = loadModel(text);
     expect(JSON.stringify(predictRows(loaded, rows))).toBe(JSON.stringify(predictRows(trained.model, rows)));

@@ -1,0 +1,334 @@
+/**
+ * The k-nearest-neighbours member (experiments, issue 15's nineteenth round): on small binary data
+ * the model's training rows are stored, standardised (numeric features: minus the mean, over the
+ * standard deviation, a missing value at the training median; categorical features: their code, a
+ * mismatch counting as one unit of squared distance, missing as a code of its own), and a row's
+ * member output is the kernel-weighted share of positives among its k nearest stored rows (Euclidean
+ * distance; weights 1 - (d / d_{k+1})², kknn's Epanechnikov kernel on the distance scaled by the
+ * (k+1)-th neighbour's, plus a small floor so that every neighbour counts). k is chosen from a small
+ * grid by leave-one-out ROC AUC on the rows the member may use (the fold's training rows for its
+ * out-of-fold outputs, all rows for the model's part): no row's own target enters its own output.
+ * No feature statistic reads a target, so computing them on all rows leaks nothing.
+ */
+import { rocAuc } from './metrics';
+
+export interface KnnOptions {
+  /** the member is fitted on binary data of at most this many rows (the artefact holds them) */
+  maxRows: number;
+  /** the grid of k, chosen by leave-one-out ROC AUC */
+  ks: number[];
+  /** neighbours kept per row when scoring out of fold (enough for the largest k after a fold's rows are skipped) */
+  listSize: number;
+  /** the kernel's floor: a neighbour's weight is at least this */
+  floor: number;
+  /** weight of categorical mismatches in squared distance */
+  catWeight: number;
+  /** the member is kept only when the mixture raises the out-of-fold ROC AUC by at least this (default 0) */
+  minGain?: number;
+}
+
+export const DEFAULT_KNN_OPTIONS: KnnOptions = { maxRows: 2000, ks: [5, 10, 20, 40], listSize: 128, floor: 0.01, catWeight: 1 };
+
+/** The model's kNN part: the stored standardised rows and their labels, k and the member's weight. */
+export interface KnnPart {
+  n: number;
+  nFeatures: number;
+  /** per feature: 1 when categorical (distance by mismatch), 0 when numeric */
+  categorical: Uint8Array;
+  /** numeric features: the mean subtracted (categorical: 0) */
+  centre: Float64Array;
+  /** numeric features: 1 / standard deviation (0 for a constant column; categorical: catWeight's root) */
+  scale: Float64Array;
+  /** numeric features: the standardised value of a missing value (the training median's); categorical: -1 */
+  fill: Float64Array;
+  /** n x F standardised rows (categorical features: their code, -1 for missing) */
+  Z: Float64Array;
+  /** labels 0/1 */
+  y: Float64Array;
+  k: number;
+  floor: number;
+  /** the member's weight in the mixture with the model's probabilities */
+  weight: number;
+}
+
+export interface KnnSpace {
+  categorical: Uint8Array;
+  centre: Float64Array;
+  scale: Float64Array;
+  fill: Float64Array;
+}
+
+/** Standardisation of the features (no target read). */
+export function fitSpace(X: Float64Array, n: number, F: number, categorical: Int32Array, catWeight: number): KnnSpace {
+  const cat = new Uint8Array(F);
+  const centre = new Float64Array(F);
+  const scale = new Float64Array(F);
+  const fill = new Float64Array(F);
+  const col: number[] = [];
+  for (let f = 0; f < F; f++) {
+    if (categorical[f] > 0) {
+      cat[f] = 1;
+      scale[f] = Math.sqrt(catWeight);
+      fill[f] = -1;
+      continue;
+    }
+    col.length = 0;
+    for (let i = 0; i < n; i++) {
+      const v = X[i * F + f];
+      if (!Number.isNaN(v)) col.push(v);
+    }
+    if (col.length === 0) continue; // scale 0: ignored
+    col.sort((a, b) => a - b);
+    const median = col.length % 2 ? col[(col.length - 1) / 2] : (col[col.length / 2 - 1] + col[col.length / 2]) / 2;
+    let mean = 0;
+    for (const v of col) mean += v;
+    mean /= col.length;
+    let ss = 0;
+    for (const v of col) ss += (v - mean) * (v - mean);
+    const sd = Math.sqrt(ss / col.length);
+    centre[f] = mean;
+    scale[f] = sd > 1e-12 ? 1 / sd : 0;
+    fill[f] = (median - mean) * scale[f];
+  }
+  return { categorical: cat, centre, scale, fill };
+}
+
+/** Rows in the member's space (n x F). */
+export function toSpace(space: KnnSpace, X: Float64Array, n: number, F: number): Float64Array {
+  const Z = new Float64Array(n * F);
+  for (let i = 0; i < n; i++) {
+    for (let f = 0; f < F; f++) {
+      const v = X[i * F + f];
+      if (space.categorical[f]) Z[i * F + f] = Number.isNaN(v) ? -1 : v;
+      else Z[i * F + f] = Number.isNaN(v) ? space.fill[f] : (v - space.centre[f]) * space.scale[f];
+    }
+  }
+  return Z;
+}
+
+function distance(space: KnnSpace, A: Float64Array, a: number, B: Float64Array, b: number, F: number): number {
+  let s = 0;
+  const oa = a * F;
+  const ob = b * F;
+  for (let f = 0; f < F; f++) {
+    if (space.categorical[f]) {
+      if (A[oa + f] !== B[ob + f]) s += space.scale[f] * space.scale[f];
+    } else {
+      const d = A[oa + f] - B[ob + f];
+      s += d * d;
+    }
+  }
+  return s; // squared
+}
+
+/**
+ * Inserts (d, j) into the sorted buffers of length `len` (capacity cap), ties after earlier entries;
+ * returns the new length.
+ */
+function insert(dist: Float64Array, idx: Int32Array, len: number, cap: number, d: number, j: number): number {
+  if (len === cap && !(d < dist[len - 1])) return len;
+  let pos = len === cap ? len - 1 : len;
+  while (pos > 0 && dist[pos - 1] > d) {
+    dist[pos] = dist[pos - 1];
+    idx[pos] = idx[pos - 1];
+    pos--;
+  }
+  dist[pos] = d;
+  idx[pos] = j;
+  return len === cap ? len : len + 1;
+}
+
+/** Kernel-weighted share of positives among the first k of `m` sorted neighbours (squared distances), the prior if none. */
+function vote(d2: ArrayLike<number>, nb: ArrayLike<number>, m: number, k: number, y: Float64Array, floor: number, prior: number): number {
+  const used = Math.min(k, m);
+  if (used === 0) return prior;
+  const ref = Math.sqrt(d2[Math.min(k, m - 1)]);
+  let sw = 0;
+  let sy = 0;
+  for (let t = 0; t < used; t++) {
+    const r = ref > 0 ? Math.sqrt(d2[t]) / ref : 0;
+    const w = Math.max(0, 1 - r * r) + floor;
+    sw += w;
+    sy += w * y[nb[t]];
+  }
+  return sy / sw;
+}
+
+export interface NeighbourLists {
+  /** n x L neighbour indices, nearest first (self excluded) */
+  idx: Int32Array;
+  /** their squared distances */
+  dist: Float64Array;
+  L: number;
+}
+
+/** Each row's L nearest other rows. */
+export function neighbourLists(space: KnnSpace, Z: Float64Array, n: number, F: number, listSize: number): NeighbourLists {
+  const L = Math.min(listSize, n - 1);
+  const idx = new Int32Array(n * L);
+  const dist = new Float64Array(n * L);
+  const bd = new Float64Array(L);
+  const bi = new Int32Array(L);
+  for (let i = 0; i < n; i++) {
+    let len = 0;
+    for (let j = 0; j < n; j++) {
+      if (j === i) continue;
+      len = insert(bd, bi, len, L, distance(space, Z, i, Z, j, F), j);
+    }
+    idx.set(bi.subarray(0, L), i * L);
+    dist.set(bd.subarray(0, L), i * L);
+  }
+  return { idx, dist, L };
+}
+
+/**
+ * A row's output from its list, skipping rows where `skip` is 1, for each k of the grid
+ * (out[g]). Uses at most max(ks) + 1 usable neighbours.
+ */
+function rowOutputs(lists: NeighbourLists, i: number, skip: Uint8Array, y: Float64Array, ks: number[], floor: number, prior: number, bufD: Float64Array, bufI: Int32Array, out: Float64Array): void {
+  const need = bufD.length;
+  let m = 0;
+  for (let t = 0; t < lists.L && m < need; t++) {
+    const j = lists.idx[i * lists.L + t];
+    if (skip[j]) continue;
+    bufD[m] = lists.dist[i * lists.L + t];
+    bufI[m] = j;
+    m++;
+  }
+  for (let g = 0; g < ks.length; g++) out[g] = vote(bufD, bufI, m, ks[g], y, floor, prior);
+}
+
+/** The k of the grid with the greatest leave-one-out ROC AUC on the rows not skipped (the smaller k on ties). */
+export function chooseK(lists: NeighbourLists, n: number, skip: Uint8Array, y: Float64Array, opts: KnnOptions): number {
+  const ks = opts.ks;
+  const maxK = Math.max(...ks);
+  const bufD = new Float64Array(maxK + 1);
+  const bufI = new Int32Array(maxK + 1);
+  const o = new Float64Array(ks.length);
+  const rows: number[] = [];
+  for (let i = 0; i < n; i++) if (!skip[i]) rows.push(i);
+  let prior = 0;
+  for (const i of rows) prior += y[i];
+  prior /= Math.max(1, rows.length);
+  const scores = ks.map(() => new Float64Array(rows.length));
+  const yRows = Float64Array.from(rows, (i) => y[i]);
+  rows.forEach((i, r) => {
+    rowOutputs(lists, i, skip, y, ks, opts.floor, prior, bufD, bufI, o);
+    for (let g = 0; g < ks.length; g++) scores[g][r] = o[g];
+  });
+  let best = ks[0];
+  let bestAuc = -Infinity;
+  ks.forEach((k, g) => {
+    const auc = rocAuc(yRows, scores[g]);
+    if (auc > bestAuc) {
+      bestAuc = auc;
+      best = k;
+    }
+  });
+  return best;
+}
+
+export interface KnnFit {
+  space: KnnSpace;
+  Z: Float64Array;
+  lists: NeighbourLists;
+  /** n x 2 out-of-fold probabilities (NaN where a row was not held out) */
+  oofOut: Float64Array;
+  /** k chosen per fold */
+  foldKs: number[];
+}
+
+/**
+ * The member's out-of-fold outputs on the given folds (each fold's held-out rows scored from the
+ * other rows, k chosen by leave-one-out on those other rows). A row held out more than once gets the
+ * mean of its outputs.
+ */
+export function fitKnnOof(X: Float64Array, n: number, F: number, categorical: Int32Array, y: Float64Array, folds: Int32Array[], opts: KnnOptions): KnnFit {
+  const space = fitSpace(X, n, F, categorical, opts.catWeight);
+  const Z = toSpace(space, X, n, F);
+  const lists = neighbourLists(space, Z, n, F, opts.listSize);
+  const oofOut = new Float64Array(n * 2).fill(NaN);
+  const times = new Int32Array(n);
+  const skip = new Uint8Array(n);
+  const maxK = Math.max(...opts.ks);
+  const bufD = new Float64Array(maxK + 1);
+  const bufI = new Int32Array(maxK + 1);
+  const o = new Float64Array(1);
+  const foldKs: number[] = [];
+  for (const valid of folds) {
+    skip.fill(0);
+    for (const r of valid) skip[r] = 1;
+    const k = chooseK(lists, n, skip, y, opts);
+    foldKs.push(k);
+    let prior = 0;
+    let cnt = 0;
+    for (let i = 0; i < n; i++) if (!skip[i]) { prior += y[i]; cnt++; }
+    prior /= Math.max(1, cnt);
+    for (const r of valid) {
+      rowOutputs(lists, r, skip, y, [k], opts.floor, prior, bufD, bufI, o);
+      if (times[r] === 0) oofOut[r * 2 + 1] = o[0];
+      else oofOut[r * 2 + 1] += o[0];
+      times[r]++;
+    }
+  }
+  for (let r = 0; r < n; r++) {
+    if (times[r] === 0) continue;
+    oofOut[r * 2 + 1] /= times[r];
+    oofOut[r * 2] = 1 - oofOut[r * 2 + 1];
+  }
+  return { space, Z, lists, oofOut, foldKs };
+}
+
+/** The model's part: all rows stored, k chosen by leave-one-out on all rows. */
+export function knnPart(fit: KnnFit, n: number, F: number, y: Float64Array, opts: KnnOptions, weight: number): KnnPart {
+  const k = chooseK(fit.lists, n, new Uint8Array(n), y, opts);
+  return { n, nFeatures: F, ...fit.space, Z: fit.Z, y: Float64Array.from(y), k, floor: opts.floor, weight };
+}
+
+/** The member's probabilities (n x 2) for encoded rows X (n x F). */
+export function predictKnn(part: KnnPart, X: Float64Array, n: number, F: number): Float64Array {
+  const Q = toSpace(part, X, n, F);
+  const out = new Float64Array(n * 2);
+  const cap = Math.min(part.k + 1, part.n);
+  const bd = new Float64Array(cap);
+  const bi = new Int32Array(cap);
+  const N = part.n;
+  const Z = part.Z;
+  const cat = part.categorical;
+  // a categorical mismatch's squared distance (the same product distance() adds)
+  const mismatch = Float64Array.from(part.scale, (v) => v * v);
+  let prior = 0;
+  for (let j = 0; j < N; j++) prior += part.y[j];
+  prior /= Math.max(1, N);
+  let allNumeric = true;
+  for (let f = 0; f < F; f++) if (cat[f]) allNumeric = false;
+  for (let i = 0; i < n; i++) {
+    let len = 0;
+    const oq = i * F;
+    for (let j = 0; j < N; j++) {
+      // distance(), inlined: the same sum in the same order (features in index order)
+      let s = 0;
+      const oz = j * F;
+      if (allNumeric) {
+        for (let f = 0; f < F; f++) {
+          const d = Q[oq + f] - Z[oz + f];
+          s += d * d;
+        }
+      } else {
+        for (let f = 0; f < F; f++) {
+          if (cat[f]) {
+            if (Q[oq + f] !== Z[oz + f]) s += mismatch[f];
+          } else {
+            const d = Q[oq + f] - Z[oz + f];
+            s += d * d;
+          }
+        }
+      }
+      if (len < cap || s < bd[len - 1]) len = insert(bd, bi, len, cap, s, j);
+    }
+    const p = vote(bd, bi, len, part.k, part.y, part.floor, prior);
+    out[i * 2] = 1 - p;
+    out[i * 2 + 1] = p;
+  }
+  return out;
+}
