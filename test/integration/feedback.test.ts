@@ -295,8 +295,9 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     const refreshed = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey);
     expect(refreshed.status).toBe(201);
     expect(refreshed.body.version.engine.version).toBe(TABULAR_ENGINE.version);
-    // the stored format is the trained artefact's own: 12.0.0 always writes format 4, as 11.0.0 (engine6-12 tests: 10.0.0 writes 3, 7.0.0 2, 5.0.0 1)
-    expect(refreshed.body.version.format_version).toBe(4);
+    // the stored format is the trained artefact's own: the current engine (17.0.0) always writes the newest format, 5 (engine6-17 tests: 16.0.0 writes 4, 10.0.0 3, 7.0.0 2, 5.0.0 1)
+    expect(refreshed.body.version.format_version).toBe(TABULAR_ENGINE.artefactFormatVersion);
+    expect(TABULAR_ENGINE.artefactFormatVersion).toBe(5);
     expect((await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows })).status).toBe(200);
   });
 
