@@ -151,7 +151,7 @@ export async function settlePurchase(em: EntityManager, purchaseId: string, by: 
 const DISPUTE_STATUSES_NOT_WITHHELD = new Set(['won', 'prevented', 'warning_needs_response', 'warning_under_review', 'warning_closed']);
 
 /** Of a purchase paid `amount`, the credits `units` that `amountLost` of the money (refunded or withheld) bought: rounded up. */
-export function unitsLost(units: number, amount: number, amountLost: number): number {
+function unitsLost(units: number, amount: number, amountLost: number): number {
   if (amountLost <= 0) return 0;
   if (amountLost >= amount) return units;
   return Math.min(units, Math.ceil((units * amountLost) / amount));
