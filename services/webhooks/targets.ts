@@ -43,6 +43,13 @@ const isLoopbackName = (host: string): boolean => {
 };
 const bareHost = (hostname: string): string => hostname.replace(/^\[|\]$/g, '').toLowerCase();
 
+/** Unreserved characters decoded, other escapes with upper-case hex digits (RFC 3986 §6.2.2.1-2). */
+const canonicalPercentEncoding = (part: string): string =>
+  part.replace(/%([0-9a-fA-F]{2})/g, (_escape, hex: string) => {
+    const char = String.fromCharCode(parseInt(hex, 16));
+    return /^[A-Za-z0-9\-._~]$/.test(char) ? char : `%${hex.toUpperCase()}`;
+  });
+
 /**
  * Checks a URL given at create/patch and returns it normalised (so that one endpoint cannot be
  * registered twice under two spellings). Names are resolved: one resolving to a refused address is
@@ -74,6 +81,10 @@ export async function checkWebhookUrl(raw: string, policy: TargetPolicy): Promis
     throw refused('The webhook URL must use https.');
   }
   url.hash = '';
+  // RFC 3986 §6.2.2: `/%68ook` is `/hook` and `?` alone is no query, so neither is a second spelling
+  // of a registered URL (every event would be delivered twice to one receiver).
+  url.pathname = canonicalPercentEncoding(url.pathname);
+  url.search = url.search === '' ? '' : canonicalPercentEncoding(url.search);
   const normalised = url.href;
   if (normalised.length > WEBHOOKS.maxUrlLength) throw refused(`The webhook URL is longer than ${WEBHOOKS.maxUrlLength} characters.`);
   if (literal) {

@@ -93,6 +93,13 @@ describe('outgoing webhooks', () => {
       expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/dup') }), 409, 'WEBHOOK_URL_EXISTS');
       // The same URL spelled differently is the same URL.
       expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/dup#x') }), 409, 'WEBHOOK_URL_EXISTS');
+      // An unreserved character percent-encoded, or an empty query, is the same URL too (RFC 3986 §6.2.2).
+      expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/%64%75p') }), 409, 'WEBHOOK_URL_EXISTS');
+      expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/dup?') }), 409, 'WEBHOOK_URL_EXISTS');
+      const escaped = await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/%7epath%2fx?q=%7e%2f') });
+      expect(escaped.status).toBe(201);
+      expect(escaped.body.url).toBe(receiver.url('/~path%2Fx?q=~%2F'));
+      expect((await h.http.delete(`/v1/webhooks/${escaped.body.id}`).set('X-API-Key', adminKey)).status).toBe(204);
       // A host name's trailing dot (fully qualified) names the same host: stored without it, so it is the same URL.
       const port = new URL(receiver.url('/')).port;
       const named = await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: `http://localhost.:${port}/fqdn` });
