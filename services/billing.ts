@@ -263,24 +263,34 @@ export class Billing {
   }
 
   /**
-   * The account's Stripe customer, created on first use. The creation carries an idempotency key of
-   * the account, so two first checkouts at once get the same customer from Stripe, and only a row
-   * without a customer takes one.
+   * The account's Stripe customer, created on first use, and created again when the one stored was
+   * deleted at Stripe (from its dashboard): every checkout, purchase and portal call would otherwise
+   * fail for good. The creation carries an idempotency key of the account (and of the customer it
+   * replaces), so two such calls at once get the same customer from Stripe, and only the row still
+   * holding what it read takes one.
    */
   async ensureCustomer(accountId: string): Promise<string> {
     const account = await this.account(accountId);
-    if (account.stripeCustomerId) return account.stripeCustomerId;
     const stripe = this.stripe();
+    const stored = account.stripeCustomerId;
+    if (stored) {
+      const current = await callStripe(() => stripe.customers.retrieve(stored));
+      if (!current.deleted) return stored;
+      this.deps.logger.warn({ accountId, customerId: stored }, 'the Stripe customer was deleted at Stripe: a new one replaces it');
+    }
     const customer = await callStripe(() =>
-      stripe.customers.create({ email: account.email, metadata: { account_id: account.id } }, { idempotencyKey: `customer-${account.id}` }),
+      stripe.customers.create(
+        { email: account.email, metadata: { account_id: account.id } },
+        { idempotencyKey: stored ? `customer-${account.id}-after-${stored}` : `customer-${account.id}` },
+      ),
     );
     await this.deps.orm.em
       .fork()
       .getConnection()
-      .execute(`update accounts set stripe_customer_id = ? where id = ? and stripe_customer_id is null`, [customer.id, account.id]);
-    const stored = (await this.account(accountId)).stripeCustomerId;
-    if (!stored) throw new Error(`account ${accountId} has no Stripe customer after creating one`);
-    return stored;
+      .execute(`update accounts set stripe_customer_id = ? where id = ? and stripe_customer_id is not distinct from ?`, [customer.id, account.id, stored]);
+    const now = (await this.account(accountId)).stripeCustomerId;
+    if (!now) throw new Error(`account ${accountId} has no Stripe customer after creating one`);
+    return now;
   }
 
   private async price(lookupKey: string): Promise<Stripe.Price> {
@@ -451,7 +461,7 @@ export class Billing {
       throw new AppError('NO_BILLING_ACCOUNT', 400, 'The account has never checked out, so it has no billing account yet.');
     }
     const stripe = this.stripe();
-    const customer = account.stripeCustomerId;
+    const customer = await this.ensureCustomer(accountId);
     const session = await callStripe(() => stripe.billingPortal.sessions.create({ customer, return_url: this.deps.config.BILLING_RETURN_URL }));
     return { url: session.url };
   }
@@ -656,7 +666,9 @@ export class Billing {
       if (!subscriptionId) return true;
       const owner =
         (customerId ? await tx.findOne(AccountSchema, { stripeCustomerId: customerId }) : null) ??
-        (accountHint ? await tx.findOne(AccountSchema, { id: accountHint, stripeCustomerId: null }) : null);
+        (accountHint ? await tx.findOne(AccountSchema, { id: accountHint, stripeCustomerId: null }) : null) ??
+        // the account's own subscription, whose customer was deleted at Stripe and replaced since
+        (await tx.findOne(AccountSchema, { subscriptionId }));
       if (!owner || owner.deletedAt !== null) {
         // A subscription made by our checkout (its account named in metadata) for an account deleted
         // since, or already erased: a payment page left open in another tab could still be paid, and

@@ -50,6 +50,8 @@ export interface StripeStandIn {
   disputePayment(sessionId: string, amount?: number): Promise<Stripe.Event[]>;
   /** The card network decides the dispute: `charge.dispute.closed`. */
   closeDispute(disputeId: string, status: 'won' | 'lost'): Promise<Stripe.Event[]>;
+  /** The customer is deleted (as from Stripe's dashboard): its subscriptions end at once, `customer.deleted`. */
+  deleteCustomer(customerId: string): Promise<Stripe.Event[]>;
   /** The subscription's period ends: renewed, or ended when cancel_at_period_end was set. */
   endPeriod(subscriptionId: string): Promise<Stripe.Event[]>;
   /** Stripe changes the subscription's status (e.g. `unpaid` after failed renewals). */
@@ -91,6 +93,7 @@ class StripeFailure extends Error {
     readonly type: string,
     message: string,
     readonly code?: string,
+    readonly param?: string,
   ) {
     super(message);
   }
@@ -233,6 +236,11 @@ export async function startStripeStandIn(options: { port?: number; host?: string
       await deliver(made);
       return made;
     },
+    async deleteCustomer(customerId) {
+      const made = removeCustomer(customerId);
+      await deliver(made);
+      return made;
+    },
     async endPeriod(subscriptionId) {
       const sub = subscriptionOf(subscriptionId);
       const item = itemOf(sub);
@@ -267,6 +275,27 @@ export async function startStripeStandIn(options: { port?: number; host?: string
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 
+  /** Stripe keeps a deleted customer as a stub (`deleted: true`) and ends its subscriptions now. */
+  function removeCustomer(customerId: string): Stripe.Event[] {
+    const customer = customers.get(customerId);
+    if (!customer || customer.deleted) throw missing('customer', customerId);
+    const made: Stripe.Event[] = [];
+    for (const sub of subscriptions.values()) {
+      if (sub.customer !== customerId || sub.status === 'canceled') continue;
+      sub.status = 'canceled';
+      sub.ended_at = now();
+      made.push(event('customer.subscription.deleted', sub));
+    }
+    made.push(event('customer.deleted', customer));
+    customers.set(customerId, { id: customerId, object: 'customer', deleted: true });
+    return made;
+  }
+  /** A customer named in a call's parameters must exist and not be deleted. */
+  function liveCustomer(customerId: string | undefined): string {
+    const customer = customerId === undefined ? undefined : customers.get(customerId);
+    if (!customer || customer.deleted) throw new StripeFailure(400, 'invalid_request_error', `No such customer: '${String(customerId)}'`, 'resource_missing', 'customer');
+    return customerId as string;
+  }
   function sessionOf(sessionId: string): Json {
     const s = sessions.get(sessionId);
     if (!s) throw missing('checkout.session', sessionId);
@@ -381,6 +410,11 @@ export async function startStripeStandIn(options: { port?: number; host?: string
         if (!c) throw missing('customer', target);
         return c;
       }
+      case 'DELETE /v1/customers/:id': {
+        const made = removeCustomer(target);
+        after.push(() => deliver(made));
+        return customers.get(target) as Json;
+      }
       case 'GET /v1/prices': {
         const keys = (params.lookup_keys as string[] | undefined) ?? [];
         return list([...prices.values()].filter((p) => keys.length === 0 || keys.includes(p.lookup_key as string)), '/v1/prices');
@@ -388,8 +422,7 @@ export async function startStripeStandIn(options: { port?: number; host?: string
       case 'POST /v1/checkout/sessions': {
         const mode = params.mode as string;
         if (mode !== 'payment' && mode !== 'subscription') throw new StripeFailure(400, 'invalid_request_error', 'mode must be payment or subscription');
-        const customer = params.customer as string | undefined;
-        if (!customer || !customers.has(customer)) throw missing('customer', String(customer));
+        const customer = liveCustomer(params.customer as string | undefined);
         const items = ((params.line_items as Json[] | undefined) ?? []).map((li) => ({ price: li.price as string, quantity: Number(li.quantity ?? 1) }));
         if (items.length === 0) throw new StripeFailure(400, 'invalid_request_error', 'line_items is required');
         const amount = items.reduce((sum, li) => sum + (priceById(li.price).unit_amount as number) * li.quantity, 0);
@@ -452,8 +485,7 @@ export async function startStripeStandIn(options: { port?: number; host?: string
         return list(found.reverse(), '/v1/disputes');
       }
       case 'POST /v1/billing_portal/sessions': {
-        const customer = params.customer as string;
-        if (!customers.has(customer)) throw missing('customer', customer);
+        const customer = liveCustomer(params.customer as string | undefined);
         return { id: id('bps'), object: 'billing_portal.session', customer, return_url: params.return_url ?? null, url: `${standIn.url}/portal/${customer}`, created: now(), livemode: false };
       }
       case 'GET /v1/subscriptions/:id':
@@ -572,7 +604,7 @@ export async function startStripeStandIn(options: { port?: number; host?: string
     } catch (err) {
       if (!(err instanceof StripeFailure)) throw err;
       status = err.status;
-      body = { error: { type: err.type, message: err.message, ...(err.code ? { code: err.code } : {}) } };
+      body = { error: { type: err.type, message: err.message, ...(err.code ? { code: err.code } : {}), ...(err.param ? { param: err.param } : {}) } };
     }
     if (replayKey) idempotent.set(replayKey, { status, body });
     reply(status, body);

@@ -109,6 +109,50 @@ describe('billing with Stripe', () => {
       expect(portal.status).toBe(200);
       expect(portal.body.url).toMatch(new RegExp(`^${stripe.url}/portal/cus_`));
     });
+
+    it('replaces a customer deleted at Stripe: the subscription it ended moves the account to free, and checkout, purchases and the portal work again on one new customer', async () => {
+      const account = await h.provision('free');
+      const id = account.account.id;
+      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      await stripe.completeCheckout(checkout.body.id);
+      await eventually(() => accountOf(h, id), (a) => a.plan === 'build');
+      const deleted = (await accountOf(h, id)).stripeCustomerId as string;
+      // As from Stripe's dashboard: the subscription ends at once and its event moves the account to free.
+      await stripe.deleteCustomer(deleted);
+      await eventually(() => accountOf(h, id), (a) => a.plan === 'free');
+
+      const again = await Promise.all([0, 1].map(() => h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'pro' })));
+      expect(again.map((r) => r.status)).toEqual([200, 200]);
+      const replacement = (await accountOf(h, id)).stripeCustomerId as string;
+      expect(replacement).toMatch(/^cus_/);
+      expect(replacement).not.toBe(deleted);
+      const live = [...stripe.customers.values()].filter((c) => !c.deleted && (c.metadata as { account_id?: string }).account_id === id);
+      expect(live.map((c) => c.id)).toEqual([replacement]);
+      for (const r of again) expect(stripe.sessions.get(r.body.id)?.customer).toBe(replacement);
+      expect((await h.http.post('/v1/billing/portal').set('X-API-Key', account.adminKey)).body.url).toBe(`${stripe.url}/portal/${replacement}`);
+      await stripe.completeCheckout(again[1]!.body.id);
+      await eventually(() => accountOf(h, id), (a) => a.plan === 'pro');
+      const purchase = await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 500 });
+      expect(purchase.status).toBe(200);
+      expect(stripe.sessions.get(purchase.body.checkout_session_id)?.customer).toBe(replacement);
+    });
+
+    it("moves the account to free when its subscription's deletion arrives after its deleted customer was replaced", async () => {
+      const account = await h.provision('free');
+      const id = account.account.id;
+      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      await stripe.completeCheckout(checkout.body.id);
+      await eventually(() => accountOf(h, id), (a) => a.plan === 'build');
+      stripe.autoDeliver = false;
+      const held = await stripe.deleteCustomer((await accountOf(h, id)).stripeCustomerId as string);
+      stripe.outbox.length = 0;
+      // build has a unit price: a purchase made before the events arrive replaces the customer
+      const purchase = await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 500 });
+      expect(purchase.status).toBe(200);
+      expect((await accountOf(h, id)).plan).toBe('build');
+      for (const e of held) expect(await stripe.send(e)).toBe(200);
+      expect((await accountOf(h, id)).plan).toBe('free');
+    });
   });
 
   describe('subscription', () => {
