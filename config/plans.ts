@@ -30,6 +30,12 @@ export const CREDIT_BLOCK = 100;
  */
 export const MAX_PURCHASED_BALANCE = 1_000_000_000;
 
+/**
+ * Credit purchases an account may have waiting for payment at once (each holds a Checkout Session
+ * at Stripe and a `purchase/<pur>` workflow for up to PURCHASE_SESSION_TTL_SECONDS).
+ */
+export const MAX_PENDING_PURCHASES = 10;
+
 /** The largest monthly allowance a contract account may be given (the operator CLI). */
 export const MAX_CONTRACT_ALLOWANCE = 1_000_000_000;
 
