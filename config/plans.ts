@@ -96,6 +96,8 @@ export const MAX_WEBHOOKS_PER_WORKSPACE = 10;
  */
 export const MAX_API_KEYS_PER_WORKSPACE = 100;
 export const REQUEST_LOG_RETENTION_DAYS = 30;
+/** Webhook deliveries (with their attempts) and events are kept this long once finished (webhooks/events.ts). */
+export const WEBHOOK_HISTORY_RETENTION_DAYS = 30;
 /** Scored rows stay in the prediction history this long: past the longest performance window (365 days). */
 export const PREDICTION_RETENTION_DAYS = 400;
 
