@@ -131,6 +131,29 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     expectError(await h.http.post('/v1/models/mdl_nope/outcomes').set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'no' }] }), 404, 'NOT_FOUND');
   });
 
+  it('keeps at most the plan’s training rows of outcomes waiting for a refresh, also against concurrent batches: beyond, 409 TOO_MANY_PENDING_OUTCOMES and nothing recorded (an eighth probe reported one prediction 300,000 times)', async () => {
+    const account = await h.provision('free');
+    const trained = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(100) });
+    expect(trained.status).toBe(201);
+    const modelId = trained.body.id as string;
+    const [row] = withoutTarget(churnRows(1, 41), 'churned');
+    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', account.apiKey).send({ rows: [row] });
+    const requestId = scored.body.predictions[0].request_id as string;
+    const batch = (n: number) => ({ outcomes: Array.from({ length: n }, (_, i) => ({ request_id: requestId, actual: i % 2 === 0 ? 'yes' : 'no' })) });
+    const stored = () => h.orm.em.fork().count(OutcomeSchema, { modelId });
+    // free plan: 10,000 training rows; three batches of 4,000 at once, two fit
+    const answers = await Promise.all([0, 1, 2].map(() => h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send(batch(4_000))));
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 201, 409]);
+    const refused = answers.find((r) => r.status === 409)!;
+    expectError(refused, 409, 'TOO_MANY_PENDING_OUTCOMES');
+    expect(refused.body).toEqual(expect.objectContaining({ limit: 10_000, pending: 8_000 }));
+    expect(await stored()).toBe(8_000);
+    const upToLimit = await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send(batch(2_000));
+    expect({ status: upToLimit.status, pending: upToLimit.body.pending }).toEqual({ status: 201, pending: 10_000 });
+    expectError(await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send(batch(1)), 409, 'TOO_MANY_PENDING_OUTCOMES');
+    expect(await stored()).toBe(10_000);
+  });
+
   it('answers 409 UPDATE_IN_PROGRESS while a refresh of the model runs, and creates no version', async () => {
     const { apiKey, modelId } = await trainedModel();
     const features = withoutTarget(churnRows(1), 'churned')[0];
