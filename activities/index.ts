@@ -16,7 +16,7 @@ import { pruneWebhookHistory } from '../services/webhooks/events';
 import { activityLogger } from '../services/temporal/activity-logging';
 import { pruneRequestLog } from '../services/request-log';
 import { workflowIds } from '../services/temporal/ids';
-import { fitAndStoreVersion, foldPendingOutcomes, type FitRequest } from '../services/training';
+import { fitAndStoreVersion, foldPendingOutcomes, setAsideRefusedFold, type FitRequest } from '../services/training';
 import { sweepCreditAlerts } from '../services/credit-alerts';
 import { markStaleModels } from '../services/model-staleness';
 import { attemptDelivery, type AttemptResult, type DeliverySettings } from '../services/webhooks/delivery';
@@ -102,6 +102,13 @@ export function createActivities(deps: ActivityDeps) {
 
     async foldOutcomes(modelId: string): Promise<{ number: number; folded: number } | null> {
       return foldPendingOutcomes(deps.orm.em.fork(), modelId);
+    },
+
+    /** A refresh whose context the engine refused: its fold is undone, its outcomes set aside as refused. */
+    async setAsideRefusedFold(modelId: string, number: number): Promise<number> {
+      const refused = await setAsideRefusedFold(deps.orm.em.fork(), modelId, number);
+      activityLogger(deps.logger).warn({ modelId, number, refused }, 'refresh refused by the engine: its outcomes are set aside');
+      return refused;
     },
 
     /** A fit that failed for good: the model is given up so that it frees its quota slot. */
