@@ -12,10 +12,11 @@ import { pruneSignInRecords } from '../services/auth/pruning';
 import { abandonTraining, strandedTrainings } from '../services/models';
 import { strandedIntegrations } from '../services/outcomes';
 import { prunePredictions } from '../services/predictions';
+import { pruneWebhookHistory } from '../services/webhooks/events';
 import { activityLogger } from '../services/temporal/activity-logging';
 import { pruneRequestLog } from '../services/request-log';
 import { workflowIds } from '../services/temporal/ids';
-import { fitAndStoreVersion, foldPendingOutcomes, type FitRequest } from '../services/training';
+import { fitAndStoreVersion, foldPendingOutcomes, setAsideRefusedFold, type FitRequest } from '../services/training';
 import { sweepCreditAlerts } from '../services/credit-alerts';
 import { markStaleModels } from '../services/model-staleness';
 import { attemptDelivery, type AttemptResult, type DeliverySettings } from '../services/webhooks/delivery';
@@ -48,7 +49,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /**
      * The periodic sweep: ended keys, credit reservations held past their deadline, idempotency
-     * records past 24 h, request log and predictions past their retention, expired sign-in records,
+     * records past 24 h, request log, predictions and webhook deliveries and events past their retention, expired sign-in records,
      * credits.low alerts whose charging process died before recording them.
      */
     async sweepEndedKeys() {
@@ -58,9 +59,20 @@ export function createActivities(deps: ActivityDeps) {
       const idempotencyPruned = await pruneIdempotencyRecords(deps.orm.em.fork(), now);
       const requestLogPruned = await pruneRequestLog(deps.orm.em.fork(), now);
       const predictionsPruned = await prunePredictions(deps.orm.em.fork(), now);
+      const webhooks = await pruneWebhookHistory(deps.orm.em.fork(), now);
       const creditAlerts = await sweepCreditAlerts(deps.orm.em.fork(), now);
       const signIn = await pruneSignInRecords(deps.orm.em.fork(), now);
-      const swept = { ...result, reservationsReleased, idempotencyPruned, requestLogPruned, predictionsPruned, creditAlerts, ...signIn };
+      const swept = {
+        ...result,
+        reservationsReleased,
+        idempotencyPruned,
+        requestLogPruned,
+        predictionsPruned,
+        webhookDeliveriesPruned: webhooks.deliveries,
+        webhookEventsPruned: webhooks.events,
+        creditAlerts,
+        ...signIn,
+      };
       if (Object.values(swept).some((n) => n > 0)) activityLogger(deps.logger).info(swept, 'sweep');
       return swept;
     },
@@ -90,6 +102,13 @@ export function createActivities(deps: ActivityDeps) {
 
     async foldOutcomes(modelId: string): Promise<{ number: number; folded: number } | null> {
       return foldPendingOutcomes(deps.orm.em.fork(), modelId);
+    },
+
+    /** A refresh whose context the engine refused: its fold is undone, its outcomes set aside as refused. */
+    async setAsideRefusedFold(modelId: string, number: number): Promise<number> {
+      const refused = await setAsideRefusedFold(deps.orm.em.fork(), modelId, number);
+      activityLogger(deps.logger).warn({ modelId, number, refused }, 'refresh refused by the engine: its outcomes are set aside');
+      return refused;
     },
 
     /** A fit that failed for good: the model is given up so that it frees its quota slot. */

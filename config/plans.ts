@@ -30,6 +30,12 @@ export const CREDIT_BLOCK = 100;
  */
 export const MAX_PURCHASED_BALANCE = 1_000_000_000;
 
+/**
+ * Credit purchases an account may have waiting for payment at once (each holds a Checkout Session
+ * at Stripe and a `purchase/<pur>` workflow for up to PURCHASE_SESSION_TTL_SECONDS).
+ */
+export const MAX_PENDING_PURCHASES = 10;
+
 /** The largest monthly allowance a contract account may be given (the operator CLI). */
 export const MAX_CONTRACT_ALLOWANCE = 1_000_000_000;
 
@@ -89,7 +95,16 @@ export const MAX_WEBHOOKS_PER_WORKSPACE = 10;
  * 409 TOO_MANY_API_KEYS. Rotation is not counted (it replaces a key with its twin).
  */
 export const MAX_API_KEYS_PER_WORKSPACE = 100;
+/**
+ * Outcomes a model may hold waiting for a refresh (pending, or folded into a version not fitted yet):
+ * the most its plan trains on (a refresh keeps only that many of the newest context rows anyway), and
+ * for a plan without a training limit this many. Reporting more is 409 TOO_MANY_PENDING_OUTCOMES.
+ */
+export const MAX_PENDING_OUTCOMES_WITHOUT_ROW_LIMIT = 1_000_000;
+export const pendingOutcomesLimit = (plan: PlanName): number => PLANS[plan].maxTrainingRows ?? MAX_PENDING_OUTCOMES_WITHOUT_ROW_LIMIT;
 export const REQUEST_LOG_RETENTION_DAYS = 30;
+/** Webhook deliveries (with their attempts) and events are kept this long once finished (webhooks/events.ts). */
+export const WEBHOOK_HISTORY_RETENTION_DAYS = 30;
 /** Scored rows stay in the prediction history this long: past the longest performance window (365 days). */
 export const PREDICTION_RETENTION_DAYS = 400;
 

@@ -404,6 +404,11 @@ export async function rotateKey(
     if (keyStatus(old, now) !== 'active' || old.rotatedAt) {
       throw new AppError('KEY_NOT_ACTIVE', 409, 'Only an active key can be rotated; this one is already ending or revoked.');
     }
+    // With a grace the old key keeps working beside its twin until `ends_at`: one more live key, so it
+    // counts like a creation (an eighth probe rotated each new twin again with 90 days of grace and
+    // held 123 live keys, without end, past the limit of 100). With grace_days 0 the twin replaces
+    // the key and is always allowed (the way out of a leaked key, or of a twin whose secret was lost).
+    if (graceDays > 0) await refuseBeyondLiveKeyLimit(tx, workspaceId, now, 'rotate with grace_days 0 (the old key stops at once) or revoke a key first.');
     const graceMs = graceDays * DAY_MS;
     const endsAt = graceDays === 0 ? null : new Date(now.getTime() + graceMs);
     const revokedAt = graceDays === 0 ? now : null;
@@ -455,6 +460,23 @@ export async function sweepEndedKeys(em: EntityManager, now: Date): Promise<{ ex
 }
 
 /**
+ * 409 TOO_MANY_API_KEYS when the workspace already holds MAX_API_KEYS_PER_WORKSPACE live keys (not
+ * revoked, not expired, not past a rotation's grace). Counted under the workspace's row lock, so
+ * concurrent creations and rotations see each other.
+ */
+async function refuseBeyondLiveKeyLimit(tx: EntityManager, workspaceId: string, now: Date, advice: string): Promise<void> {
+  await tx.findOneOrFail(WorkspaceSchema, { id: workspaceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  const live = await tx.count(ApiKeySchema, {
+    workspace: workspaceId,
+    revokedAt: null,
+    $and: [{ $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] }, { $or: [{ endsAt: null }, { endsAt: { $gt: now } }] }],
+  });
+  if (live >= MAX_API_KEYS_PER_WORKSPACE) {
+    throw new AppError('TOO_MANY_API_KEYS', 409, `A workspace has at most ${MAX_API_KEYS_PER_WORKSPACE} live API keys; ${advice}`, { limit: MAX_API_KEYS_PER_WORKSPACE });
+  }
+}
+
+/**
  * Issues a key for a workspace on a caller's request: an administration key only from a web session
  * (403 WEB_SESSION_REQUIRED for a key caller), an expiry only in the future.
  */
@@ -470,15 +492,7 @@ export async function issueKey(
   if (input.expiresAt && input.expiresAt <= now) throw new AppError('VALIDATION_ERROR', 400, 'Invalid body.expires_at: it must be in the future.');
   // Counted under the workspace's row lock, so concurrent creations see each other.
   return em.transactional(async (tx) => {
-    await tx.findOneOrFail(WorkspaceSchema, { id: caller.workspaceId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    const live = await tx.count(ApiKeySchema, {
-      workspace: caller.workspaceId,
-      revokedAt: null,
-      $and: [{ $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] }, { $or: [{ endsAt: null }, { endsAt: { $gt: now } }] }],
-    });
-    if (live >= MAX_API_KEYS_PER_WORKSPACE) {
-      throw new AppError('TOO_MANY_API_KEYS', 409, `A workspace has at most ${MAX_API_KEYS_PER_WORKSPACE} live API keys; revoke one first.`, { limit: MAX_API_KEYS_PER_WORKSPACE });
-    }
+    await refuseBeyondLiveKeyLimit(tx, caller.workspaceId, now, 'revoke one first.');
     return createKey(tx, caller.workspaceId, input);
   });
 }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../config/env';
 import {
   CREDIT_BLOCK,
+  MAX_PENDING_PURCHASES,
   MAX_PURCHASED_BALANCE,
   PAID_PLANS,
   PLAN_PRICES,
@@ -348,18 +349,32 @@ export class Billing {
   }
 
   /**
-   * 409 PURCHASED_BALANCE_LIMIT when the purchased balance, with the purchases still pending and this
+   * 409 TOO_MANY_PENDING_PURCHASES when MAX_PENDING_PURCHASES already wait for payment; 409
+   * PURCHASED_BALANCE_LIMIT when the purchased balance, with the purchases still pending and this
    * one, would pass MAX_PURCHASED_BALANCE: the balance is a 32-bit integer, and a settlement beyond it
    * would fail for ever after the customer paid.
    */
   private async refuseBeyondBalanceLimit(em: EntityManager, accountId: string, units: number): Promise<void> {
-    const [row] = await em.execute<Array<{ balance: number; pending: string }>>(
-      `select a.purchased_balance as balance,
-              (select coalesce(sum(p.units), 0) from credit_purchases p where p.account_id = a.id and p.state = 'pending' and p.expires_at > now()) as pending
-         from accounts a where a.id = ?`,
+    const [row] = await em.execute<Array<{ balance: number; pending: string; open: number }>>(
+      `select a.purchased_balance as balance, p.pending, p.open
+         from accounts a,
+              lateral (select coalesce(sum(units), 0) as pending, count(*)::int as open
+                         from credit_purchases where account_id = a.id and state = 'pending' and expires_at > now()) p
+        where a.id = ?`,
       [accountId],
     );
     if (!row) throw notFound('The account');
+    // Each pending purchase holds a Checkout Session at Stripe and a workflow for a day: without a
+    // bound, one admin key opened them as fast as its rate budget allowed (an eighth probe opened 20
+    // at once, each 200), spending the Stripe account's API rate limit that every customer shares.
+    if (row.open >= MAX_PENDING_PURCHASES) {
+      throw new AppError(
+        'TOO_MANY_PENDING_PURCHASES',
+        409,
+        `An account has at most ${MAX_PENDING_PURCHASES} credit purchases waiting for payment; pay one or let it expire first.`,
+        { limit: MAX_PENDING_PURCHASES },
+      );
+    }
     const room = Math.max(0, MAX_PURCHASED_BALANCE - row.balance - Number(row.pending));
     if (units > room) {
       const most = Math.floor(room / CREDIT_BLOCK) * CREDIT_BLOCK;

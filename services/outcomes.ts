@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MAX_TARGET_MAGNITUDE, toNumber } from '../engines/tabular';
 import type { Logger } from 'pino';
+import { pendingOutcomesLimit, type PlanName } from '../config/plans';
 import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema, type Model, type ModelVersion } from '../db/entities';
 import type { Row } from './datasets';
 import { AppError, validationError } from './errors';
@@ -58,7 +59,7 @@ export interface ReportedOutcomes {
 export async function reportOutcomes(
   em: EntityManager,
   deps: { temporal: TemporalGateway; logger: Logger },
-  workspaceId: string,
+  caller: { workspaceId: string; plan: PlanName },
   modelId: string,
   outcomes: OutcomeInput[],
 ): Promise<ReportedOutcomes> {
@@ -66,7 +67,8 @@ export async function reportOutcomes(
   // moment comes after it (and purges it) or before it (409 or 404), never between the check and the
   // insert (a batch inserted after a deletion's purge stayed pending for ever, features included).
   const { model, recorded } = await em.transactional(async (tx) => {
-    const locked = await getModel(tx, workspaceId, modelId, { lock: 'share' });
+    const locked = await getModel(tx, caller.workspaceId, modelId, { lock: 'share' });
+    await refuseBeyondPendingLimit(tx, locked, outcomes.length, pendingOutcomesLimit(caller.plan));
     return { model: locked, recorded: await recordOutcomes(tx, locked, outcomes) };
   });
   let integrationStarted = false;
@@ -79,6 +81,27 @@ export async function reportOutcomes(
     }
   }
   return { ...recorded, integrationStarted };
+}
+
+/**
+ * 409 TOO_MANY_PENDING_OUTCOMES when the batch would take the model's outcomes waiting for a refresh
+ * past `limit`. Counted under a transaction-scoped advisory lock of the model's outcomes, so the
+ * batches of one model are checked one after the other and concurrent ones cannot pass it together
+ * (the model's share lock lets them run at once). Outcomes are free: an eighth probe reported one
+ * prediction 300,000 times in 30 batches, and the refresh that folded them held its process's event
+ * loop 12 s (a /health took 12.5 s) to fit on a context whose newest rows, all it kept, were one row.
+ */
+async function refuseBeyondPendingLimit(tx: EntityManager, model: Model, batch: number, limit: number): Promise<void> {
+  await tx.getConnection().execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`outcomes:${model.id}`], 'all', tx.getTransactionContext());
+  const pending = await pendingCount(tx, model);
+  if (pending + batch > limit) {
+    throw new AppError(
+      'TOO_MANY_PENDING_OUTCOMES',
+      409,
+      `A model holds at most ${limit.toLocaleString('en-US')} outcomes waiting for a refresh (the most its plan trains on); ${pending.toLocaleString('en-US')} are waiting. Refresh the model first.`,
+      { limit, pending },
+    );
+  }
 }
 
 /** Serving models with auto_update whose outcomes wait since before `olderThan` (a lost signal). */

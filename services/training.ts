@@ -101,3 +101,30 @@ export async function foldPendingOutcomes(em: EntityManager, modelId: string): P
     return { number, folded: pending.length };
   });
 }
+
+/**
+ * A refresh whose context the engine refused (EngineDataError): the chunk it folded for version
+ * `number` is removed and the outcomes in it are set aside as `refused` (kept, never folded again),
+ * so the next refresh folds only what was reported after. The chunk used to stay and be fitted again
+ * by every later refresh (an existing chunk is reused), which failed the same way for good: an eighth
+ * probe's batch reporting one prediction 10,000 times left a context whose newest rows, all a plan
+ * trains on, were that row, and the model could never be refreshed again. Nothing is done when the
+ * version exists (the fit did store it). Answers how many outcomes were set aside.
+ */
+export async function setAsideRefusedFold(em: EntityManager, modelId: string, number: number): Promise<number> {
+  return em.transactional(async (tx) => {
+    await tx.findOneOrFail(ModelSchema, { id: modelId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    const connection = tx.getConnection();
+    const context = tx.getTransactionContext();
+    const stored = await connection.execute<Array<{ id: string }>>('select id from model_versions where model_id = ? and number = ?', [modelId, number], 'all', context);
+    if (stored.length > 0) return 0;
+    await connection.execute('delete from model_context_chunks where model_id = ? and version_number = ?', [modelId, number], 'run', context);
+    const refused = await connection.execute<Array<{ id: string }>>(
+      `update outcomes set status = 'refused', folded_in_version = null where model_id = ? and status = 'folded' and folded_in_version = ? returning id`,
+      [modelId, number],
+      'all',
+      context,
+    );
+    return refused.length;
+  });
+}

@@ -16,6 +16,8 @@ export interface SweepResult {
   idempotencyPruned: number;
   requestLogPruned: number;
   predictionsPruned: number;
+  webhookDeliveriesPruned: number;
+  webhookEventsPruned: number;
   oauthStatesPruned: number;
   oauthCodesPruned: number;
   signInChallengesPruned: number;

@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 
 export interface TrainModelInput {
@@ -15,7 +15,10 @@ function fitActivities(heartbeatTimeoutMs: number) {
   });
 }
 
-const { abandonTraining } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: { maximumInterval: '30 seconds' } });
+const { abandonTraining, setAsideRefusedFold } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: { maximumInterval: '30 seconds' } });
+
+/** The engine refused the data (non-retryable EngineDataError), as opposed to a failure of the fit itself. */
+const isDataRefusal = (err: unknown): boolean => err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'EngineDataError';
 
 /**
  * `train/<mdl>`: fits version 1 from the stored context; the model serves once it is stored. A fit
@@ -33,13 +36,21 @@ export async function trainModel(input: TrainModelInput): Promise<{ versionId: s
 }
 
 /**
- * `refresh/<mdl>`: folds the pending outcomes into the context, then fits the next version. Nothing
+ * `refresh/<mdl>`: folds the pending outcomes into the context, then fits the next version (a context
+ * the engine refuses sets those outcomes aside as refused, and the refresh fails with the refusal). Nothing
  * to fold (a racing refresh took them, or the model stopped serving) makes no version: null.
  */
 export async function refreshModel(input: TrainModelInput): Promise<{ versionId: string; number: number; folded: number } | null> {
   const { fitVersion, foldOutcomes } = fitActivities(input.heartbeatTimeoutMs);
   const folded = await foldOutcomes(input.modelId);
   if (!folded) return null;
-  const version = await fitVersion({ modelId: input.modelId, number: folded.number, trigger: 'refresh', outcomesFolded: folded.folded });
-  return version ? { ...version, folded: folded.folded } : null;
+  try {
+    const version = await fitVersion({ modelId: input.modelId, number: folded.number, trigger: 'refresh', outcomesFolded: folded.folded });
+    return version ? { ...version, folded: folded.folded } : null;
+  } catch (err) {
+    // A context the engine refuses would be refused again by every later refresh (the folded chunk
+    // is reused): its outcomes are set aside, and the refusal still reaches the caller (422).
+    if (isDataRefusal(err)) await setAsideRefusedFold(input.modelId, folded.number);
+    throw err;
+  }
 }

@@ -27,8 +27,16 @@ const PARSED_METHODS = [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.
 /** Stripe's events are far below this. */
 const RAW_BODY_LIMIT_BYTES = 1024 * 1024;
 
-/** formidable's code for a second file part. */
+/** formidable's codes for a second file part, too many fields and too many bytes of fields (both sent as 413). */
 const FORMIDABLE_MAX_FILES_EXCEEDED = 1015;
+const FORMIDABLE_MAX_FIELDS_EXCEEDED = 1007;
+const FORMIDABLE_MAX_FIELDS_SIZE_EXCEEDED = 1006;
+
+/**
+ * Form fields a multipart body may hold besides its file: the widest route (`POST /v1/forecast`)
+ * documents nine, and the bodies are strict, so more than this is refused without reading them.
+ */
+const MAX_MULTIPART_FIELDS = 50;
 
 function isTooLarge(err: unknown): boolean {
   const e = err as { status?: number; statusCode?: number; httpCode?: number; code?: number } | null;
@@ -147,12 +155,31 @@ async function readMultipart(ctx: Context, limits: (typeof PLANS)[PlanName], upl
         urlencoded: false,
         multipart: true,
         parsedMethods: PARSED_METHODS,
-        formidable: { uploadDir, maxFiles: 1, maxFileSize: limits.maxFileBytes, maxTotalFileSize: limits.maxFileBytes, allowEmptyFiles: false },
+        // The text fields (rows written as JSON in `data` or `rows` among them) are held to the plan's
+        // dataset bytes like a JSON body: formidable's own default (20 MiB) let a free plan's 16 MiB of
+        // rows in a `data` field through its 10 MiB limit, and answered larger ones, like a body of
+        // more than 1,000 fields, FILE_TOO_LARGE about a file that was a few bytes (an eighth probe).
+        formidable: {
+          uploadDir,
+          maxFiles: 1,
+          maxFileSize: limits.maxFileBytes,
+          maxTotalFileSize: limits.maxFileBytes,
+          allowEmptyFiles: false,
+          maxFields: MAX_MULTIPART_FIELDS,
+          maxFieldsSize: limits.maxDatasetBytes,
+        },
       }),
     );
   } catch (err) {
-    if ((err as { code?: number } | null)?.code === FORMIDABLE_MAX_FILES_EXCEEDED) {
+    const code = (err as { code?: number } | null)?.code;
+    if (code === FORMIDABLE_MAX_FILES_EXCEEDED) {
       throw new AppError('VALIDATION_ERROR', 400, 'Send one file, in the multipart field "file".');
+    }
+    if (code === FORMIDABLE_MAX_FIELDS_EXCEEDED) {
+      throw new AppError('VALIDATION_ERROR', 400, `A multipart body holds at most ${MAX_MULTIPART_FIELDS} form fields besides its file.`);
+    }
+    if (code === FORMIDABLE_MAX_FIELDS_SIZE_EXCEEDED) {
+      throw new AppError('DATASET_TOO_LARGE', 413, `The form fields are larger than the ${Math.round(limits.maxDatasetBytes / 1048576)} MiB your plan accepts; send the rows as a file.`);
     }
     if (isTooLarge(err)) throw new AppError('FILE_TOO_LARGE', 413, `The uploaded file is larger than the ${Math.round(limits.maxFileBytes / 1048576)} MiB your plan accepts.`);
     throw new AppError('CSV_UNREADABLE', 400, 'The multipart body could not be read.');

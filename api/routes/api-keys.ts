@@ -83,6 +83,7 @@ export function apiKeyRoutes(deps: { orm: MikroORM; temporal: TemporalGateway })
       errors: [
         [404, 'NOT_FOUND'],
         [409, 'KEY_NOT_ACTIVE'],
+        [409, 'TOO_MANY_API_KEYS'],
       ],
       async handler(ctx, { params, body, auth }) {
         const now = new Date();

@@ -62,7 +62,7 @@ export function billingRoutes(deps: { billing: Billing }): AnyRoute[] {
       auth: 'admin',
       body: buyCreditsBodySchema,
       responses: { 200: { description: 'The pending purchase with its payment URL.', schema: purchaseSchema } },
-      errors: [[409, 'PLAN_HAS_NO_UNIT_PRICE'], [409, 'PURCHASED_BALANCE_LIMIT'], ...PROVIDER_ERRORS],
+      errors: [[409, 'PLAN_HAS_NO_UNIT_PRICE'], [409, 'PURCHASED_BALANCE_LIMIT'], [409, 'TOO_MANY_PENDING_PURCHASES'], ...PROVIDER_ERRORS],
       async handler(ctx, { body, auth }) {
         const caller = requireAuth(auth);
         ctx.body = presentPurchase(await billing.buyCredits(caller, body.units));

@@ -299,9 +299,9 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       params: modelIdParamsSchema,
       body: outcomesInputSchema,
       responses: { 201: { description: 'The batch is recorded.', schema: outcomesResultSchema } },
-      errors: [NOT_FOUND, [400, 'COLUMN_MISMATCH'], [409, 'MODEL_ARCHIVED'], [409, 'MODEL_NOT_TRAINED']],
+      errors: [NOT_FOUND, [400, 'COLUMN_MISMATCH'], [409, 'MODEL_ARCHIVED'], [409, 'MODEL_NOT_TRAINED'], [409, 'TOO_MANY_PENDING_OUTCOMES']],
       async handler(ctx, { params, body, auth }) {
-        const reported = await reportOutcomes(em(), { temporal: deps.temporal, logger: loggerOf(ctx, deps.logger) }, requireAuth(auth).workspaceId, params.id, body.outcomes);
+        const reported = await reportOutcomes(em(), { temporal: deps.temporal, logger: loggerOf(ctx, deps.logger) }, requireAuth(auth), params.id, body.outcomes);
         ctx.status = 201;
         ctx.body = { accepted: reported.ids.length, pending: reported.pending, outcome_ids: reported.ids, integration_started: reported.integrationStarted };
       },

@@ -1,6 +1,6 @@
 import { KEY_ROTATION } from '../../config/plans';
 import { API_KEY_KINDS, REVOKE_REASONS } from '../../db/entities/api-key';
-import { isoDateTime, paginationSchema, storableDateTime } from './common';
+import { displayName, isoDateTime, paginationSchema, storableDateTime } from './common';
 import { z } from '../zod';
 
 const nullableDate = isoDateTime.nullable();
@@ -33,7 +33,7 @@ export const apiKeyListSchema = z.object({ data: z.array(apiKeySchema), paginati
 
 export const createApiKeyBodySchema = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: displayName(),
     kind: z.enum(API_KEY_KINDS).default('api').openapi({ description: 'An admin key can only be created from a web session.' }),
     expires_at: storableDateTime.optional().openapi({ description: 'Without it the key never expires.' }),
   })

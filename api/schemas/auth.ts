@@ -1,5 +1,5 @@
 import { PLAN_NAMES } from '../../config/plans';
-import { isoDateTime, paginationSchema } from './common';
+import { displayName, isoDateTime, paginationSchema } from './common';
 import { z } from '../zod';
 
 /** An address as the service keeps it: trimmed, lower-cased, a valid mailbox. */
@@ -75,14 +75,14 @@ export const profileSchema = z
   })
   .openapi('Profile');
 
-export const updateProfileBodySchema = z.object({ full_name: z.string().trim().min(1).max(200) }).strict().openapi('UpdateProfile');
+export const updateProfileBodySchema = z.object({ full_name: displayName() }).strict().openapi('UpdateProfile');
 export const deleteAccountBodySchema = z
   .object({ email: z.string().trim().min(1).max(320).openapi({ description: 'The account\'s own address, as confirmation.' }) })
   .strict()
   .openapi('DeleteAccount');
 
 export const workspaceListSchema = z.object({ data: z.array(workspaceSchema), pagination: paginationSchema }).openapi('WorkspaceList');
-export const workspaceBodySchema = z.object({ name: z.string().trim().min(1).max(200) }).strict().openapi('WorkspaceName');
+export const workspaceBodySchema = z.object({ name: displayName() }).strict().openapi('WorkspaceName');
 export const workspaceParamsSchema = z.object({ workspaceId: z.string().min(1).max(64) });
 
 export const providersSchema = z

@@ -62,6 +62,42 @@ export const idempotencyKeySchema = z
     example: 'order-1842-scoring',
   });
 
+/** C0 and C1 control characters (a tab, a line break, a bell, an escape…). */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+/** Bidirectional embeddings, overrides and isolates: they reorder the text displayed after them. */
+const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
+/** A character that shows: not a space, not a format character, not one meant to be ignored in display. */
+const VISIBLE = /[^\p{White_Space}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+
+/**
+ * A name people read in lists (account, workspace, API key, model): trimmed, 1 to `max` characters,
+ * at least one of them visible, no control character and no bidirectional override or isolate. An
+ * eighth probe named a workspace with a zero-width space alone and another with U+202E, which
+ * displays whatever follows it reversed (a key named "\u202Egpj.exe" reads "exe.jpg"); a name of
+ * only invisible characters shows as an empty line in every list. Marks such as U+200F (right-to-left
+ * mark) and joiners inside emoji stay allowed, as they only shape the text around them.
+ */
+export function displayName(max = 200) {
+  return z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .superRefine((value, ctx) => {
+      const problem = CONTROL_CHARACTER.test(value)
+        ? 'a name may not hold a control character (a line break, a tab…)'
+        : BIDI_CONTROL.test(value)
+          ? 'a name may not hold a bidirectional override or isolate (U+202A-U+202E, U+2066-U+2069)'
+          : !VISIBLE.test(value)
+            ? 'a name needs at least one visible character'
+            : null;
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .openapi({
+      description: `1 to ${max} characters once trimmed, at least one visible; no control characters, no bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069).`,
+    });
+}
+
 export const idempotencyHeaderSchema = z.object({ 'idempotency-key': idempotencyKeySchema.optional() });
 
 export const isoDateTime = z.iso.datetime({ offset: true }).openapi({ description: 'ISO 8601 date-time', example: '2026-12-01T00:00:00Z' });

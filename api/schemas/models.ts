@@ -1,4 +1,4 @@
-import { datasetRowSchema, datasetRowsSchema, isoDateTime, pageQuerySchema, paginationSchema, queryInteger } from './common';
+import { datasetRowSchema, datasetRowsSchema, displayName, isoDateTime, pageQuerySchema, paginationSchema, queryInteger } from './common';
 import { z } from '../zod';
 
 const rowSchema = datasetRowSchema;
@@ -7,7 +7,7 @@ export const trainingInputSchema = z
   .object({
     target: z.string().min(1).max(500).openapi({ description: 'Column to predict.' }),
     engine: z.string().min(1).optional().openapi({ description: 'Engine id from GET /v1/engines; required when creating a model.' }),
-    name: z.string().trim().min(1).max(200).optional(),
+    name: displayName().optional(),
     task: z.enum(['classification', 'regression']).optional().openapi({ description: 'Inferred from the target when omitted.' }),
     explain: z.boolean().default(false).openapi({ description: 'Compute version.top_factors (permutation importance on held-out rows). Training then takes longer: 1.0-1.5 times as long on the benchmark datasets measured, about 1.7 times with 26 classes.' }),
     auto_update: z.boolean().default(false).openapi({ description: 'Each POST /outcomes triggers an integration (a refresh).' }),
@@ -63,7 +63,7 @@ export const modelIdParamsSchema = z.object({ id: z.string().min(1).max(64) });
 
 export const patchModelSchema = z
   .object({
-    name: z.string().trim().min(1).max(200).optional(),
+    name: displayName().optional(),
     target: z.string().optional().openapi({ description: 'Frozen once trained: a different value answers 409.' }),
     task: z.string().optional().openapi({ description: 'Frozen once trained: a different value answers 409.' }),
   })

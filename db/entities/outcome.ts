@@ -1,6 +1,9 @@
 import { EntitySchema } from '@mikro-orm/core';
 
-/** An observed outcome: `pending` until a refresh folds it into the context as part of a new version. */
+/**
+ * An observed outcome: `pending` until a refresh folds it into the context as part of a new version;
+ * `refused` when the refresh that folded it failed because the engine refused that context.
+ */
 export interface Outcome {
   id: string;
   modelId: string;
@@ -8,7 +11,7 @@ export interface Outcome {
   predictionId: string | null;
   features: Record<string, unknown>;
   actual: unknown;
-  status: 'pending' | 'folded';
+  status: 'pending' | 'folded' | 'refused';
   foldedInVersion: number | null;
   createdAt: Date;
 }

@@ -9,6 +9,7 @@ import { Migration20261124130000_prediction_calls } from './Migration20261124130
 import { Migration20261125180000_allowance_ceiling } from './Migration20261125180000_allowance_ceiling';
 import { Migration20261127080000_idempotency_claims } from './Migration20261127080000_idempotency_claims';
 import { Migration20261127140000_payment_reversals } from './Migration20261127140000_payment_reversals';
+import { Migration20261127160000_webhook_history_retention } from './Migration20261127160000_webhook_history_retention';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -25,4 +26,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125180000_allowance_ceiling', class: Migration20261125180000_allowance_ceiling },
   { name: 'Migration20261127080000_idempotency_claims', class: Migration20261127080000_idempotency_claims },
   { name: 'Migration20261127140000_payment_reversals', class: Migration20261127140000_payment_reversals },
+  { name: 'Migration20261127160000_webhook_history_retention', class: Migration20261127160000_webhook_history_retention },
 ];

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { WEBHOOK_HISTORY_RETENTION_DAYS } from '../../config/plans';
 import { WEBHOOK_TEST_EVENT, type WebhookEventType } from '../../config/webhooks';
 import { newId } from '../ids';
 
@@ -68,4 +69,36 @@ export async function recordEvent(em: EntityManager, event: NewEvent, now: Date 
     );
   }
   return { eventId, deliveryIds };
+}
+
+/** Rows of each table one sweep removes at most, so a long backlog is worked off over several runs. */
+const PRUNE_BATCH = 10_000;
+
+/**
+ * Drops the delivery history past its retention (WEBHOOK_HISTORY_RETENTION_DAYS), run by the sweep
+ * Schedule: finished deliveries created before the cutoff with their attempts (a foreign key
+ * cascade), then events before the cutoff that no delivery refers to any more. A delivery still
+ * pending keeps its row and its event whatever its age. Without this, every event, delivery and
+ * attempt (with its payload and the receiver's answer) stayed for good, and `POST
+ * /v1/webhooks/{id}/test` or `…/redeliver`, called as fast as a rate budget allows, grew them
+ * without bound (an eighth probe).
+ */
+export async function pruneWebhookHistory(em: EntityManager, now: Date): Promise<{ deliveries: number; events: number }> {
+  const cutoff = new Date(now.getTime() - WEBHOOK_HISTORY_RETENTION_DAYS * 86_400_000);
+  const connection = em.getConnection();
+  const deliveries = await connection.execute<Array<{ id: string }>>(
+    `delete from webhook_deliveries where id in (
+       select id from webhook_deliveries where created_at < ? and state <> 'pending' limit ${PRUNE_BATCH}
+     ) returning id`,
+    [cutoff],
+  );
+  const events = await connection.execute<Array<{ id: string }>>(
+    `delete from webhook_events where id in (
+       select e.id from webhook_events e
+        where e.created_at < ? and not exists (select 1 from webhook_deliveries d where d.event_id = e.id)
+        limit ${PRUNE_BATCH}
+     ) returning id`,
+    [cutoff],
+  );
+  return { deliveries: deliveries.length, events: events.length };
 }

@@ -37,6 +37,34 @@ describe('profile', () => {
     expect({ status: patched.status, name: patched.body.full_name }).toEqual({ status: 200, name: 'Ada Lovelace' });
     expectError(await h.http.patch('/v1/auth/me').set(as(session)).send({ full_name: '' }), 400, 'VALIDATION_ERROR');
   });
+
+  test('refuses names that show nothing or display reversed (a zero-width space alone, U+202E, a control character) on the account, workspaces, API keys and models, and changes nothing (an eighth probe)', async () => {
+    const session = await signInByMail(h);
+    const workspaceId = (await h.http.get('/v1/auth/me').set(as(session))).body.workspaces[0].id as string;
+    const { apiKey } = await h.provision('build');
+    const invisible = ['\u200b', '\u200b\u2060\u3164', '\u202egpj.exe', 'a\u2067b', 'line\nbreak', 'bell\u0007'];
+    for (const name of invisible) {
+      for (const refused of [
+        await h.http.patch('/v1/auth/me').set(as(session)).send({ full_name: name }),
+        await h.http.post('/v1/workspaces').set(as(session)).send({ name }),
+        await h.http.patch(`/v1/workspaces/${workspaceId}`).set(as(session)).send({ name }),
+        await h.http.post('/v1/api-keys').set(as(session)).send({ name }),
+        await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ name, target: 'churned', engine: 'tabular-gbdt', data: churnRows(40) }),
+      ]) {
+        expectError(refused, 400, 'VALIDATION_ERROR');
+        expect(refused.body.errors[0].path).toMatch(/^body\.(full_name|name)$/);
+      }
+    }
+    const me = await h.http.get('/v1/auth/me').set(as(session));
+    expect(me.body.full_name).toBeNull();
+    expect(me.body.workspaces.map((w: { name: string }) => w.name)).toEqual(['Default workspace']);
+    expect((await h.http.get('/v1/api-keys').set(as(session))).body.pagination.total).toBe(0);
+    // names in any script, with a right-to-left mark or an emoji sequence, stay welcome
+    for (const name of ['  Zoë  ', 'محمد\u200f', 'Équipe 👩\u200d💻']) {
+      const named = await h.http.patch('/v1/auth/me').set(as(session)).send({ full_name: name });
+      expect({ status: named.status, name: named.body.full_name }).toEqual({ status: 200, name: name.trim() });
+    }
+  });
 });
 
 describe('workspaces', () => {

@@ -85,6 +85,32 @@ describe('API keys routes', () => {
       expect((await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'after' })).status).toBe(201);
     });
 
+    it(`counts a rotation with a grace as one more live key: at ${MAX_API_KEYS_PER_WORKSPACE} live keys it is 409 TOO_MANY_API_KEYS and changes nothing, and grace_days 0 still rotates (an eighth probe chained 120 rotations with 90 days of grace to hold 123 live keys)`, async () => {
+      const { adminKey, apiKey, workspace } = await h.provision();
+      const em = h.orm.em.fork();
+      const usage = await em.findOneOrFail(ApiKeySchema, { workspace: workspace.id, kind: 'api' });
+      // the chain below the limit: each twin rotated again with a grace, the old ones still working
+      let id = usage.id;
+      for (let i = 0; i < 3; i += 1) {
+        const rotated = await h.http.post(`/v1/api-keys/${id}/rotate`).set('X-API-Key', adminKey).send({ grace_days: 90 });
+        expect(rotated.status).toBe(201);
+        id = rotated.body.id as string;
+      }
+      expect((await h.http.get('/v1/models').set('X-API-Key', apiKey)).status).toBe(200);
+      const live = () => h.orm.em.fork().count(ApiKeySchema, { workspace: workspace.id, revokedAt: null });
+      for (let i = await live(); i < MAX_API_KEYS_PER_WORKSPACE; i += 1) await createKey(em, workspace.id, { name: `bulk${i}`, kind: 'api', expiresAt: null });
+      expect(await live()).toBe(MAX_API_KEYS_PER_WORKSPACE);
+      const refused = await h.http.post(`/v1/api-keys/${id}/rotate`).set('X-API-Key', adminKey).send({ grace_days: 7 });
+      expectError(refused, 409, 'TOO_MANY_API_KEYS');
+      expect(refused.body.messageDetail).toContain('grace_days 0');
+      expect((await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id })).rotatedAt).toBeNull();
+      expect(await live()).toBe(MAX_API_KEYS_PER_WORKSPACE);
+      // without a grace the twin replaces the key: allowed at the limit, still 100 live keys
+      const replaced = await h.http.post(`/v1/api-keys/${id}/rotate`).set('X-API-Key', adminKey).send({ grace_days: 0 });
+      expect(replaced.status).toBe(201);
+      expect(await live()).toBe(MAX_API_KEYS_PER_WORKSPACE);
+    });
+
     it('refuses an expires_at in the past', async () => {
       const { adminKey } = await h.provision();
       const res = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'old', expires_at: '2020-01-01T00:00:00Z' });

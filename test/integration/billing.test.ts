@@ -414,6 +414,27 @@ describe('billing with Stripe', () => {
       expect(rows[0]).toEqual({ n: 1, units: '10000000' });
     });
 
+    it('keeps at most 10 purchases waiting for payment per account, also when 20 are asked at once: the others are 409 TOO_MANY_PENDING_PURCHASES before any payment page (an eighth probe opened 20 Checkout Sessions at once)', async () => {
+      const account = await h.provision('build');
+      const sessionsBefore = stripe.requests.filter((r) => r === 'POST /v1/checkout/sessions').length;
+      const answers = await Promise.all(Array.from({ length: 20 }, () => h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 100 })));
+      expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
+      for (const refused of answers.filter((r) => r.status !== 200)) {
+        expectError(refused, 409, 'TOO_MANY_PENDING_PURCHASES');
+        expect(refused.body.limit).toBe(10);
+      }
+      expect(stripe.requests.filter((r) => r === 'POST /v1/checkout/sessions').length).toBe(sessionsBefore + 10);
+      const pending = async () =>
+        (await h.callPool.query<{ n: number }>(`select count(*)::int as n from credit_purchases where account_id = $1 and state = 'pending'`, [account.account.id])).rows[0]!.n;
+      expect(await pending()).toBe(10);
+      // one that is paid (or expires) makes room for another
+      const paid = answers.find((r) => r.status === 200)!.body as { id: string; checkout_session_id: string };
+      await stripe.completeCheckout(paid.checkout_session_id);
+      await settledOrClosed(account.adminKey, paid.id);
+      expect((await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 100 })).status).toBe(200);
+      expect(await pending()).toBe(10);
+    });
+
     it("refuses a purchase below Stripe's minimum charge with 400 before Stripe is asked (100 credits cost 0.40 USD on pro; Stripe's stand-in, like Stripe, refuses such a session), and buys the plan's minimum", async () => {
       const account = await h.provision('pro');
       const asked = stripe.requests.length;

@@ -131,6 +131,55 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     expectError(await h.http.post('/v1/models/mdl_nope/outcomes').set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'no' }] }), 404, 'NOT_FOUND');
   });
 
+  it('keeps at most the plan’s training rows of outcomes waiting for a refresh, also against concurrent batches: beyond, 409 TOO_MANY_PENDING_OUTCOMES and nothing recorded (an eighth probe reported one prediction 300,000 times)', async () => {
+    const account = await h.provision('free');
+    const trained = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(100) });
+    expect(trained.status).toBe(201);
+    const modelId = trained.body.id as string;
+    const [row] = withoutTarget(churnRows(1, 41), 'churned');
+    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', account.apiKey).send({ rows: [row] });
+    const requestId = scored.body.predictions[0].request_id as string;
+    const batch = (n: number) => ({ outcomes: Array.from({ length: n }, (_, i) => ({ request_id: requestId, actual: i % 2 === 0 ? 'yes' : 'no' })) });
+    const stored = () => h.orm.em.fork().count(OutcomeSchema, { modelId });
+    // free plan: 10,000 training rows; three batches of 4,000 at once, two fit
+    const answers = await Promise.all([0, 1, 2].map(() => h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send(batch(4_000))));
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 201, 409]);
+    const refused = answers.find((r) => r.status === 409)!;
+    expectError(refused, 409, 'TOO_MANY_PENDING_OUTCOMES');
+    expect(refused.body).toEqual(expect.objectContaining({ limit: 10_000, pending: 8_000 }));
+    expect(await stored()).toBe(8_000);
+    const upToLimit = await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send(batch(2_000));
+    expect({ status: upToLimit.status, pending: upToLimit.body.pending }).toEqual({ status: 201, pending: 10_000 });
+    expectError(await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send(batch(1)), 409, 'TOO_MANY_PENDING_OUTCOMES');
+    expect(await stored()).toBe(10_000);
+  });
+
+  it('sets aside the outcomes of a refresh whose context the engine refuses (422), so the next refresh folds only later ones and succeeds (an eighth probe: one prediction reported 10,000 times made every later refresh fail for good)', async () => {
+    const account = await h.provision('free');
+    const trained = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(100) });
+    expect(trained.status).toBe(201);
+    const modelId = trained.body.id as string;
+    const [row] = withoutTarget(churnRows(1, 43), 'churned');
+    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', account.apiKey).send({ rows: [row] });
+    const requestId = scored.body.predictions[0].request_id as string;
+    // the free plan trains on the newest 10,000 context rows: all of them this one row
+    const same = { outcomes: Array.from({ length: 10_000 }, (_, i) => ({ request_id: requestId, actual: i % 2 === 0 ? 'yes' : 'no' })) };
+    expect((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send(same)).status).toBe(201);
+    const refused = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', account.apiKey);
+    expectError(refused, 422, 'DATA_VALIDATION_FAILED');
+    const statuses = await h.callPool.query<{ status: string; n: number }>(`select status, count(*)::int as n from outcomes where model_id = $1 group by status`, [modelId]);
+    expect(statuses.rows).toEqual([{ status: 'refused', n: 10_000 }]);
+    expect((await h.callPool.query(`select 1 from model_context_chunks where model_id = $1 and version_number = 2`, [modelId])).rowCount).toBe(0);
+    expectError(await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', account.apiKey), 409, 'NO_PENDING_OUTCOMES');
+    // outcomes reported afterwards refresh the model as usual
+    const later = churnRows(30, 44).map(({ churned, ...features }) => ({ features, actual: churned }));
+    const reported = await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send({ outcomes: later });
+    expect({ status: reported.status, pending: reported.body.pending }).toEqual({ status: 201, pending: 30 });
+    const refreshed = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', account.apiKey);
+    expect(refreshed.status).toBe(201);
+    expect(refreshed.body).toEqual(expect.objectContaining({ outcomes_folded: 30, version: expect.objectContaining({ number: 2, context_rows: 130 }) }));
+  });
+
   it('answers 409 UPDATE_IN_PROGRESS while a refresh of the model runs, and creates no version', async () => {
     const { apiKey, modelId } = await trainedModel();
     const features = withoutTarget(churnRows(1), 'churned')[0];

@@ -572,6 +572,24 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expectError(res, 400, 'VALIDATION_ERROR');
     });
 
+    it('holds multipart form fields to the plan’s dataset bytes and to 50 fields (an eighth probe: a free plan’s 16 MiB of rows in a `data` field passed its 10 MiB limit, and 1,200 fields beside a 5-byte file were FILE_TOO_LARGE)', async () => {
+      const { apiKey } = await h.provision('free');
+      // 11 MiB of rows written as JSON in the `data` field: a JSON body so large is 413 DATASET_TOO_LARGE, and so is this
+      const row = JSON.stringify({ a: 'x'.repeat(1000), y: 1 });
+      const data = `[${Array.from({ length: Math.ceil((11 * 1048576) / row.length) }, () => row).join(',')}]`;
+      const big = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'y').field('data', data);
+      expectError(big, 413, 'DATASET_TOO_LARGE');
+      expect(big.body.messageDetail).toContain('10 MiB');
+      let many = h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'y');
+      for (let i = 0; i < 60; i++) many = many.field(`f${i}`, 'v');
+      const refused = await many.attach('file', Buffer.from('x,y\n1,2\n'), 'a.csv');
+      expectError(refused, 400, 'VALIDATION_ERROR');
+      expect(refused.body.messageDetail).toContain('50 form fields');
+      // a body within both limits is read as before
+      const small = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'y').field('data', JSON.stringify(churnRows(40).map((r, i) => ({ ...r, y: i % 2 }))));
+      expect(small.status).toBe(200);
+    });
+
     it('leaves no uploaded file on disk when a multipart upload is refused (a file in another field, a second file or an unstorable field stayed in the temporary directory for good: a seventh probe)', async () => {
       const { apiKey } = await h.provision('build');
       const marker = `leftover_${Math.random().toString(36).slice(2)}`;

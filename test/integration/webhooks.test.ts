@@ -1,3 +1,6 @@
+import pino from 'pino';
+import { createActivities } from '../../activities';
+import { webhookSettings } from '../../services/webhooks/settings';
 import { WebhookEndpointSchema } from '../../db/entities';
 import { churnRows } from '../support/datasets';
 import { expectError, startHarness, trainedChurnModel, type Harness } from '../support/harness';
@@ -325,6 +328,35 @@ describe('outgoing webhooks', () => {
       expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
       expect(second!.body).toBe(first!.body);
       expectError(await h.http.post(`/v1/webhooks/${hook.id}/deliveries/dlv_nope/redeliver`).set('X-API-Key', adminKey), 404, 'NOT_FOUND');
+    });
+
+    it('prunes finished deliveries (with their attempts) and unreferenced events after 30 days, keeping pending deliveries and events a newer delivery still sends (an eighth probe: the history grew without bound)', async () => {
+      const { adminKey } = await h.provision('build');
+      const hook = await endpoint(adminKey, freshPath());
+      const sent: Array<{ event_id: string; delivery_id: string }> = [];
+      for (let i = 0; i < 4; i++) sent.push((await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey)).body);
+      await settled(adminKey, hook.id, 4);
+      const [redeliveredOld, stillPending, recent, gone] = sent as [(typeof sent)[0], (typeof sent)[0], (typeof sent)[0], (typeof sent)[0]];
+      const redelivery = (await h.http.post(`/v1/webhooks/${hook.id}/deliveries/${redeliveredOld.delivery_id}/redeliver`).set('X-API-Key', adminKey)).body as { delivery_id: string };
+      await settled(adminKey, hook.id, 5);
+      const old = [redeliveredOld, stillPending, gone];
+      await h.callPool.query(`update webhook_deliveries set created_at = now() - interval '31 days' where id = any($1)`, [old.map((s) => s.delivery_id)]);
+      await h.callPool.query(`update webhook_events set created_at = now() - interval '31 days' where id = any($1)`, [old.map((s) => s.event_id)]);
+      // a delivery still pending (its workflow waiting out a retry) is never pruned, whatever its age
+      await h.callPool.query(`update webhook_deliveries set state = 'pending' where id = $1`, [stillPending.delivery_id]);
+
+      const activities = createActivities({ orm: h.orm, logger: pino({ level: 'silent' }), enginePool: h.enginePool, strandedAfterMs: 120_000, fitHeartbeatTimeoutMs: 30_000, webhooks: webhookSettings(h.config).delivery, stripe: null });
+      const swept = await activities.sweepEndedKeys();
+      expect(swept.webhookDeliveriesPruned).toBeGreaterThanOrEqual(2);
+      expect(swept.webhookEventsPruned).toBeGreaterThanOrEqual(1);
+
+      expect((await deliveries(adminKey, hook.id)).map((d) => d.id).sort()).toEqual([redelivery.delivery_id, stillPending.delivery_id, recent.delivery_id].sort());
+      const left = await h.callPool.query<{ events: string[]; attempts: number }>(
+        `select array(select id from webhook_events where id = any($1) order by id) as events,
+                (select count(*)::int from webhook_attempts where delivery_id = any($2)) as attempts`,
+        [sent.map((s) => s.event_id), [redeliveredOld.delivery_id, gone.delivery_id]],
+      );
+      expect(left.rows[0]).toEqual({ events: [redeliveredOld.event_id, stillPending.event_id, recent.event_id].sort(), attempts: 0 });
     });
   });
 
