@@ -92,7 +92,8 @@ export const RATE_LIMIT_WINDOW_SECONDS = 10;
 export const MAX_WEBHOOKS_PER_WORKSPACE = 10;
 /**
  * Live API keys (not revoked, not expired or ended) a workspace may hold: creating one more answers
- * 409 TOO_MANY_API_KEYS. Rotation is not counted (it replaces a key with its twin).
+ * 409 TOO_MANY_API_KEYS. A rotation with a grace counts as one more (both keys work until it ends);
+ * one with grace_days 0 replaces its key and is always allowed.
  */
 export const MAX_API_KEYS_PER_WORKSPACE = 100;
 /**
