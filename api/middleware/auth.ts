@@ -71,7 +71,12 @@ function presentedCredential(ctx: Context): string | null {
     if (match?.[1] === headerKey) return headerKey;
     throw new AppError('AMBIGUOUS_CREDENTIALS', 400, 'Send one credential: X-API-Key and Authorization name different ones.');
   }
-  if (headerKey) return headerKey;
+  if (headerKey) {
+    // X-API-Key carries API keys only (web sessions send Authorization: Bearer): anything else there,
+    // an upper-cased secret say, is an unrecognised key, not an access token that failed to verify.
+    if (!looksLikeApiKey(headerKey)) throw new AppError('API_KEY_INVALID', 401, 'The API key is not recognised.');
+    return headerKey;
+  }
   if (match) return match[1] ?? null;
   if (authorization) throw new AppError('TOKEN_INVALID', 401, 'The Authorization header must be "Bearer <token>".');
   return null;

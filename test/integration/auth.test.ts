@@ -72,6 +72,15 @@ describe('API-key authentication', () => {
     expectError(await h.http.get('/v1/api-keys').set('Authorization', `Bearer ${key}`), 401, 'API_KEY_INVALID');
   });
 
+  it('answers anything in X-API-Key that is not an API key (an upper-cased secret, a web session token) with 401 API_KEY_INVALID, never as a token', async () => {
+    const { apiKey } = await h.provision('build');
+    const session = await signInByMail(h);
+    for (const value of [apiKey.toUpperCase(), session.bearer.replace(/^Bearer\s+/, ''), 'garbage']) {
+      expectError(await h.http.get('/v1/models').set('X-API-Key', value), 401, 'API_KEY_INVALID');
+    }
+    expect((await h.http.get('/v1/models').set('X-API-Key', apiKey)).status).toBe(200);
+  });
+
   it('answers a legacy ssk- key even on a public-looking path with 401 API_KEY_INVALID, not 403', async () => {
     const { adminKey } = await h.provision();
     const legacy = `ssk-${adminKey.slice('sk-svc-admin-'.length)}`;
