@@ -36,6 +36,13 @@ export const MAX_PURCHASED_BALANCE = 1_000_000_000;
  */
 export const MAX_PENDING_PURCHASES = 10;
 
+/**
+ * Calls that ask Stripe on an account's behalf (checkout, credit purchase, portal, plan change,
+ * cancellation) per account and window: far above what a person paying needs, far below what would
+ * spend the Stripe API rate limit that every customer's payments share.
+ */
+export const STRIPE_CALLS_PER_ACCOUNT = { points: 30, windowSeconds: 10 * 60 };
+
 /** The largest monthly allowance a contract account may be given (the operator CLI). */
 export const MAX_CONTRACT_ALLOWANCE = 1_000_000_000;
 

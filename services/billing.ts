@@ -9,6 +9,7 @@ import {
   PAID_PLANS,
   PLAN_PRICES,
   PLANS,
+  STRIPE_CALLS_PER_ACCOUNT,
   creditPriceLookupKey,
   minimumCreditUnits,
   planPriceLookupKey,
@@ -21,6 +22,8 @@ import { execIn } from './webhooks/events';
 import { AppError, notFound } from './errors';
 import { newId } from './ids';
 import { billingUnavailable, callStripe, type Stripe } from './stripe';
+import { postgresLimiter, RateLimited } from './rate-limits';
+import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { TemporalGateway } from './temporal/gateway';
 
 /** Stripe subscription statuses under which the plan is the subscription's. */
@@ -238,13 +241,34 @@ export async function reconcilePurchase(em: EntityManager, stripe: Stripe | null
  * and settlements.
  */
 export class Billing {
+  private readonly stripeCalls: RateLimiterPostgres;
+
   constructor(
     private readonly deps: { orm: MikroORM; stripe: Stripe | null; temporal: TemporalGateway; config: AppConfig; logger: Logger },
-  ) {}
+  ) {
+    this.stripeCalls = postgresLimiter({ knex: deps.orm.em.getKnex() }, 'stripe-calls', STRIPE_CALLS_PER_ACCOUNT.points, STRIPE_CALLS_PER_ACCOUNT.windowSeconds);
+  }
 
   private stripe(): Stripe {
     if (!this.deps.stripe) throw billingUnavailable();
     return this.deps.stripe;
+  }
+
+  /**
+   * Stripe for a call an account asks for (checkout, purchase, portal, plan change, cancellation),
+   * counted on the account's budget of such calls (STRIPE_CALLS_PER_ACCOUNT; 429 RATE_LIMITED when
+   * spent). Every customer's payments share one Stripe API rate limit, which one account's calls at
+   * its workspace's request rate (100 a second on build) could otherwise spend (an eighth probe).
+   */
+  private async stripeFor(accountId: string): Promise<Stripe> {
+    const stripe = this.stripe();
+    try {
+      await this.stripeCalls.consume(accountId);
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) throw err;
+      throw new RateLimited({ limit: STRIPE_CALLS_PER_ACCOUNT.points, remaining: 0, resetSeconds: Math.max(1, Math.ceil(err.msBeforeNext / 1000)) }, 'billing');
+    }
+    return stripe;
   }
 
   private returnUrl(outcome: 'success' | 'cancelled', withSession: boolean): string {
@@ -308,7 +332,7 @@ export class Billing {
     if (hasLiveSubscription(account)) {
       throw new AppError('SUBSCRIPTION_EXISTS', 409, 'The account already has an active subscription: change its plan with PATCH /v1/billing/subscription.');
     }
-    const stripe = this.stripe();
+    const stripe = await this.stripeFor(accountId);
     const customer = await this.ensureCustomer(accountId);
     const price = await this.price(planPriceLookupKey(plan));
     await this.expireOpenSubscriptionCheckouts(customer);
@@ -399,7 +423,7 @@ export class Billing {
     }
     // A first check refuses before anything is asked of Stripe; the one that counts is repeated below.
     await this.refuseBeyondBalanceLimit(this.deps.orm.em.fork(), caller.accountId, units);
-    const stripe = this.stripe();
+    const stripe = await this.stripeFor(caller.accountId);
     const customer = await this.ensureCustomer(caller.accountId);
     const price = await this.price(creditPriceLookupKey(caller.plan));
     // Stripe refuses a payment below its minimum charge (a block costs 0.40 USD on pro and 0.30 on
@@ -475,7 +499,7 @@ export class Billing {
     if (!account.stripeCustomerId) {
       throw new AppError('NO_BILLING_ACCOUNT', 400, 'The account has never checked out, so it has no billing account yet.');
     }
-    const stripe = this.stripe();
+    const stripe = await this.stripeFor(accountId);
     const customer = await this.ensureCustomer(accountId);
     const session = await callStripe(() => stripe.billingPortal.sessions.create({ customer, return_url: this.deps.config.BILLING_RETURN_URL }));
     return { url: session.url };
@@ -492,7 +516,7 @@ export class Billing {
     const account = await this.account(accountId);
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
     if (account.plan === plan) return { ...(await this.subscription(accountId)), pendingPlan: null };
-    const stripe = this.stripe();
+    const stripe = await this.stripeFor(accountId);
     const subscriptionId = account.subscriptionId;
     const current = await callStripe(() => stripe.subscriptions.retrieve(subscriptionId));
     const item = current.items.data[0];
@@ -513,7 +537,7 @@ export class Billing {
   async cancel(accountId: string): Promise<SubscriptionState & { cancelAtPeriodEnd: boolean }> {
     const account = await this.account(accountId);
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
-    const stripe = this.stripe();
+    const stripe = await this.stripeFor(accountId);
     const subscriptionId = account.subscriptionId;
     const updated = await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
     return { ...(await this.subscription(accountId)), cancelAtPeriodEnd: updated.cancel_at_period_end };

@@ -15,8 +15,8 @@ export interface RateBudget {
 
 /** A refused call: 429 RATE_LIMITED, with what the caller needs to wait. */
 export class RateLimited extends AppError {
-  constructor(readonly budget: RateBudget, scope: BudgetScope | 'sign-in') {
-    const what = { key: 'this API key', workspace: 'this workspace', 'sign-in': 'this sign-in step' }[scope];
+  constructor(readonly budget: RateBudget, scope: BudgetScope | 'sign-in' | 'billing') {
+    const what = { key: 'this API key', workspace: 'this workspace', 'sign-in': 'this sign-in step', billing: "this account's payment calls" }[scope];
     super('RATE_LIMITED', 429, `Too many requests for ${what}; retry in ${budget.resetSeconds} s.`, {
       retry_after_seconds: budget.resetSeconds,
     });

@@ -153,6 +153,26 @@ describe('billing with Stripe', () => {
       for (const e of held) expect(await stripe.send(e)).toBe(200);
       expect((await accountOf(h, id)).plan).toBe('free');
     });
+
+    it("counts each account's calls that ask Stripe (30 in 10 minutes): one more is 429 RATE_LIMITED with Retry-After and asks Stripe nothing, and another account is not held back", async () => {
+      const account = await h.provision('build');
+      const other = await h.provision('build');
+      await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'pro' });
+      await h.http.post('/v1/billing/checkout').set('X-API-Key', other.adminKey).send({ plan: 'pro' });
+      for (let i = 0; i < 28; i += 1) expect((await h.http.post('/v1/billing/portal').set('X-API-Key', account.adminKey)).status).toBe(200);
+      expect((await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 500 })).status).toBe(200);
+      const asked = stripe.requests.length;
+      for (const refused of [
+        await h.http.post('/v1/billing/portal').set('X-API-Key', account.adminKey),
+        await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 500 }),
+        await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'growth' }),
+      ]) {
+        expectError(refused, 429, 'RATE_LIMITED');
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      }
+      expect(stripe.requests.length).toBe(asked);
+      expect((await h.http.post('/v1/billing/portal').set('X-API-Key', other.adminKey)).status).toBe(200);
+    });
   });
 
   describe('subscription', () => {
