@@ -106,7 +106,12 @@ export function toSpace(space: KnnSpace, X: Float64Array, n: number, F: number):
   return Z;
 }
 
-function distance(space: KnnSpace, A: Float64Array, a: number, B: Float64Array, b: number, F: number): number {
+/**
+ * The squared distance of row a of A to row b of B: numeric features' squared differences, a
+ * categorical mismatch adding its weight, summed in feature order. neighbourLists and predictKnn
+ * inline this sum, in this order, so their distances are this function's to the last bit.
+ */
+export function distance(space: KnnSpace, A: Float64Array, a: number, B: Float64Array, b: number, F: number): number {
   let s = 0;
   const oa = a * F;
   const ob = b * F;
@@ -127,14 +132,26 @@ function distance(space: KnnSpace, A: Float64Array, a: number, B: Float64Array, 
  */
 function insert(dist: Float64Array, idx: Int32Array, len: number, cap: number, d: number, j: number): number {
   if (len === cap && !(d < dist[len - 1])) return len;
-  let pos = len === cap ? len - 1 : len;
-  while (pos > 0 && dist[pos - 1] > d) {
-    dist[pos] = dist[pos - 1];
-    idx[pos] = idx[pos - 1];
-    pos--;
+  const end = len === cap ? len - 1 : len;
+  // the first entry farther than d (binary search), then the rest moved up one
+  let lo = 0;
+  let hi = end;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (dist[mid] > d) hi = mid;
+    else lo = mid + 1;
   }
-  dist[pos] = d;
-  idx[pos] = j;
+  if (end - lo > 8) {
+    dist.copyWithin(lo + 1, lo, end);
+    idx.copyWithin(lo + 1, lo, end);
+  } else {
+    for (let t = end; t > lo; t--) {
+      dist[t] = dist[t - 1];
+      idx[t] = idx[t - 1];
+    }
+  }
+  dist[lo] = d;
+  idx[lo] = j;
   return len === cap ? len : len + 1;
 }
 
@@ -162,18 +179,59 @@ export interface NeighbourLists {
   L: number;
 }
 
-/** Each row's L nearest other rows. */
+/**
+ * Each row's L nearest other rows. A pair's distance is computed once, for its earlier row, and kept
+ * (the upper triangle, n(n-1)/2 doubles: 16 MB at 2,000 rows) for the later one: (a - b)² and
+ * (b - a)² are the same double, and each row still meets the others in index order, so the lists are
+ * those of computing every pair from both ends.
+ */
 export function neighbourLists(space: KnnSpace, Z: Float64Array, n: number, F: number, listSize: number): NeighbourLists {
   const L = Math.min(listSize, n - 1);
   const idx = new Int32Array(n * L);
   const dist = new Float64Array(n * L);
   const bd = new Float64Array(L);
   const bi = new Int32Array(L);
+  const upper = new Float64Array((n * (n - 1)) / 2);
+  // row r's pairs (r, j > r) start at upper[start(r)]
+  const start = (r: number): number => r * n - (r * (r + 1)) / 2 - r - 1;
+  const cat = space.categorical;
+  // a categorical mismatch's squared distance (the product distance() adds)
+  const mismatch = Float64Array.from(space.scale, (v) => v * v);
+  let allNumeric = true;
+  for (let f = 0; f < F; f++) if (cat[f]) allNumeric = false;
   for (let i = 0; i < n; i++) {
     let len = 0;
-    for (let j = 0; j < n; j++) {
-      if (j === i) continue;
-      len = insert(bd, bi, len, L, distance(space, Z, i, Z, j, F), j);
+    for (let j = 0; j < i; j++) {
+      const s = upper[start(j) + i];
+      // insert()'s own test, first: most rows are farther than the list's last
+      if (len < L || s < bd[L - 1]) len = insert(bd, bi, len, L, s, j);
+    }
+    const row = start(i);
+    const oi = i * F;
+    for (let j = i + 1; j < n; j++) {
+      // distance(), inlined: the same sum in the same order
+      let s: number;
+      if (allNumeric) {
+        s = 0;
+        const oj = j * F;
+        for (let f = 0; f < F; f++) {
+          const d = Z[oi + f] - Z[oj + f];
+          s += d * d;
+        }
+      } else {
+        s = 0;
+        const oj = j * F;
+        for (let f = 0; f < F; f++) {
+          if (cat[f]) {
+            if (Z[oi + f] !== Z[oj + f]) s += mismatch[f];
+          } else {
+            const d = Z[oi + f] - Z[oj + f];
+            s += d * d;
+          }
+        }
+      }
+      upper[row + j] = s;
+      if (len < L || s < bd[L - 1]) len = insert(bd, bi, len, L, s, j);
     }
     idx.set(bi.subarray(0, L), i * L);
     dist.set(bd.subarray(0, L), i * L);
