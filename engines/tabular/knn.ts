@@ -25,6 +25,13 @@ export interface KnnOptions {
   catWeight: number;
   /** the member is kept only when the mixture raises the out-of-fold ROC AUC by at least this (default 0) */
   minGain?: number;
+  /**
+   * Relevance-weighed distance (experiments, twentieth round): powers p of a metric where each
+   * feature's squared distance weighs r^p / max r^p, r its univariate relevance (|2 AUC - 1|) on the
+   * rows the member may use; with several, the metric is chosen with k by leave-one-out ROC AUC on
+   * those rows (p = 0: every feature weighs the same). Absent: 17.0.0's metric, its lists shared by the folds.
+   */
+  relevance?: number | number[];
 }
 
 export const DEFAULT_KNN_OPTIONS: KnnOptions = { maxRows: 2000, ks: [5, 10, 20, 40], listSize: 128, floor: 0.01, catWeight: 1 };
@@ -106,7 +113,12 @@ export function toSpace(space: KnnSpace, X: Float64Array, n: number, F: number):
   return Z;
 }
 
-function distance(space: KnnSpace, A: Float64Array, a: number, B: Float64Array, b: number, F: number): number {
+/**
+ * The squared distance of row a of A to row b of B: numeric features' squared differences, a
+ * categorical mismatch adding its weight, summed in feature order. neighbourLists and predictKnn
+ * inline this sum, in this order, so their distances are this function's to the last bit.
+ */
+export function distance(space: KnnSpace, A: Float64Array, a: number, B: Float64Array, b: number, F: number): number {
   let s = 0;
   const oa = a * F;
   const ob = b * F;
@@ -127,14 +139,26 @@ function distance(space: KnnSpace, A: Float64Array, a: number, B: Float64Array, 
  */
 function insert(dist: Float64Array, idx: Int32Array, len: number, cap: number, d: number, j: number): number {
   if (len === cap && !(d < dist[len - 1])) return len;
-  let pos = len === cap ? len - 1 : len;
-  while (pos > 0 && dist[pos - 1] > d) {
-    dist[pos] = dist[pos - 1];
-    idx[pos] = idx[pos - 1];
-    pos--;
+  const end = len === cap ? len - 1 : len;
+  // the first entry farther than d (binary search), then the rest moved up one
+  let lo = 0;
+  let hi = end;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (dist[mid] > d) hi = mid;
+    else lo = mid + 1;
   }
-  dist[pos] = d;
-  idx[pos] = j;
+  if (end - lo > 8) {
+    dist.copyWithin(lo + 1, lo, end);
+    idx.copyWithin(lo + 1, lo, end);
+  } else {
+    for (let t = end; t > lo; t--) {
+      dist[t] = dist[t - 1];
+      idx[t] = idx[t - 1];
+    }
+  }
+  dist[lo] = d;
+  idx[lo] = j;
   return len === cap ? len : len + 1;
 }
 
@@ -162,18 +186,59 @@ export interface NeighbourLists {
   L: number;
 }
 
-/** Each row's L nearest other rows. */
+/**
+ * Each row's L nearest other rows. A pair's distance is computed once, for its earlier row, and kept
+ * (the upper triangle, n(n-1)/2 doubles: 16 MB at 2,000 rows) for the later one: (a - b)² and
+ * (b - a)² are the same double, and each row still meets the others in index order, so the lists are
+ * those of computing every pair from both ends.
+ */
 export function neighbourLists(space: KnnSpace, Z: Float64Array, n: number, F: number, listSize: number): NeighbourLists {
   const L = Math.min(listSize, n - 1);
   const idx = new Int32Array(n * L);
   const dist = new Float64Array(n * L);
   const bd = new Float64Array(L);
   const bi = new Int32Array(L);
+  const upper = new Float64Array((n * (n - 1)) / 2);
+  // row r's pairs (r, j > r) start at upper[start(r)]
+  const start = (r: number): number => r * n - (r * (r + 1)) / 2 - r - 1;
+  const cat = space.categorical;
+  // a categorical mismatch's squared distance (the product distance() adds)
+  const mismatch = Float64Array.from(space.scale, (v) => v * v);
+  let allNumeric = true;
+  for (let f = 0; f < F; f++) if (cat[f]) allNumeric = false;
   for (let i = 0; i < n; i++) {
     let len = 0;
-    for (let j = 0; j < n; j++) {
-      if (j === i) continue;
-      len = insert(bd, bi, len, L, distance(space, Z, i, Z, j, F), j);
+    for (let j = 0; j < i; j++) {
+      const s = upper[start(j) + i];
+      // insert()'s own test, first: most rows are farther than the list's last
+      if (len < L || s < bd[L - 1]) len = insert(bd, bi, len, L, s, j);
+    }
+    const row = start(i);
+    const oi = i * F;
+    for (let j = i + 1; j < n; j++) {
+      // distance(), inlined: the same sum in the same order
+      let s: number;
+      if (allNumeric) {
+        s = 0;
+        const oj = j * F;
+        for (let f = 0; f < F; f++) {
+          const d = Z[oi + f] - Z[oj + f];
+          s += d * d;
+        }
+      } else {
+        s = 0;
+        const oj = j * F;
+        for (let f = 0; f < F; f++) {
+          if (cat[f]) {
+            if (Z[oi + f] !== Z[oj + f]) s += mismatch[f];
+          } else {
+            const d = Z[oi + f] - Z[oj + f];
+            s += d * d;
+          }
+        }
+      }
+      upper[row + j] = s;
+      if (len < L || s < bd[L - 1]) len = insert(bd, bi, len, L, s, j);
     }
     idx.set(bi.subarray(0, L), i * L);
     dist.set(bd.subarray(0, L), i * L);
@@ -200,6 +265,11 @@ function rowOutputs(lists: NeighbourLists, i: number, skip: Uint8Array, y: Float
 
 /** The k of the grid with the greatest leave-one-out ROC AUC on the rows not skipped (the smaller k on ties). */
 export function chooseK(lists: NeighbourLists, n: number, skip: Uint8Array, y: Float64Array, opts: KnnOptions): number {
+  return chooseKAuc(lists, n, skip, y, opts).k;
+}
+
+/** chooseK, with the chosen k's leave-one-out ROC AUC. */
+export function chooseKAuc(lists: NeighbourLists, n: number, skip: Uint8Array, y: Float64Array, opts: KnnOptions): { k: number; auc: number } {
   const ks = opts.ks;
   const maxK = Math.max(...ks);
   const bufD = new Float64Array(maxK + 1);
@@ -225,7 +295,92 @@ export function chooseK(lists: NeighbourLists, n: number, skip: Uint8Array, y: F
       best = k;
     }
   });
-  return best;
+  return { k: best, auc: bestAuc };
+}
+
+/**
+ * A feature's univariate relevance on the given rows (the rows the member may use, so no held-out
+ * target is read): |2 AUC - 1| of the standardised value (a missing value at its fill) for a numeric
+ * feature; for a categorical one, 2 AUC - 1 of its category's share of positives among those rows
+ * (smoothed by one prior row). Not a leave-one-out share: that ranks every row of a category below
+ * the category's other rows of the other class, which counts every pair within a category as wrong
+ * and took a few-category column's AUC under 0.5 (relevance 0) in this round's first runs.
+ */
+export function featureRelevance(space: KnnSpace, Z: Float64Array, F: number, rows: ArrayLike<number>, y: Float64Array): Float64Array {
+  const m = rows.length;
+  const r = new Float64Array(F);
+  const yr = Float64Array.from({ length: m }, (_, t) => y[rows[t]]);
+  let prior = 0;
+  for (let t = 0; t < m; t++) prior += yr[t];
+  prior /= Math.max(1, m);
+  const score = new Float64Array(m);
+  for (let f = 0; f < F; f++) {
+    if (space.categorical[f]) {
+      const pos = new Map<number, number>();
+      const cnt = new Map<number, number>();
+      for (let t = 0; t < m; t++) {
+        const c = Z[rows[t] * F + f];
+        pos.set(c, (pos.get(c) ?? 0) + yr[t]);
+        cnt.set(c, (cnt.get(c) ?? 0) + 1);
+      }
+      for (let t = 0; t < m; t++) {
+        const c = Z[rows[t] * F + f];
+        score[t] = ((pos.get(c) as number) + prior) / ((cnt.get(c) as number) + 1);
+      }
+      const auc = rocAuc(yr, score);
+      r[f] = Number.isNaN(auc) ? 0 : Math.max(0, 2 * auc - 1);
+    } else {
+      if (space.scale[f] === 0) continue;
+      for (let t = 0; t < m; t++) score[t] = Z[rows[t] * F + f];
+      const auc = rocAuc(yr, score);
+      r[f] = Number.isNaN(auc) ? 0 : Math.abs(2 * auc - 1);
+    }
+  }
+  return r;
+}
+
+/**
+ * The space with each feature's squared distance weighed by r^power / max r^power (the scale times
+ * the weight's root; a numeric fill moves with it). All relevances 0: the space as it is.
+ */
+export function weighSpace(space: KnnSpace, relevance: Float64Array, power: number): KnnSpace {
+  const F = relevance.length;
+  let top = 0;
+  for (let f = 0; f < F; f++) top = Math.max(top, Math.pow(relevance[f], power));
+  if (!(top > 0)) return space;
+  const scale = new Float64Array(F);
+  const fill = new Float64Array(F);
+  for (let f = 0; f < F; f++) {
+    const root = Math.sqrt(Math.pow(relevance[f], power) / top);
+    scale[f] = space.scale[f] * root;
+    fill[f] = space.categorical[f] ? space.fill[f] : space.fill[f] * root;
+  }
+  return { categorical: space.categorical, centre: space.centre, scale, fill };
+}
+
+/**
+ * Each row's L nearest rows among `pool` (ascending indices; the row itself excluded), L at most
+ * listSize: with the pool holding only rows the member may use, no list entry is ever skipped.
+ */
+export function neighbourListsAmong(space: KnnSpace, Z: Float64Array, n: number, F: number, listSize: number, pool: Int32Array): NeighbourLists {
+  const L = Math.max(0, Math.min(listSize, pool.length - 1));
+  const idx = new Int32Array(n * L);
+  const dist = new Float64Array(n * L).fill(Infinity);
+  if (L === 0) return { idx, dist, L };
+  const bd = new Float64Array(L);
+  const bi = new Int32Array(L);
+  for (let i = 0; i < n; i++) {
+    let len = 0;
+    for (let t = 0; t < pool.length; t++) {
+      const j = pool[t];
+      if (j === i) continue;
+      len = insert(bd, bi, len, L, distance(space, Z, i, Z, j, F), j);
+    }
+    // len === L: a pooled row has pool.length - 1 >= L candidates, any other row one more
+    idx.set(bi, i * L);
+    dist.set(bd, i * L);
+  }
+  return { idx, dist, L };
 }
 
 export interface KnnFit {
@@ -236,6 +391,10 @@ export interface KnnFit {
   oofOut: Float64Array;
   /** k chosen per fold */
   foldKs: number[];
+  /** the relevance power chosen per fold (relevance) */
+  foldPowers?: number[];
+  /** the encoded rows, kept when the model's part is placed in a weighed space of its own (relevance) */
+  X?: Float64Array;
 }
 
 /**
@@ -246,6 +405,7 @@ export interface KnnFit {
 export function fitKnnOof(X: Float64Array, n: number, F: number, categorical: Int32Array, y: Float64Array, folds: Int32Array[], opts: KnnOptions): KnnFit {
   const space = fitSpace(X, n, F, categorical, opts.catWeight);
   const Z = toSpace(space, X, n, F);
+  if (relevancePowers(opts).length > 0) return fitWeighedOof(space, X, Z, n, F, y, folds, opts);
   const lists = neighbourLists(space, Z, n, F, opts.listSize);
   const oofOut = new Float64Array(n * 2).fill(NaN);
   const times = new Int32Array(n);
@@ -279,8 +439,82 @@ export function fitKnnOof(X: Float64Array, n: number, F: number, categorical: In
   return { space, Z, lists, oofOut, foldKs };
 }
 
+/** KnnOptions.relevance as a list of powers (empty: 17.0.0's metric). */
+export function relevancePowers(opts: KnnOptions): number[] {
+  const r = opts.relevance;
+  return r === undefined ? [] : typeof r === 'number' ? [r] : r;
+}
+
+/**
+ * The relevance power (and k) with the greatest leave-one-out ROC AUC on the pooled rows (the earlier
+ * power on ties), the weights read from the pooled rows alone; each row's neighbours among them.
+ */
+function chooseMetric(space: KnnSpace, X: Float64Array, Z: Float64Array, n: number, F: number, y: Float64Array, pool: Int32Array, skip: Uint8Array, opts: KnnOptions): { space: KnnSpace; W: Float64Array; lists: NeighbourLists; k: number; power: number } {
+  const relevance = featureRelevance(space, Z, F, pool, y);
+  const maxK = Math.max(...opts.ks);
+  let best: { space: KnnSpace; W: Float64Array; lists: NeighbourLists; k: number; power: number; auc: number } | undefined;
+  for (const power of relevancePowers(opts)) {
+    const weighed = weighSpace(space, relevance, power);
+    const W = toSpace(weighed, X, n, F);
+    const lists = neighbourListsAmong(weighed, W, n, F, maxK + 1, pool);
+    const { k, auc } = chooseKAuc(lists, n, skip, y, opts);
+    if (!best || auc > best.auc) best = { space: weighed, W, lists, k, power, auc };
+  }
+  if (!best) throw new Error('no relevance power');
+  return best;
+}
+
+/**
+ * fitKnnOof with a relevance-weighed metric: each fold's weights come from the other folds' rows alone
+ * (a held-out row's target weighs no feature of its own output), and each row's neighbours are searched
+ * among those rows only, so lists need no more than max(ks) + 1 entries. `lists` is left empty: the
+ * model's part weighs the features on all rows (knnPart).
+ */
+function fitWeighedOof(space: KnnSpace, X: Float64Array, Z: Float64Array, n: number, F: number, y: Float64Array, folds: Int32Array[], opts: KnnOptions): KnnFit {
+  const oofOut = new Float64Array(n * 2).fill(NaN);
+  const times = new Int32Array(n);
+  const skip = new Uint8Array(n);
+  const maxK = Math.max(...opts.ks);
+  const bufD = new Float64Array(maxK + 1);
+  const bufI = new Int32Array(maxK + 1);
+  const o = new Float64Array(1);
+  const foldKs: number[] = [];
+  const foldPowers: number[] = [];
+  for (const valid of folds) {
+    skip.fill(0);
+    for (const r of valid) skip[r] = 1;
+    const pool: number[] = [];
+    for (let i = 0; i < n; i++) if (!skip[i]) pool.push(i);
+    const poolRows = Int32Array.from(pool);
+    const { lists, k, power } = chooseMetric(space, X, Z, n, F, y, poolRows, skip, opts);
+    foldKs.push(k);
+    foldPowers.push(power);
+    let prior = 0;
+    for (const i of pool) prior += y[i];
+    prior /= Math.max(1, pool.length);
+    for (const r of valid) {
+      rowOutputs(lists, r, skip, y, [k], opts.floor, prior, bufD, bufI, o);
+      if (times[r] === 0) oofOut[r * 2 + 1] = o[0];
+      else oofOut[r * 2 + 1] += o[0];
+      times[r]++;
+    }
+  }
+  for (let r = 0; r < n; r++) {
+    if (times[r] === 0) continue;
+    oofOut[r * 2 + 1] /= times[r];
+    oofOut[r * 2] = 1 - oofOut[r * 2 + 1];
+  }
+  return { space, Z, X, lists: { idx: new Int32Array(0), dist: new Float64Array(0), L: 0 }, oofOut, foldKs, foldPowers };
+}
+
 /** The model's part: all rows stored, k chosen by leave-one-out on all rows. */
 export function knnPart(fit: KnnFit, n: number, F: number, y: Float64Array, opts: KnnOptions, weight: number): KnnPart {
+  if (relevancePowers(opts).length > 0) {
+    // the weighed metric of all rows, fitted only for a member that is kept
+    const all = Int32Array.from({ length: n }, (_, i) => i);
+    const { space, W, k } = chooseMetric(fit.space, fit.X as Float64Array, fit.Z, n, F, y, all, new Uint8Array(n), opts);
+    return { n, nFeatures: F, ...space, Z: W, y: Float64Array.from(y), k, floor: opts.floor, weight };
+  }
   const k = chooseK(fit.lists, n, new Uint8Array(n), y, opts);
   return { n, nFeatures: F, ...fit.space, Z: fit.Z, y: Float64Array.from(y), k, floor: opts.floor, weight };
 }

@@ -155,7 +155,7 @@ export interface TrainResult {
   /** engine 11: the group member's key (feature indices) and gain, when a key was searched */
   group?: { columns: number[]; gain?: number };
   /** the kNN member's weight and per-fold k, when fitted */
-  knn?: { weight?: number; gain?: number; foldKs?: number[]; k?: number };
+  knn?: { weight?: number; gain?: number; foldKs?: number[]; k?: number; foldPowers?: number[] };
 }
 
 export interface TrainSettings {
@@ -520,6 +520,8 @@ export interface KnnMemberResult {
   gain?: number;
   /** k chosen on each fold's training rows */
   foldKs?: number[];
+  /** the relevance power chosen on each fold's training rows (KnnOptions.relevance) */
+  foldPowers?: number[];
 }
 
 /**
@@ -552,8 +554,8 @@ export function addKnnMember(p: Prepared, core: CoreResult, modelOut: Float64Arr
   const fit = fitKnnOof(p.X, p.n, p.F, p.categorical, p.y, folds, opts);
   const { weight, loss, zeroLoss } = mixWeight(p.task, p.y, modelOut, fit.oofOut, 2, 'roc_auc');
   const gain = zeroLoss - loss;
-  if (!(weight > 0) || (opts.minGain !== undefined && !(gain >= opts.minGain))) return { oofOut: fit.oofOut, weight, gain, foldKs: fit.foldKs };
-  return { part: knnPart(fit, p.n, p.F, p.y, opts, weight), oofOut: fit.oofOut, weight, gain, foldKs: fit.foldKs };
+  if (!(weight > 0) || (opts.minGain !== undefined && !(gain >= opts.minGain))) return { oofOut: fit.oofOut, weight, gain, foldKs: fit.foldKs, foldPowers: fit.foldPowers };
+  return { part: knnPart(fit, p.n, p.F, p.y, opts, weight), oofOut: fit.oofOut, weight, gain, foldKs: fit.foldKs, foldPowers: fit.foldPowers };
 }
 
 export interface GroupMemberResult {
@@ -701,5 +703,5 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     topFactors = toShares(imp);
     if (topFactors.length === 0) topFactors = toShares(gainImportance(core.predictor, a.features));
   }
-  return { model, report: a.report, validation, topFactors, core, ...(group?.columns ? { group: { columns: group.columns, gain: group.gain } } : {}), ...(knn && knn.weight !== undefined ? { knn: { weight: knn.weight, gain: knn.gain, foldKs: knn.foldKs, k: knn.part?.k } } : {}) };
+  return { model, report: a.report, validation, topFactors, core, ...(group?.columns ? { group: { columns: group.columns, gain: group.gain } } : {}), ...(knn && knn.weight !== undefined ? { knn: { weight: knn.weight, gain: knn.gain, foldKs: knn.foldKs, k: knn.part?.k, ...(knn.foldPowers ? { foldPowers: knn.foldPowers } : {}) } } : {}) };
 }
