@@ -313,9 +313,9 @@ export class Billing {
       .fork()
       .getConnection()
       .execute(`update accounts set stripe_customer_id = ? where id = ? and stripe_customer_id is not distinct from ?`, [customer.id, account.id, stored]);
-    const now = (await this.account(accountId)).stripeCustomerId;
-    if (!now) throw new Error(`account ${accountId} has no Stripe customer after creating one`);
-    return now;
+    const kept = (await this.account(accountId)).stripeCustomerId;
+    if (!kept) throw new Error(`account ${accountId} has no Stripe customer after creating one`);
+    return kept;
   }
 
   private async price(lookupKey: string): Promise<Stripe.Price> {
