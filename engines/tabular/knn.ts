@@ -407,6 +407,22 @@ export function fitKnnOof(X: Float64Array, n: number, F: number, categorical: In
   const Z = toSpace(space, X, n, F);
   if (relevancePowers(opts).length > 0) return fitWeighedOof(space, X, Z, n, F, y, folds, opts);
   const lists = neighbourLists(space, Z, n, F, opts.listSize);
+  const { oofOut, foldKs } = foldOutputs(n, y, folds, opts, (skip) => ({ lists, k: chooseK(lists, n, skip, y, opts) }));
+  return { space, Z, lists, oofOut, foldKs };
+}
+
+/**
+ * Out-of-fold outputs over the folds: each fold's held-out rows scored from the lists and k that
+ * `metricOf` gives for the rows the member may use (`skip` marks the held-out ones), against those
+ * rows' share of positives; a row held out more than once gets the mean of its outputs.
+ */
+function foldOutputs(
+  n: number,
+  y: Float64Array,
+  folds: Int32Array[],
+  opts: KnnOptions,
+  metricOf: (skip: Uint8Array) => { lists: NeighbourLists; k: number; power?: number },
+): { oofOut: Float64Array; foldKs: number[]; foldPowers: number[] } {
   const oofOut = new Float64Array(n * 2).fill(NaN);
   const times = new Int32Array(n);
   const skip = new Uint8Array(n);
@@ -415,11 +431,13 @@ export function fitKnnOof(X: Float64Array, n: number, F: number, categorical: In
   const bufI = new Int32Array(maxK + 1);
   const o = new Float64Array(1);
   const foldKs: number[] = [];
+  const foldPowers: number[] = [];
   for (const valid of folds) {
     skip.fill(0);
     for (const r of valid) skip[r] = 1;
-    const k = chooseK(lists, n, skip, y, opts);
+    const { lists, k, power } = metricOf(skip);
     foldKs.push(k);
+    if (power !== undefined) foldPowers.push(power);
     let prior = 0;
     let cnt = 0;
     for (let i = 0; i < n; i++) if (!skip[i]) { prior += y[i]; cnt++; }
@@ -436,7 +454,7 @@ export function fitKnnOof(X: Float64Array, n: number, F: number, categorical: In
     oofOut[r * 2 + 1] /= times[r];
     oofOut[r * 2] = 1 - oofOut[r * 2 + 1];
   }
-  return { space, Z, lists, oofOut, foldKs };
+  return { oofOut, foldKs, foldPowers };
 }
 
 /** KnnOptions.relevance as a list of powers (empty: 17.0.0's metric). */
@@ -471,39 +489,11 @@ function chooseMetric(space: KnnSpace, X: Float64Array, Z: Float64Array, n: numb
  * model's part weighs the features on all rows (knnPart).
  */
 function fitWeighedOof(space: KnnSpace, X: Float64Array, Z: Float64Array, n: number, F: number, y: Float64Array, folds: Int32Array[], opts: KnnOptions): KnnFit {
-  const oofOut = new Float64Array(n * 2).fill(NaN);
-  const times = new Int32Array(n);
-  const skip = new Uint8Array(n);
-  const maxK = Math.max(...opts.ks);
-  const bufD = new Float64Array(maxK + 1);
-  const bufI = new Int32Array(maxK + 1);
-  const o = new Float64Array(1);
-  const foldKs: number[] = [];
-  const foldPowers: number[] = [];
-  for (const valid of folds) {
-    skip.fill(0);
-    for (const r of valid) skip[r] = 1;
+  const { oofOut, foldKs, foldPowers } = foldOutputs(n, y, folds, opts, (skip) => {
     const pool: number[] = [];
     for (let i = 0; i < n; i++) if (!skip[i]) pool.push(i);
-    const poolRows = Int32Array.from(pool);
-    const { lists, k, power } = chooseMetric(space, X, Z, n, F, y, poolRows, skip, opts);
-    foldKs.push(k);
-    foldPowers.push(power);
-    let prior = 0;
-    for (const i of pool) prior += y[i];
-    prior /= Math.max(1, pool.length);
-    for (const r of valid) {
-      rowOutputs(lists, r, skip, y, [k], opts.floor, prior, bufD, bufI, o);
-      if (times[r] === 0) oofOut[r * 2 + 1] = o[0];
-      else oofOut[r * 2 + 1] += o[0];
-      times[r]++;
-    }
-  }
-  for (let r = 0; r < n; r++) {
-    if (times[r] === 0) continue;
-    oofOut[r * 2 + 1] /= times[r];
-    oofOut[r * 2] = 1 - oofOut[r * 2 + 1];
-  }
+    return chooseMetric(space, X, Z, n, F, y, Int32Array.from(pool), skip, opts);
+  });
   return { space, Z, X, lists: { idx: new Int32Array(0), dist: new Float64Array(0), L: 0 }, oofOut, foldKs, foldPowers };
 }
 
