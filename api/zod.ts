@@ -49,7 +49,8 @@ export function coerceFormFields(schema: ZodType | undefined, fields: unknown): 
   if (!shape) return fields;
   const out: Record<string, unknown> = { ...(fields as Record<string, unknown>) };
   for (const [name, raw] of Object.entries(out)) {
-    const field = shape[name];
+    // own keys only: a field named `constructor` found Object's constructor in the shape and failed with 500
+    const field = Object.hasOwn(shape, name) ? shape[name] : undefined;
     if (!field || typeof raw !== 'string') continue;
     const text = raw.trim();
     const { kind, element } = fieldKind(field);

@@ -145,7 +145,17 @@ export async function readBody(ctx: Context, kind: BodyKind, config: AppConfig, 
   }
 }
 
+/**
+ * A part named `__proto__` is given to formidable under this name instead: formidable collects fields
+ * with `fields[name] = [value]`, so a field named `__proto__` replaced the prototype of the object of
+ * fields, and its value came back as a field named "0" (a ninth probe). A symbol is read, counted and
+ * held to the limits like any field, and never copied into the body (koa-body copies string keys).
+ */
+const REFUSED_FIELD_NAME = Symbol('refused multipart field name');
+const REFUSED_FIELD_NAMES = new Set(['__proto__']);
+
 async function readMultipart(ctx: Context, limits: (typeof PLANS)[PlanName], uploadDir: string): Promise<UploadedFile | null> {
+  let refusedName: string | null = null;
   try {
     await runParser(
       ctx,
@@ -167,6 +177,13 @@ async function readMultipart(ctx: Context, limits: (typeof PLANS)[PlanName], upl
           allowEmptyFiles: false,
           maxFields: MAX_MULTIPART_FIELDS,
           maxFieldsSize: limits.maxDatasetBytes,
+          onPart: (part, handlePart) => {
+            if (part.name !== null && REFUSED_FIELD_NAMES.has(part.name)) {
+              refusedName ??= part.name;
+              (part as { name: unknown }).name = REFUSED_FIELD_NAME;
+            }
+            handlePart(part);
+          },
         },
       }),
     );
@@ -184,6 +201,7 @@ async function readMultipart(ctx: Context, limits: (typeof PLANS)[PlanName], upl
     if (isTooLarge(err)) throw new AppError('FILE_TOO_LARGE', 413, `The uploaded file is larger than the ${Math.round(limits.maxFileBytes / 1048576)} MiB your plan accepts.`);
     throw new AppError('CSV_UNREADABLE', 400, 'The multipart body could not be read.');
   }
+  if (refusedName !== null) throw new AppError('VALIDATION_ERROR', 400, `A multipart field may not be named "${refusedName}".`);
   const unstorable = findUnstorable(ctx.request.body, 'body');
   if (unstorable) throw new AppError('VALIDATION_ERROR', 400, `Invalid ${unstorable}.`);
   const files = ctx.request.files;

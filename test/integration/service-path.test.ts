@@ -572,6 +572,27 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expectError(res, 400, 'VALIDATION_ERROR');
     });
 
+    it('names a multipart field called __proto__ as not allowed and refuses one called constructor as an unknown field (a ninth probe: "Unrecognized key \\"0\\"" and 500), with no charge', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      const before = await credits(account.id);
+      const body = JSON.stringify(rows(2));
+      const proto = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).field('__proto__', 'x').field('rows', body);
+      expectError(proto, 400, 'VALIDATION_ERROR');
+      expect(proto.body.messageDetail).toBe('A multipart field may not be named "__proto__".');
+      const upload = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'y').field('__proto__', '{"a":1}').attach('file', Buffer.from('x,y\n1,2\n'), 'a.csv');
+      expectError(upload, 400, 'VALIDATION_ERROR');
+      expect(upload.body.messageDetail).toContain('__proto__');
+      for (const name of ['constructor', 'toString', 'hasOwnProperty']) {
+        const res = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).field(name, 'x').field('rows', body);
+        expectError(res, 400, 'VALIDATION_ERROR');
+        expect(res.body.messageDetail).toBe(`Invalid body: Unrecognized key: "${name}".`);
+      }
+      expect(await credits(account.id)).toBe(before);
+      // the same call without the extra field is read and charged as before
+      expect((await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).field('rows', body)).status).toBe(200);
+      expect(await credits(account.id)).toBe(before - 2);
+    });
+
     it('holds multipart form fields to the plan’s dataset bytes and to 50 fields (an eighth probe: a free plan’s 16 MiB of rows in a `data` field passed its 10 MiB limit, and 1,200 fields beside a 5-byte file were FILE_TOO_LARGE)', async () => {
       const { apiKey } = await h.provision('free');
       // 11 MiB of rows written as JSON in the `data` field: a JSON body so large is 413 DATASET_TOO_LARGE, and so is this
