@@ -1,6 +1,7 @@
 import { Client as PgClient } from 'pg';
 import { TABULAR_ENGINE } from '../../engines/tabular/index';
-import { ModelVersionSchema, OutcomeSchema } from '../../db/entities';
+import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
+import { gunzipJson } from '../../services/compression';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { expectError, startHarness, type Harness } from '../support/harness';
 
@@ -90,6 +91,40 @@ describe('feedback loop: outcomes, refresh, performance', () => {
       ['folded', 2],
     ]);
     expectError(await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey), 409, 'NO_PENDING_OUTCOMES');
+  });
+
+  it('folds outcomes as rows equal, key order included, to their features plus the target (awkward names and values, 12,000 outcomes over several pages of the fold\'s cursor), and marks every one folded', async () => {
+    const account = await h.provision('build');
+    const columns = ['10', 'naïve "col"', 'back\\slash', 'a b'];
+    const target = '2 "y"';
+    const value = (i: number): Array<string | number | null> => [i % 7, i % 3 === 0 ? null : `s\u00e9 "${i % 4}" \\ \n`, i % 5 === 0 ? 1e21 : -0.1 * (i % 9), i % 2 === 0 ? 'x' : 'y'];
+    const rowOf = (i: number) => Object.fromEntries(columns.map((c, j) => [c, value(i)[j]]));
+    const data = Array.from({ length: 80 }, (_, i) => ({ ...rowOf(i), [target]: i % 3 === 0 ? 'up' : 'down' }));
+    const trained = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target, engine: 'tabular-gbdt', data });
+    expect(trained.status).toBe(201);
+    const modelId = trained.body.id as string;
+    const reported: Array<{ features: Record<string, unknown>; actual: string }> = [];
+    for (let batch = 0; batch < 2; batch++) {
+      const outcomes = Array.from({ length: 6_000 }, (_, k) => ({ features: rowOf(batch * 6_000 + k), actual: k % 2 === 0 ? 'up' : 'down' }));
+      const res = await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send({ outcomes });
+      expect(res.status).toBe(201);
+      reported.push(...outcomes);
+    }
+    const refreshed = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', account.apiKey);
+    expect(refreshed.status).toBe(201);
+    expect(refreshed.body.version).toEqual(expect.objectContaining({ number: 2, outcomes_folded: 12_000, context_rows: 12_080 }));
+    const [chunk] = await h.orm.em.fork().find(ContextChunkSchema, { model: modelId, versionNumber: 2 }, { populate: ['data'] });
+    const folded = await gunzipJson<Array<Record<string, unknown>>>(chunk!.data);
+    // in the order they were reported; each row is what the JSON of its features plus the target reads as
+    const stored = await h.orm.em.fork().find(OutcomeSchema, { modelId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    const expected = stored.map((o) => ({ ...o.features, [target]: o.actual }));
+    expect(folded).toHaveLength(12_000);
+    expect(folded.map((r) => Object.keys(r))).toEqual(expected.map((r) => Object.keys(r)));
+    expect(folded).toEqual(expected);
+    // and they are the rows reported (stored as jsonb, whose key order is its own)
+    const canonical = (row: Record<string, unknown>) => JSON.stringify(Object.keys(row).sort().map((k) => [k, row[k]]));
+    expect(folded.map(canonical).sort()).toEqual(reported.map((o) => canonical({ ...o.features, [target]: o.actual })).sort());
+    expect(new Set(stored.map((o) => `${o.status}:${o.foldedInVersion}`))).toEqual(new Set(['folded:2']));
   });
 
   it('reads a regression outcome\'s numeric text as the engine does: "0x10", "0b101" and "0o17" are 400 (the engine found them non-numeric, so every later refresh failed and performance answered 503), numeric text is stored as its number', async () => {
