@@ -164,12 +164,12 @@ export async function setAsideRefusedFold(em: EntityManager, modelId: string, nu
     const stored = await connection.execute<Array<{ id: string }>>('select id from model_versions where model_id = ? and number = ?', [modelId, number], 'all', context);
     if (stored.length > 0) return 0;
     await connection.execute('delete from model_context_chunks where model_id = ? and version_number = ?', [modelId, number], 'run', context);
-    const refused = await connection.execute<Array<{ id: string }>>(
-      `update outcomes set status = 'refused', folded_in_version = null where model_id = ? and status = 'folded' and folded_in_version = ? returning id`,
+    const [refused] = await connection.execute<Array<{ n: number }>>(
+      `with refused as (update outcomes set status = 'refused', folded_in_version = null where model_id = ? and status = 'folded' and folded_in_version = ? returning 1) select count(*)::int as n from refused`,
       [modelId, number],
       'all',
       context,
     );
-    return refused.length;
+    return refused?.n ?? 0;
   });
 }
