@@ -239,10 +239,6 @@ export async function listModels(
   return { items, total };
 }
 
-export async function listVersions(em: EntityManager, modelId: string): Promise<ModelVersion[]> {
-  return em.find(ModelVersionSchema, { model: modelId }, { orderBy: { number: 'desc' } });
-}
-
 export async function renameModel(em: EntityManager, workspaceId: string, modelId: string, changes: { name?: string; target?: string; task?: string }): Promise<Model> {
   const model = await getModel(em, workspaceId, modelId);
   if (changes.target !== undefined && changes.target !== model.target) {
