@@ -7,6 +7,9 @@ import { execIn, recordEvent } from './webhooks/events';
 
 const DAY_MS = 86_400_000;
 
+/** Serving models read at once by the daily check. */
+const STALE_CHECK_PAGE = 500;
+
 export type StaleReason = 'performance' | 'no_outcomes';
 
 interface Judgement {
@@ -44,10 +47,10 @@ async function judge(em: EntityManager, model: Model, now: Date): Promise<Judgem
  * recovers the episode closes, so a later relapse is a new episode with its own event. Idempotent.
  */
 export async function markStaleModels(em: EntityManager, now: Date = new Date()): Promise<{ opened: number; closed: number }> {
-  const models = await em.find(ModelSchema, { status: 'serving' }, { orderBy: { createdAt: 'asc' } });
   let opened = 0;
   let closed = 0;
-  for (const model of models) {
+  // a page of serving models at a time, so that the check's memory does not grow with the service
+  for await (const model of servingModels(em)) {
     const judgement = await judge(em.fork(), model, now);
     await em.fork().transactional(async (tx) => {
       const [open] = await execIn<{ id: string }>(tx, `select id from model_stale_episodes where model_id = ? and ended_at is null for update`, [model.id]);
@@ -72,4 +75,15 @@ export async function markStaleModels(em: EntityManager, now: Date = new Date())
     });
   }
   return { opened, closed };
+}
+
+/** Every serving model, STALE_CHECK_PAGE at a time, in the order of their ids (compared by PostgreSQL only, so its collation decides both the order and the next page). */
+async function* servingModels(em: EntityManager): AsyncGenerator<Model> {
+  let after: string | null = null;
+  for (;;) {
+    const page: Model[] = await em.fork().find(ModelSchema, after === null ? { status: 'serving' } : { status: 'serving', id: { $gt: after } }, { orderBy: { id: 'asc' }, limit: STALE_CHECK_PAGE });
+    yield* page;
+    if (page.length < STALE_CHECK_PAGE) return;
+    after = page[page.length - 1]!.id;
+  }
 }

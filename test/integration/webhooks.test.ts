@@ -446,6 +446,29 @@ describe('outgoing webhooks', () => {
       expect(JSON.parse(stale!.body).data).toEqual(expect.objectContaining({ reason: 'no_outcomes', last_outcome_at: null, predictions: 5, days: 30 }));
     });
 
+    it('checks every serving model, a page of 500 at a time: a stale model behind 600 others in id order gets its model.stale', async () => {
+      const account = await trainedChurnModel(h);
+      const path = freshPath();
+      await endpoint(account.adminKey, path, { events: ['model.stale'] });
+      expect((await h.http.post(`/v1/models/${account.modelId}/predict`).set('X-API-Key', account.apiKey).send({ rows: withoutTarget(churnRows(5, 3)) })).status).toBe(200);
+      await h.orm.em.getConnection().execute(`update models set created_at = now() - interval '31 days' where id = ?`, [account.modelId]);
+      // 600 serving copies of another account's fresh model (never stale: no prediction yet), whose ids sort first
+      const other = await trainedChurnModel(h);
+      const copies = `mdl_0000${Date.now()}_`;
+      await h.orm.em
+        .getConnection()
+        .execute(`insert into models select (jsonb_populate_record(m, jsonb_build_object('id', ? || lpad(g::text, 4, '0')))).* from models m, generate_series(1, 600) g where m.id = ?`, [copies, other.modelId]);
+      const [order] = await h.orm.em.getConnection().execute<Array<{ ahead: number }>>(`select count(*)::int as ahead from models where status = 'serving' and id < ?`, [account.modelId]);
+      expect(order!.ahead).toBeGreaterThan(500);
+      try {
+        await h.client.workflow.execute('markStaleModelsWorkflow', { taskQueue: h.taskQueue, workflowId: `test-stale-${Date.now()}-${Math.random()}` });
+        const [stale] = await receiver.waitFor(path, 1);
+        expect(JSON.parse(stale!.body).data).toEqual(expect.objectContaining({ model: expect.objectContaining({ id: account.modelId }), reason: 'no_outcomes' }));
+      } finally {
+        await h.orm.em.getConnection().execute(`delete from models where id like ?`, [`${copies}%`]);
+      }
+    });
+
     it('sends credits.low once per period for each threshold crossed downwards (20 %, 5 %, 0)', async () => {
       const account = await h.provision('free');
       const path = freshPath();
