@@ -1,5 +1,6 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { fitTaskQueue } from '../services/temporal/task-queues';
 
 export interface TrainModelInput {
   modelId: string;
@@ -7,8 +8,18 @@ export interface TrainModelInput {
   heartbeatTimeoutMs: number;
 }
 
+/**
+ * Fits are scheduled on a task queue of their own, polled by workers that take only as many as they
+ * have engine threads: fits waiting for a thread wait in Temporal, holding neither one of the
+ * worker's activity slots (which webhook deliveries, purchases and sweeps need) nor a context in
+ * memory. On the shared queue a flood of fits (an account creating or refreshing its 200 models at
+ * once) took every slot and held each context while it waited. Histories from before keep the
+ * shared queue on replay.
+ */
 function fitActivities(heartbeatTimeoutMs: number) {
+  const ownQueue = patched('fits-on-their-own-task-queue');
   return proxyActivities<Activities>({
+    ...(ownQueue ? { taskQueue: fitTaskQueue(workflowInfo().taskQueue) } : {}),
     startToCloseTimeout: '2 hours',
     heartbeatTimeout: heartbeatTimeoutMs,
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['EngineDataError'] },
@@ -16,6 +27,15 @@ function fitActivities(heartbeatTimeoutMs: number) {
 }
 
 const { abandonTraining, setAsideRefusedFold } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: { maximumInterval: '30 seconds' } });
+
+/**
+ * The fold is PostgreSQL's work (about a minute for a million pending outcomes, bench/api/fold.ts) and sends
+ * no heartbeat: it had the fit's heartbeat timeout, so a fold longer than that failed every attempt.
+ */
+const { foldOutcomes } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
+});
 
 /** The engine refused the data (non-retryable EngineDataError), as opposed to a failure of the fit itself. */
 const isDataRefusal = (err: unknown): boolean => err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'EngineDataError';
@@ -41,7 +61,7 @@ export async function trainModel(input: TrainModelInput): Promise<{ versionId: s
  * to fold (a racing refresh took them, or the model stopped serving) makes no version: null.
  */
 export async function refreshModel(input: TrainModelInput): Promise<{ versionId: string; number: number; folded: number } | null> {
-  const { fitVersion, foldOutcomes } = fitActivities(input.heartbeatTimeoutMs);
+  const { fitVersion } = fitActivities(input.heartbeatTimeoutMs);
   const folded = await foldOutcomes(input.modelId);
   if (!folded) return null;
   try {

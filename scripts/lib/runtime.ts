@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { createHttpServer } from '../../api/server';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Duration } from '@temporalio/common';
 import { createApp } from '../../api/app';
@@ -14,7 +14,7 @@ import { openCallPool } from '../../db/call-pool';
 import { migrate, openOrm, type Orm } from '../../db/orm';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { ensureSchedules } from '../../services/temporal/schedules';
-import { createWorker, installRuntimeOnce } from '../../services/temporal/worker';
+import { createWorker, installRuntimeOnce, type ServiceWorker } from '../../services/temporal/worker';
 import type { MailCatcher } from '../../services/mail-catcher';
 import { webhookSettings } from '../../services/webhooks/settings';
 import { createStripeClient } from '../../services/stripe';
@@ -71,7 +71,7 @@ export async function startService(options: {
       enginePool.warmUp(config.ENGINE_WARM_UP_SERIES).catch((err: unknown) => logger.warn({ err }, 'engine warm-up failed'));
     }
 
-    let worker: Worker | null = null;
+    let worker: ServiceWorker | null = null;
     if (options.worker) {
       const nativeConnection = await NativeConnection.connect({ address: options.temporalAddress });
       stack.push(() => nativeConnection.close());

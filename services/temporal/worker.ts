@@ -8,6 +8,7 @@ import type { EnginePool } from '../engine-pool';
 import { DeliveryRelay } from '../webhooks/relay';
 import type { WebhookSettings } from '../webhooks/settings';
 import { activityLoggingInterceptor } from './activity-logging';
+import { fitTaskQueue } from './task-queues';
 import type { Stripe } from '../stripe';
 
 export interface WorkerDeps {
@@ -55,40 +56,76 @@ export function installRuntimeOnce(): void {
 
 export const workflowsPath = path.resolve(__dirname, '..', '..', 'workflows');
 
-export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+/** The service's Temporal workers of one process, run and stopped together. */
+export interface ServiceWorker {
+  /** Polls until shut down (or until a worker fails); the outbox relay runs meanwhile. */
+  run(): Promise<void>;
+  /** Stops polling; running activities finish, or are cancelled after the grace. */
+  shutdown(): void;
+}
+
+/**
+ * Two workers: one on the service's task queue (every workflow and every activity but the fit), one on
+ * the fits' queue (services/temporal/task-queues.ts) that takes as many fits at once as the engine pool
+ * has threads, so that fits queue in Temporal rather than in this process.
+ */
+export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
   installRuntimeOnce();
   const workflowSource: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> = deps.workflowBundlePath
     ? { workflowBundle: { codePath: deps.workflowBundlePath } }
     : { workflowsPath };
-  const worker = await Worker.create({
+  const activities = createActivities({
+    orm: deps.orm,
+    logger: deps.logger,
+    enginePool: deps.enginePool,
+    strandedAfterMs: deps.strandedAfterMs ?? 120_000,
+    fitHeartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs ?? 30_000,
+    webhooks: deps.webhooks.delivery,
+    stripe: deps.stripe ?? null,
+  });
+  const shared = {
     connection: deps.connection,
     namespace: deps.namespace,
+    ...(deps.shutdownGraceMs !== undefined ? { shutdownGraceTime: deps.shutdownGraceMs } : {}),
+    interceptors: { activity: [activityLoggingInterceptor(deps.logger)] },
+  };
+  const main = await Worker.create({
+    ...shared,
     taskQueue: deps.taskQueue,
     ...workflowSource,
-    ...(deps.shutdownGraceMs !== undefined ? { shutdownGraceTime: deps.shutdownGraceMs } : {}),
     ...(deps.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
-    activities: createActivities({
-      orm: deps.orm,
-      logger: deps.logger,
-      enginePool: deps.enginePool,
-      strandedAfterMs: deps.strandedAfterMs ?? 120_000,
-      fitHeartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs ?? 30_000,
-      webhooks: deps.webhooks.delivery,
-      stripe: deps.stripe ?? null,
-    }),
-    interceptors: { activity: [activityLoggingInterceptor(deps.logger)] },
+    activities,
+  });
+  const fits = await Worker.create({
+    ...shared,
+    taskQueue: fitTaskQueue(deps.taskQueue),
+    activities: { fitVersion: activities.fitVersion },
+    maxConcurrentActivityTaskExecutions: deps.enginePool.threads,
   });
   // The outbox relay lives exactly as long as the worker runs, whoever runs it (npm start, the
   // worker process, the tests), so no process that polls the queue can forget to dispatch.
   const relay = new DeliveryRelay(deps.orm, new Client({ connection: deps.connection, namespace: deps.namespace }), deps.taskQueue, deps.webhooks.relay, deps.logger);
-  const run = worker.run.bind(worker);
-  worker.run = async () => {
-    relay.start();
-    try {
-      return await run();
-    } finally {
-      await relay.stop();
-    }
+  const workers = [main, fits];
+  return {
+    async run() {
+      relay.start();
+      try {
+        // one worker failing stops the other, so the process never keeps half a worker
+        const running = workers.map((w) =>
+          w.run().catch((err: unknown) => {
+            for (const other of workers) if (other.getState() === 'RUNNING') other.shutdown();
+            throw err;
+          }),
+        );
+        const results = await Promise.allSettled(running);
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
+      } finally {
+        await relay.stop();
+      }
+    },
+    shutdown() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    },
   };
-  return worker;
 }

@@ -39,7 +39,6 @@ describe('training survives a worker killed mid-fit', () => {
     process.kill(-child.pid!, 'SIGKILL');
 
     // A healthy worker takes over on the same task queue.
-    // A healthy worker takes over on the same task queue.
     const worker = await startInProcessWorker(h);
     try {
       const res = await response;

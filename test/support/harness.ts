@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { createHttpServer } from '../../api/server';
 import { Writable } from 'node:stream';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createLogger } from '../../services/logger';
 import request from 'supertest';
@@ -127,7 +127,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const enginePool = new EnginePool(2, 0);
   stack.push(() => enginePool.close());
   if (!options.withoutWorker) {
-    const worker: Worker = await createWorker({
+    const worker = await createWorker({
       orm,
       logger,
       enginePool,
