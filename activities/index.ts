@@ -39,6 +39,15 @@ const HEARTBEAT_EVERY_MS = 2000;
  * Activities close over their dependencies (built once by the worker). Each forks its own
  * EntityManager and is idempotent: Temporal may run it more than once.
  */
+/** A model whose workflow the sweep (re)starts: a training that never started, or outcomes whose signal was lost. */
+export interface StrandedModel {
+  modelId: string;
+  /** The fairness key of its fits (workflows/train-model.ts). */
+  accountId: string;
+  workflowId: string;
+  heartbeatTimeoutMs: number;
+}
+
 export function createActivities(deps: ActivityDeps) {
   return {
     async revokeEndedKey(keyId: string): Promise<boolean> {
@@ -142,16 +151,16 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /** Models still `training` long after creation: the sweep (re)starts their `train/<mdl>`. */
-    async strandedTrainings(): Promise<Array<{ modelId: string; workflowId: string; heartbeatTimeoutMs: number }>> {
-      const ids = await strandedTrainings(deps.orm.em.fork(), new Date(Date.now() - deps.strandedAfterMs));
-      return ids.map((modelId) => ({ modelId, workflowId: workflowIds.train(modelId), heartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs }));
+    async strandedTrainings(): Promise<StrandedModel[]> {
+      const models = await strandedTrainings(deps.orm.em.fork(), new Date(Date.now() - deps.strandedAfterMs));
+      return models.map((m) => ({ modelId: m.id, accountId: m.accountId, workflowId: workflowIds.train(m.id), heartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs }));
     },
 
     /** Auto-updated models whose outcomes wait (signal lost): the sweep starts `integrate/<mdl>`. */
-    async strandedIntegrations(): Promise<Array<{ modelId: string; workflowId: string; heartbeatTimeoutMs: number }>> {
+    async strandedIntegrations(): Promise<StrandedModel[]> {
       const now = Date.now();
-      const ids = await strandedIntegrations(deps.orm.em.fork(), new Date(now - deps.strandedAfterMs), new Date(now - 86_400_000));
-      return ids.map((modelId) => ({ modelId, workflowId: workflowIds.integrate(modelId), heartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs }));
+      const models = await strandedIntegrations(deps.orm.em.fork(), new Date(now - deps.strandedAfterMs), new Date(now - 86_400_000));
+      return models.map((m) => ({ modelId: m.id, accountId: m.accountId, workflowId: workflowIds.integrate(m.id), heartbeatTimeoutMs: deps.fitHeartbeatTimeoutMs }));
     },
 
     async accountWorkflowIds(accountId: string): Promise<string[]> {

@@ -135,11 +135,10 @@ export async function loadContext(em: EntityManager, modelId: string, versionNum
 }
 
 /** Models still `training` since before `createdBefore`: their creating call may have died. */
-export async function strandedTrainings(em: EntityManager, createdBefore: Date): Promise<string[]> {
-  const rows = await em
+export async function strandedTrainings(em: EntityManager, createdBefore: Date): Promise<Array<{ id: string; accountId: string }>> {
+  return em
     .getConnection()
-    .execute<Array<{ id: string }>>(`select id from models where status = 'training' and created_at < ? order by created_at limit 100`, [createdBefore]);
-  return rows.map((r) => r.id);
+    .execute<Array<{ id: string; accountId: string }>>(`select id, account_id as "accountId" from models where status = 'training' and created_at < ? order by created_at limit 100`, [createdBefore]);
 }
 
 /** A model whose first fit failed for good: deleted, so it never holds a quota slot. Idempotent. */
@@ -348,7 +347,7 @@ export async function createModel(
     autoUpdate: input.autoUpdate,
     rows: input.rows,
   });
-  await deps.temporal.trainModel(model.id);
+  await deps.temporal.trainModel(model.id, input.accountId);
   const fresh = em.fork();
   const [trained] = await withServingVersions(fresh, [await getModel(fresh, input.workspaceId, model.id)]);
   return trained!;
@@ -373,7 +372,7 @@ export async function refreshModel(
   const model = await getModel(em, workspaceId, modelId);
   assertServing(model);
   if ((await pendingCount(em, model)) === 0) throw noPendingOutcomes();
-  const refreshed = await temporal.refreshModel(model.id);
+  const refreshed = await temporal.refreshModel(model.id, model.account.id);
   if (!refreshed) {
     // the workflow folds nothing into a model that stopped serving meanwhile: say why, from a fresh read
     const now = await getModel(em.fork(), workspaceId, modelId);

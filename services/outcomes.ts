@@ -74,7 +74,7 @@ export async function reportOutcomes(
   let integrationStarted = false;
   if (model.autoUpdate) {
     try {
-      await deps.temporal.signalIntegration(model.id, recorded.ids.length);
+      await deps.temporal.signalIntegration(model.id, model.account.id, recorded.ids.length);
       integrationStarted = true;
     } catch (err) {
       deps.logger.error({ err, modelId: model.id }, 'could not signal the integration workflow; the sweep will start it');
@@ -105,14 +105,14 @@ async function refuseBeyondPendingLimit(tx: EntityManager, model: Model, batch: 
 }
 
 /** Serving models with auto_update whose outcomes wait since before `olderThan` (a lost signal). */
-export async function strandedIntegrations(em: EntityManager, olderThan: Date, notBefore: Date): Promise<string[]> {
-  const rows = await em.getConnection().execute<Array<{ id: string }>>(
-    `select distinct m.id from models m join outcomes o on o.model_id = m.id
+export async function strandedIntegrations(em: EntityManager, olderThan: Date, notBefore: Date): Promise<Array<{ id: string; accountId: string }>> {
+  const rows = await em.getConnection().execute<Array<{ id: string; accountId: string }>>(
+    `select distinct m.id, m.account_id as "accountId" from models m join outcomes o on o.model_id = m.id
       where m.status = 'serving' and m.auto_update and o.status = 'pending' and o.created_at < ? and o.created_at >= ?
       limit 100`,
     [olderThan, notBefore],
   );
-  return rows.map((r) => r.id);
+  return rows;
 }
 
 /**

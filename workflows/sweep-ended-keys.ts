@@ -48,7 +48,7 @@ export async function sweepEndedKeysWorkflow(): Promise<SweepResult> {
     try {
       await startChild(trainModel, {
         workflowId: model.workflowId,
-        args: [{ modelId: model.modelId, heartbeatTimeoutMs: model.heartbeatTimeoutMs }],
+        args: [{ modelId: model.modelId, accountId: model.accountId, heartbeatTimeoutMs: model.heartbeatTimeoutMs }],
         parentClosePolicy: ParentClosePolicy.ABANDON,
       });
       trainingsResumed += 1;
@@ -61,7 +61,7 @@ export async function sweepEndedKeysWorkflow(): Promise<SweepResult> {
     try {
       await startChild(integration, {
         workflowId: model.workflowId,
-        args: [{ modelId: model.modelId, heartbeatTimeoutMs: model.heartbeatTimeoutMs, pendingAtStart: 1 }],
+        args: [{ modelId: model.modelId, accountId: model.accountId, heartbeatTimeoutMs: model.heartbeatTimeoutMs, pendingAtStart: 1 }],
         parentClosePolicy: ParentClosePolicy.ABANDON,
       });
       integrationsStarted += 1;

@@ -6,6 +6,11 @@ export interface TrainModelInput {
   modelId: string;
   /** Heartbeat timeout of the fit: how soon a lost worker's fit is retried elsewhere. */
   heartbeatTimeoutMs: number;
+  /**
+   * The model's account: the fairness key of its fits, so that the fits' queue serves accounts in turn
+   * rather than first come, first served. Absent in runs started before it was passed.
+   */
+  accountId?: string;
 }
 
 /**
@@ -14,14 +19,16 @@ export interface TrainModelInput {
  * worker's activity slots (which webhook deliveries, purchases and sweeps need) nor a context in
  * memory. On the shared queue a flood of fits (an account creating or refreshing its 200 models at
  * once) took every slot and held each context while it waited. Histories from before keep the
- * shared queue on replay.
+ * shared queue on replay. Each fit carries its account as fairness key (with Temporal's fairness
+ * enabled, waiting fits are dispatched account by account).
  */
-function fitActivities(heartbeatTimeoutMs: number) {
+function fitActivities(input: TrainModelInput) {
   const ownQueue = patched('fits-on-their-own-task-queue');
   return proxyActivities<Activities>({
     ...(ownQueue ? { taskQueue: fitTaskQueue(workflowInfo().taskQueue) } : {}),
+    ...(input.accountId !== undefined ? { priority: { fairnessKey: input.accountId } } : {}),
     startToCloseTimeout: '2 hours',
-    heartbeatTimeout: heartbeatTimeoutMs,
+    heartbeatTimeout: input.heartbeatTimeoutMs,
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['EngineDataError'] },
   });
 }
@@ -46,7 +53,7 @@ const isDataRefusal = (err: unknown): boolean => err instanceof ActivityFailure 
  * slot, whoever started the workflow (the route, or the sweep for a model whose route died).
  */
 export async function trainModel(input: TrainModelInput): Promise<{ versionId: string; number: number } | null> {
-  const { fitVersion } = fitActivities(input.heartbeatTimeoutMs);
+  const { fitVersion } = fitActivities(input);
   try {
     return await fitVersion({ modelId: input.modelId, number: 1, trigger: 'train', outcomesFolded: 0 });
   } catch (err) {
@@ -61,7 +68,7 @@ export async function trainModel(input: TrainModelInput): Promise<{ versionId: s
  * to fold (a racing refresh took them, or the model stopped serving) makes no version: null.
  */
 export async function refreshModel(input: TrainModelInput): Promise<{ versionId: string; number: number; folded: number } | null> {
-  const { fitVersion } = fitActivities(input.heartbeatTimeoutMs);
+  const { fitVersion } = fitActivities(input);
   const folded = await foldOutcomes(input.modelId);
   if (!folded) return null;
   try {

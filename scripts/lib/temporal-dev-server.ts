@@ -63,6 +63,11 @@ export async function startTemporalDevServer(options: {
   const cli = findTemporalCli(options.toolsDir);
   const port = options.port ?? (await freePort());
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn', '--namespace', 'default'];
+  // Task queue fairness, so that the fits' queue dispatches waiting fits account by account (their
+  // fairness key, workflows/train-model.ts), as docker-compose's Temporal does (deploy/). One partition
+  // per queue: fairness holds within a partition, and a local server has no load to spread.
+  args.push('--dynamic-config-value', 'matching.enableFairness=true');
+  args.push('--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1', '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1');
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
   if (options.dbFile) {

@@ -71,11 +71,11 @@ export class TemporalGateway {
   }
 
   /** Starts `train/<mdl>` and waits for the trained version (the route answers 201 with it). */
-  async trainModel(modelId: string): Promise<{ versionId: string; number: number }> {
+  async trainModel(modelId: string, accountId: string): Promise<{ versionId: string; number: number }> {
     const handle = await this.client.workflow.start<typeof trainModel>('trainModel', {
       taskQueue: this.taskQueue,
       workflowId: workflowIds.train(modelId),
-      args: [{ modelId, heartbeatTimeoutMs: this.fitHeartbeatTimeoutMs }],
+      args: [{ modelId, accountId, heartbeatTimeoutMs: this.fitHeartbeatTimeoutMs }],
     });
     workflowStarts.inc({ workflow_type: 'trainModel' });
     let trained;
@@ -99,14 +99,14 @@ export class TemporalGateway {
   }
 
   /** Runs `refresh/<mdl>`; a refresh already running answers 409 (id conflict policy FAIL). */
-  async refreshModel(modelId: string): Promise<{ versionId: string; number: number; folded: number } | null> {
+  async refreshModel(modelId: string, accountId: string): Promise<{ versionId: string; number: number; folded: number } | null> {
     let handle;
     try {
       handle = await this.client.workflow.start<typeof refreshModel>('refreshModel', {
         taskQueue: this.taskQueue,
         workflowId: workflowIds.refresh(modelId),
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-        args: [{ modelId, heartbeatTimeoutMs: this.fitHeartbeatTimeoutMs }],
+        args: [{ modelId, accountId, heartbeatTimeoutMs: this.fitHeartbeatTimeoutMs }],
       });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
@@ -124,11 +124,11 @@ export class TemporalGateway {
   }
 
   /** Signals (starting it when needed) `integrate/<mdl>` that an outcomes batch arrived. */
-  async signalIntegration(modelId: string, count: number): Promise<void> {
+  async signalIntegration(modelId: string, accountId: string, count: number): Promise<void> {
     await this.client.workflow.signalWithStart<typeof integration, [{ count: number }]>('integration', {
       taskQueue: this.taskQueue,
       workflowId: workflowIds.integrate(modelId),
-      args: [{ modelId, heartbeatTimeoutMs: this.fitHeartbeatTimeoutMs }],
+      args: [{ modelId, accountId, heartbeatTimeoutMs: this.fitHeartbeatTimeoutMs }],
       signal: 'outcomesReceived',
       signalArgs: [{ count }],
     });

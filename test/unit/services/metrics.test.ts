@@ -23,8 +23,8 @@ describe('metrics', () => {
   it('counts a workflow start, and a failure only when the started workflow fails', async () => {
     const starts = await value('workflow_starts_total', { workflow_type: 'trainModel' });
     const failures = await value('workflow_failures_total', { workflow_type: 'trainModel' });
-    await new TemporalGateway(fakeClient(async () => ({ versionId: 'ver_1', number: 1 })), 'q').trainModel('mdl_1');
-    await expect(new TemporalGateway(fakeClient(async () => Promise.reject(new Error('boom'))), 'q').trainModel('mdl_2')).rejects.toThrow('boom');
+    await new TemporalGateway(fakeClient(async () => ({ versionId: 'ver_1', number: 1 })), 'q').trainModel('mdl_1', 'acc_1');
+    await expect(new TemporalGateway(fakeClient(async () => Promise.reject(new Error('boom'))), 'q').trainModel('mdl_2', 'acc_1')).rejects.toThrow('boom');
     expect(await value('workflow_starts_total', { workflow_type: 'trainModel' })).toBe(starts + 2);
     expect(await value('workflow_failures_total', { workflow_type: 'trainModel' })).toBe(failures + 1);
   });
