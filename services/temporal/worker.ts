@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions, makeTelemetryFilterString } from '@temporalio/worker';
+import { format } from 'node:util';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry, type WorkerOptions, makeTelemetryFilterString } from '@temporalio/worker';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
@@ -36,6 +37,16 @@ export interface WorkerDeps {
 let runtimeInstalled = false;
 
 /**
+ * The SDK's log lines, as its default logger writes them, but for the warning that the fits' worker
+ * (activities only, by design) polls no workflow task, which every start would otherwise print.
+ */
+function sdkLog(entry: LogEntry): void {
+  if (entry.message.startsWith('No workflows registered')) return;
+  const time = new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString();
+  process.stderr.write(entry.meta === undefined ? `${time} [${entry.level}] ${entry.message}\n` : `${time} [${entry.level}] ${entry.message} ${format(entry.meta)}\n`);
+}
+
+/**
  * Keeps the SDK's and the Rust core's own logs quiet unless something is wrong, and leaves signals to
  * the process (scripts/lib/runtime.ts stops the worker in its place in the shutdown order; the SDK's
  * default would shut the workers down on SIGINT/SIGTERM by itself, ahead of that order).
@@ -45,7 +56,7 @@ export function installRuntimeOnce(): void {
   runtimeInstalled = true;
   try {
     Runtime.install({
-      logger: new DefaultLogger('WARN'),
+      logger: new DefaultLogger('WARN', sdkLog),
       telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
       shutdownSignals: [],
     });
