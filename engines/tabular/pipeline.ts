@@ -9,7 +9,7 @@ import { basisMatrix, fitBasis, fitLinear, stackWeights, DEFAULT_LINEAR_OPTIONS,
 import { defaultConfig, fitCore, rawToOutput, takeRows, type FoldOffsets, type CoreResult, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
 import { logLoss, rmse, rocAuc } from './metrics';
 import { fitForest, forestOutputs, outOfBagOutputs, mixOutputs, mixWeight, predictForest, forestOptions, type ForestOptions, type ForestPart, type ForestVersion } from './forest';
-import { fitKnnOof, knnPart, DEFAULT_KNN_OPTIONS, type KnnOptions, type KnnPart } from './knn';
+import { bootstrapGain, fitKnnOof, knnPart, DEFAULT_KNN_OPTIONS, type KnnOptions, type KnnPart } from './knn';
 import { fitGroupTable, groupOofs, groupOutputs, outputLoss, searchGroupKey, DEFAULT_GROUP_OPTIONS, SMOOTH_GRID, type GroupOptions, type GroupPart } from './group';
 
 export const ENGINE_ID = 'tabular-gbdt';
@@ -155,7 +155,7 @@ export interface TrainResult {
   /** engine 11: the group member's key (feature indices) and gain, when a key was searched */
   group?: { columns: number[]; gain?: number };
   /** the kNN member's weight and per-fold k, when fitted */
-  knn?: { weight?: number; gain?: number; foldKs?: number[]; k?: number; foldPowers?: number[] };
+  knn?: { weight?: number; gain?: number; foldKs?: number[]; k?: number; foldPowers?: number[]; foldMetrics?: string[]; metric?: string; noGain?: number; gainSd?: number };
 }
 
 export interface TrainSettings {
@@ -522,6 +522,11 @@ export interface KnnMemberResult {
   foldKs?: number[];
   /** the relevance power chosen on each fold's training rows (KnnOptions.relevance) */
   foldPowers?: number[];
+  /** the metric chosen on each fold's training rows (KnnOptions.metrics) */
+  foldMetrics?: string[];
+  /** KnnOptions.bootstrap: the share of resamples without a gain, and the gain's standard deviation */
+  noGain?: number;
+  gainSd?: number;
 }
 
 /**
@@ -554,8 +559,20 @@ export function addKnnMember(p: Prepared, core: CoreResult, modelOut: Float64Arr
   const fit = fitKnnOof(p.X, p.n, p.F, p.categorical, p.y, folds, opts);
   const { weight, loss, zeroLoss } = mixWeight(p.task, p.y, modelOut, fit.oofOut, 2, 'roc_auc');
   const gain = zeroLoss - loss;
-  if (!(weight > 0) || (opts.minGain !== undefined && !(gain >= opts.minGain))) return { oofOut: fit.oofOut, weight, gain, foldKs: fit.foldKs, foldPowers: fit.foldPowers };
-  return { part: knnPart(fit, p.n, p.F, p.y, opts, weight), oofOut: fit.oofOut, weight, gain, foldKs: fit.foldKs, foldPowers: fit.foldPowers };
+  const test = opts.bootstrap && weight > 0 ? knnBootstrap(p.y, modelOut, fit.oofOut, weight, opts.bootstrap.draws) : undefined;
+  const chosen = { foldKs: fit.foldKs, foldPowers: fit.foldPowers, ...(fit.foldMetrics ? { foldMetrics: fit.foldMetrics } : {}), ...(test ? { noGain: test.noGain, gainSd: test.sd } : {}) };
+  if (!(weight > 0) || (opts.minGain !== undefined && !(gain >= opts.minGain)) || (test && opts.bootstrap && !(test.noGain <= opts.bootstrap.alpha))) return { oofOut: fit.oofOut, weight, gain, ...chosen };
+  return { part: knnPart(fit, p.n, p.F, p.y, opts, weight), oofOut: fit.oofOut, weight, gain, ...chosen };
+}
+
+/** KnnOptions.bootstrap's test of the mixture at `weight` on the rows held out by both (bootstrapGain). */
+function knnBootstrap(y: Float64Array, modelOut: Float64Array, knnOut: Float64Array, weight: number, draws: number): { noGain: number; sd: number } {
+  const held: number[] = [];
+  for (let i = 0; i < y.length; i++) if (!Number.isNaN(modelOut[i * 2]) && !Number.isNaN(knnOut[i * 2])) held.push(i);
+  const yh = Float64Array.from(held, (i) => y[i]);
+  const m = Float64Array.from(held, (i) => modelOut[i * 2 + 1]);
+  const x = Float64Array.from(held, (i) => (1 - weight) * modelOut[i * 2 + 1] + weight * knnOut[i * 2 + 1]);
+  return bootstrapGain(yh, m, x, draws);
 }
 
 export interface GroupMemberResult {
@@ -703,5 +720,5 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     topFactors = toShares(imp);
     if (topFactors.length === 0) topFactors = toShares(gainImportance(core.predictor, a.features));
   }
-  return { model, report: a.report, validation, topFactors, core, ...(group?.columns ? { group: { columns: group.columns, gain: group.gain } } : {}), ...(knn && knn.weight !== undefined ? { knn: { weight: knn.weight, gain: knn.gain, foldKs: knn.foldKs, k: knn.part?.k, ...(knn.foldPowers ? { foldPowers: knn.foldPowers } : {}) } } : {}) };
+  return { model, report: a.report, validation, topFactors, core, ...(group?.columns ? { group: { columns: group.columns, gain: group.gain } } : {}), ...(knn && knn.weight !== undefined ? { knn: { weight: knn.weight, gain: knn.gain, foldKs: knn.foldKs, k: knn.part?.k, ...(knn.foldPowers ? { foldPowers: knn.foldPowers } : {}), ...(knn.foldMetrics ? { foldMetrics: knn.foldMetrics, metric: knn.part?.rowNormalise ? 'correlation' : 'euclid' } : {}), ...(knn.noGain !== undefined ? { noGain: knn.noGain, gainSd: knn.gainSd } : {}) } } : {}) };
 }
