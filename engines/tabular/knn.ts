@@ -34,29 +34,13 @@ export interface KnnOptions {
    */
   bootstrap?: { draws: number; alpha: number };
   /**
-   * Experiments (twenty-first round): a row's output is the mean of its outputs at every k of the grid
-   * (no k chosen; the part stores the grid). Absent: the k of greatest leave-one-out ROC AUC.
-   */
-  kMean?: boolean;
-  /**
    * Relevance-weighed distance (experiments, twentieth round): powers p of a metric where each
    * feature's squared distance weighs r^p / max r^p, r its univariate relevance (|2 AUC - 1|) on the
    * rows the member may use; with several, the metric is chosen with k by leave-one-out ROC AUC on
    * those rows (p = 0: every feature weighs the same). Absent: 17.0.0's metric, its lists shared by the folds.
    */
   relevance?: number | number[];
-  /**
-   * Metrics the member may use (experiments, twenty-first round): 'euclid', 17.0.0's distance on the
-   * standardised features, and 'correlation', the same rows each centred on its own mean and scaled to
-   * unit length across its features before the Euclidean distance (2 - 2 × their correlation: the
-   * shape of a row's profile, not its level). 'correlation' is offered on all-numeric data of at least
-   * three features only; with several metrics each is searched with k by leave-one-out ROC AUC on the
-   * rows the member may use (the earlier metric on ties). Absent: ['euclid'].
-   */
-  metrics?: KnnMetric[];
 }
-
-export type KnnMetric = 'euclid' | 'correlation';
 
 export const DEFAULT_KNN_OPTIONS: KnnOptions = { maxRows: 2000, ks: [5, 10, 20, 40], listSize: 128, floor: 0.01, catWeight: 1 };
 
@@ -72,15 +56,11 @@ export interface KnnPart {
   scale: Float64Array;
   /** numeric features: the standardised value of a missing value (the training median's); categorical: -1 */
   fill: Float64Array;
-  /** KnnOptions.metrics 'correlation': each standardised row (stored or scored) centred on its mean and scaled to unit length; absent: no */
-  rowNormalise?: boolean;
   /** n x F standardised rows (categorical features: their code, -1 for missing) */
   Z: Float64Array;
   /** labels 0/1 */
   y: Float64Array;
   k: number;
-  /** KnnOptions.kMean: the grid whose outputs are averaged (k is then its largest); absent: k alone */
-  ks?: number[];
   floor: number;
   /** the member's weight in the mixture with the model's probabilities */
   weight: number;
@@ -91,8 +71,6 @@ export interface KnnSpace {
   centre: Float64Array;
   scale: Float64Array;
   fill: Float64Array;
-  /** KnnOptions.metrics 'correlation': each standardised row centred on its mean and scaled to unit length (all-numeric rows). Absent: no. */
-  rowNormalise?: boolean;
 }
 
 /** Standardisation of the features (no target read). */
@@ -139,32 +117,8 @@ export function toSpace(space: KnnSpace, X: Float64Array, n: number, F: number):
       if (space.categorical[f]) Z[i * F + f] = Number.isNaN(v) ? -1 : v;
       else Z[i * F + f] = Number.isNaN(v) ? space.fill[f] : (v - space.centre[f]) * space.scale[f];
     }
-    if (space.rowNormalise) normaliseRow(Z, i * F, F);
   }
   return Z;
-}
-
-/** A row (F values at offset o) minus its mean, over its length (left at zero when constant). */
-function normaliseRow(Z: Float64Array, o: number, F: number): void {
-  let m = 0;
-  for (let f = 0; f < F; f++) m += Z[o + f];
-  m /= F;
-  let ss = 0;
-  for (let f = 0; f < F; f++) {
-    Z[o + f] -= m;
-    ss += Z[o + f] * Z[o + f];
-  }
-  const inv = ss > 1e-24 ? 1 / Math.sqrt(ss) : 0;
-  for (let f = 0; f < F; f++) Z[o + f] *= inv;
-}
-
-/** KnnOptions.metrics for rows of these features: 'correlation' only on all-numeric rows of at least three features. */
-export function knnMetrics(opts: KnnOptions, categorical: ArrayLike<number>, F: number): KnnMetric[] {
-  const asked = opts.metrics ?? ['euclid'];
-  let allNumeric = F >= 3;
-  for (let f = 0; f < F; f++) if (categorical[f]) allNumeric = false;
-  const ok = asked.filter((m) => m === 'euclid' || (m === 'correlation' && allNumeric));
-  return ok.length > 0 ? ok : ['euclid'];
 }
 
 /**
@@ -449,10 +403,6 @@ export interface KnnFit {
   foldPowers?: number[];
   /** the encoded rows, kept when the model's part is placed in a weighed space of its own (relevance) */
   X?: Float64Array;
-  /** KnnOptions.metrics with more than one metric: each metric's space, rows and lists (the chosen one's in space, Z, lists) */
-  alternatives?: Array<{ metric: KnnMetric; space: KnnSpace; Z: Float64Array; lists: NeighbourLists }>;
-  /** the metric chosen per fold (metrics) */
-  foldMetrics?: KnnMetric[];
 }
 
 /**
@@ -464,8 +414,6 @@ export function fitKnnOof(X: Float64Array, n: number, F: number, categorical: In
   const space = fitSpace(X, n, F, categorical, opts.catWeight);
   const Z = toSpace(space, X, n, F);
   if (relevancePowers(opts).length > 0) return fitWeighedOof(space, X, Z, n, F, y, folds, opts);
-  const metrics = knnMetrics(opts, categorical, F);
-  if (metrics.length > 1 || metrics[0] !== 'euclid') return fitMetricsOof(space, X, n, F, y, folds, opts, metrics);
   const lists = neighbourLists(space, Z, n, F, opts.listSize);
   const { oofOut, foldKs } = foldOutputs(n, y, folds, opts, (skip) => ({ lists, k: chooseK(lists, n, skip, y, opts) }));
   return { space, Z, lists, oofOut, foldKs };
@@ -489,7 +437,7 @@ function foldOutputs(
   const maxK = Math.max(...opts.ks);
   const bufD = new Float64Array(maxK + 1);
   const bufI = new Int32Array(maxK + 1);
-  const o = new Float64Array(opts.kMean ? opts.ks.length : 1);
+  const o = new Float64Array(1);
   const foldKs: number[] = [];
   const foldPowers: number[] = [];
   for (const valid of folds) {
@@ -503,14 +451,9 @@ function foldOutputs(
     for (let i = 0; i < n; i++) if (!skip[i]) { prior += y[i]; cnt++; }
     prior /= Math.max(1, cnt);
     for (const r of valid) {
-      rowOutputs(lists, r, skip, y, opts.kMean ? opts.ks : [k], opts.floor, prior, bufD, bufI, o);
-      let v = o[0];
-      if (opts.kMean) {
-        v = 0;
-        for (let g = 0; g < o.length; g++) v += o[g] / o.length;
-      }
-      if (times[r] === 0) oofOut[r * 2 + 1] = v;
-      else oofOut[r * 2 + 1] += v;
+      rowOutputs(lists, r, skip, y, [k], opts.floor, prior, bufD, bufI, o);
+      if (times[r] === 0) oofOut[r * 2 + 1] = o[0];
+      else oofOut[r * 2 + 1] += o[0];
       times[r]++;
     }
   }
@@ -520,37 +463,6 @@ function foldOutputs(
     oofOut[r * 2] = 1 - oofOut[r * 2 + 1];
   }
   return { oofOut, foldKs, foldPowers };
-}
-
-/**
- * fitKnnOof with KnnOptions.metrics: each metric's rows and lists on all rows (no target read, so the
- * folds share them, as 17.0.0's); each fold's metric and k by leave-one-out ROC AUC on its training
- * rows (the earlier metric on ties).
- */
-function fitMetricsOof(space: KnnSpace, X: Float64Array, n: number, F: number, y: Float64Array, folds: Int32Array[], opts: KnnOptions, metrics: KnnMetric[]): KnnFit {
-  const alternatives = metrics.map((metric) => {
-    const s: KnnSpace = metric === 'correlation' ? { ...space, rowNormalise: true } : space;
-    const Z = toSpace(s, X, n, F);
-    return { metric, space: s, Z, lists: neighbourLists(s, Z, n, F, opts.listSize) };
-  });
-  const foldMetrics: KnnMetric[] = [];
-  const { oofOut, foldKs } = foldOutputs(n, y, folds, opts, (skip) => {
-    const m = chooseAlternative(alternatives, n, skip, y, opts);
-    foldMetrics.push(alternatives[m.index].metric);
-    return { lists: alternatives[m.index].lists, k: m.k };
-  });
-  const a = alternatives[0];
-  return { space: a.space, Z: a.Z, lists: a.lists, oofOut, foldKs, alternatives, foldMetrics };
-}
-
-/** The alternative (and k) of greatest leave-one-out ROC AUC on the rows not skipped, the earlier on ties. */
-function chooseAlternative(alternatives: Array<{ lists: NeighbourLists }>, n: number, skip: Uint8Array, y: Float64Array, opts: KnnOptions): { index: number; k: number } {
-  let best = { index: 0, k: 0, auc: -Infinity };
-  alternatives.forEach((a, index) => {
-    const { k, auc } = chooseKAuc(a.lists, n, skip, y, opts);
-    if (auc > best.auc) best = { index, k, auc };
-  });
-  return best;
 }
 
 /** KnnOptions.relevance as a list of powers (empty: 17.0.0's metric). */
@@ -601,12 +513,6 @@ export function knnPart(fit: KnnFit, n: number, F: number, y: Float64Array, opts
     const { space, W, k } = chooseMetric(fit.space, fit.X as Float64Array, fit.Z, n, F, y, all, new Uint8Array(n), opts);
     return { n, nFeatures: F, ...space, Z: W, y: Float64Array.from(y), k, floor: opts.floor, weight };
   }
-  if (fit.alternatives) {
-    const m = chooseAlternative(fit.alternatives, n, new Uint8Array(n), y, opts);
-    const a = fit.alternatives[m.index];
-    return { n, nFeatures: F, ...a.space, Z: a.Z, y: Float64Array.from(y), k: m.k, floor: opts.floor, weight };
-  }
-  if (opts.kMean) return { n, nFeatures: F, ...fit.space, Z: fit.Z, y: Float64Array.from(y), k: Math.max(...opts.ks), ks: opts.ks.slice(), floor: opts.floor, weight };
   const k = chooseK(fit.lists, n, new Uint8Array(n), y, opts);
   return { n, nFeatures: F, ...fit.space, Z: fit.Z, y: Float64Array.from(y), k, floor: opts.floor, weight };
 }
@@ -652,11 +558,7 @@ export function predictKnn(part: KnnPart, X: Float64Array, n: number, F: number)
       }
       if (len < cap || s < bd[len - 1]) len = insert(bd, bi, len, cap, s, j);
     }
-    let p: number;
-    if (part.ks) {
-      p = 0;
-      for (const k of part.ks) p += vote(bd, bi, len, k, part.y, part.floor, prior) / part.ks.length;
-    } else p = vote(bd, bi, len, part.k, part.y, part.floor, prior);
+    const p = vote(bd, bi, len, part.k, part.y, part.floor, prior);
     out[i * 2] = 1 - p;
     out[i * 2 + 1] = p;
   }

@@ -155,7 +155,7 @@ export interface TrainResult {
   /** engine 11: the group member's key (feature indices) and gain, when a key was searched */
   group?: { columns: number[]; gain?: number };
   /** the kNN member's weight and per-fold k, when fitted */
-  knn?: { weight?: number; gain?: number; foldKs?: number[]; k?: number; foldPowers?: number[]; foldMetrics?: string[]; metric?: string; noGain?: number; gainSd?: number };
+  knn?: { weight?: number; gain?: number; foldKs?: number[]; k?: number; foldPowers?: number[]; noGain?: number; gainSd?: number };
 }
 
 export interface TrainSettings {
@@ -522,8 +522,6 @@ export interface KnnMemberResult {
   foldKs?: number[];
   /** the relevance power chosen on each fold's training rows (KnnOptions.relevance) */
   foldPowers?: number[];
-  /** the metric chosen on each fold's training rows (KnnOptions.metrics) */
-  foldMetrics?: string[];
   /** KnnOptions.bootstrap: the share of resamples without a gain, and the gain's standard deviation */
   noGain?: number;
   gainSd?: number;
@@ -560,7 +558,7 @@ export function addKnnMember(p: Prepared, core: CoreResult, modelOut: Float64Arr
   const { weight, loss, zeroLoss } = mixWeight(p.task, p.y, modelOut, fit.oofOut, 2, 'roc_auc');
   const gain = zeroLoss - loss;
   const test = opts.bootstrap && weight > 0 ? knnBootstrap(p.y, modelOut, fit.oofOut, weight, opts.bootstrap.draws) : undefined;
-  const chosen = { foldKs: fit.foldKs, foldPowers: fit.foldPowers, ...(fit.foldMetrics ? { foldMetrics: fit.foldMetrics } : {}), ...(test ? { noGain: test.noGain, gainSd: test.sd } : {}) };
+  const chosen = { foldKs: fit.foldKs, foldPowers: fit.foldPowers, ...(test ? { noGain: test.noGain, gainSd: test.sd } : {}) };
   if (!(weight > 0) || (opts.minGain !== undefined && !(gain >= opts.minGain)) || (test && opts.bootstrap && !(test.noGain <= opts.bootstrap.alpha))) return { oofOut: fit.oofOut, weight, gain, ...chosen };
   return { part: knnPart(fit, p.n, p.F, p.y, opts, weight), oofOut: fit.oofOut, weight, gain, ...chosen };
 }
@@ -720,5 +718,5 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     topFactors = toShares(imp);
     if (topFactors.length === 0) topFactors = toShares(gainImportance(core.predictor, a.features));
   }
-  return { model, report: a.report, validation, topFactors, core, ...(group?.columns ? { group: { columns: group.columns, gain: group.gain } } : {}), ...(knn && knn.weight !== undefined ? { knn: { weight: knn.weight, gain: knn.gain, foldKs: knn.foldKs, k: knn.part?.k, ...(knn.foldPowers ? { foldPowers: knn.foldPowers } : {}), ...(knn.foldMetrics ? { foldMetrics: knn.foldMetrics, metric: knn.part?.rowNormalise ? 'correlation' : 'euclid' } : {}), ...(knn.noGain !== undefined ? { noGain: knn.noGain, gainSd: knn.gainSd } : {}) } } : {}) };
+  return { model, report: a.report, validation, topFactors, core, ...(group?.columns ? { group: { columns: group.columns, gain: group.gain } } : {}), ...(knn && knn.weight !== undefined ? { knn: { weight: knn.weight, gain: knn.gain, foldKs: knn.foldKs, k: knn.part?.k, ...(knn.foldPowers ? { foldPowers: knn.foldPowers } : {}), ...(knn.noGain !== undefined ? { noGain: knn.noGain, gainSd: knn.gainSd } : {}) } } : {}) };
 }

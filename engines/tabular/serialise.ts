@@ -265,15 +265,14 @@ const KNN_ARRAYS: Array<[keyof KnnPart, ArrayKind]> = [
 ];
 
 function encodeKnn(k: KnnPart): Record<string, unknown> {
-  return { n: k.n, nFeatures: k.nFeatures, k: k.k, floor: encodeNumber(k.floor), weight: encodeNumber(k.weight), ...(k.rowNormalise ? { rowNormalise: true } : {}), arrays: encodeArrays(k, KNN_ARRAYS) };
+  return { n: k.n, nFeatures: k.nFeatures, k: k.k, floor: encodeNumber(k.floor), weight: encodeNumber(k.weight), arrays: encodeArrays(k, KNN_ARRAYS) };
 }
 
 /** A kNN part read back, its sizes checked (nFeatures: the model's). */
 function decodeKnn(e: unknown, nFeatures: number): KnnPart {
-  const o = e as { n?: unknown; nFeatures?: unknown; k?: unknown; floor?: unknown; weight?: unknown; rowNormalise?: unknown; arrays?: Record<string, unknown> };
+  const o = e as { n?: unknown; nFeatures?: unknown; k?: unknown; floor?: unknown; weight?: unknown; arrays?: Record<string, unknown> };
   if (!o || typeof o.n !== 'number' || typeof o.nFeatures !== 'number' || typeof o.k !== 'number' || !o.arrays) throw new TabularModelFormatError('corrupt artefact: kNN part missing');
-  if (o.rowNormalise !== undefined && o.rowNormalise !== true) throw new TabularModelFormatError('corrupt artefact: bad kNN part');
-  const out: Record<string, unknown> = { n: o.n, nFeatures: o.nFeatures, k: o.k, floor: decodeNumber(o.floor), weight: decodeNumber(o.weight), ...(o.rowNormalise === true ? { rowNormalise: true } : {}) };
+  const out: Record<string, unknown> = { n: o.n, nFeatures: o.nFeatures, k: o.k, floor: decodeNumber(o.floor), weight: decodeNumber(o.weight) };
   decodeArrays(o.arrays, KNN_ARRAYS, out);
   const k = out as unknown as KnnPart;
   const F = k.nFeatures;
