@@ -388,7 +388,7 @@ export function addLinearMember(p: Prepared, core: CoreResult, override?: Partia
       return { part, core: { ...core, oofRaw }, weights: Float64Array.of(st.a, st.b), alpha: fit.alpha };
     }
   }
-  const blend = blendWeights([core.oofRaw, fit.oofRaw], p.y, core.lossName, K, opts.blendSteps, opts.blendStart);
+  const blend = opts.blendBy === 'roc_auc' && p.task === 'binary' ? { weights: aucBlend(core.oofRaw, fit.oofRaw, p.y) } : blendWeights([core.oofRaw, fit.oofRaw], p.y, core.lossName, K, opts.blendSteps, opts.blendStart);
   const [wt, wl] = [blend.weights[0], blend.weights[1]];
   if (!(wl > 0)) return { core, weights: blend.weights, alpha: fit.alpha };
   const oofRaw = new Float64Array(core.oofRaw.length);
@@ -402,6 +402,22 @@ export function addLinearMember(p: Prepared, core: CoreResult, override?: Partia
     coef: Float64Array.from(fit.coef, (v) => wl * v),
   };
   return { part, core: { ...core, oofRaw }, weights: blend.weights, alpha: fit.alpha };
+}
+
+/** LinearOptions.blendBy 'roc_auc': weights [1 - w, w], w from {0, 1/20, ..., 1} of greatest out-of-fold ROC AUC of the blended raw scores (the smaller on ties). */
+function aucBlend(trees: Float64Array, linear: Float64Array, y: Float64Array): Float64Array {
+  const held: number[] = [];
+  for (let i = 0; i < y.length; i++) if (!Number.isNaN(trees[i]) && !Number.isNaN(linear[i])) held.push(i);
+  const yh = Float64Array.from(held, (i) => y[i]);
+  const mixed = new Float64Array(held.length);
+  let best = { w: 0, auc: -Infinity };
+  for (let s = 0; s <= 20; s++) {
+    const w = s / 20;
+    held.forEach((i, j) => (mixed[j] = (1 - w) * trees[i] + w * linear[i]));
+    const auc = rocAuc(yh, mixed);
+    if (auc > best.auc) best = { w, auc };
+  }
+  return Float64Array.of(1 - best.w, best.w);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { loadModel, predictRows, serialiseModel, type Row } from '../../../engines/tabular/index';
-import { categoryRuleFor, prepare, trainPrepared } from '../../../engines/tabular/pipeline';
+import { addLinearMember, categoryRuleFor, prepare, trainPrepared } from '../../../engines/tabular/pipeline';
+import { rocAuc } from '../../../engines/tabular/metrics';
 import { bootstrapGain } from '../../../engines/tabular/knn';
 import { fitCore, type EngineConfigOverride } from '../../../engines/tabular/train';
 import { resolveConfigV14 } from '../../../engines/tabular/pipeline';
@@ -20,7 +21,7 @@ function sineRows(n: number, seed: number): Row[] {
 }
 
 /** The twenty-first round's experiment options (bench/RESULTS.md): no engine version sets them. */
-describe('round 21 experiments: bagged fold models and a bootstrap gate on the kNN member', () => {
+describe('round 21 experiments: bagged fold models, a bootstrap gate on the kNN member, the linear blend by ROC AUC', () => {
   it('EngineConfig.bags: 1 is the model without it; more average models of other seeds on the same folds, deterministically', () => {
     const p = prepare(signalRows(300, 5), 'target', 'classification', categoryRuleFor('17.0.0'));
     const plain = serialiseModel(trainPrepared(p, { engineVersion: '17.0.0', seed: 3, config: FAST }).model);
@@ -70,5 +71,21 @@ describe('round 21 experiments: bagged fold models and a bootstrap gate on the k
     const strict = trainPrepared(p, { engineVersion: '17.0.0', seed: 1, config: { ...FAST, knn: { minGain: 0, bootstrap: { draws: 50, alpha: 0 } } } });
     expect(strict.knn?.noGain).toBe(loose.knn?.noGain);
     expect(strict.model.knn !== undefined).toBe(loose.knn?.noGain === 0);
+  });
+
+  it('LinearOptions.blendBy roc_auc (binary): a weight of the grid, summing to one, never below the trees\' out-of-fold ROC AUC', () => {
+    const p = prepare(signalRows(240, 7), 'target', 'classification', categoryRuleFor('5.0.0'));
+    const r = trainPrepared(p, { engineVersion: '5.0.0', seed: 1, config: FAST });
+    const lin = addLinearMember(p, r.core, { blendBy: 'roc_auc' });
+    const w = lin.weights as Float64Array;
+    expect(w[0] + w[1]).toBeCloseTo(1, 12);
+    expect(Math.round(w[1] * 20)).toBeCloseTo(w[1] * 20, 9);
+    expect(w[1]).toBeGreaterThanOrEqual(0);
+    const held = [...Array(p.n).keys()].filter((i) => !Number.isNaN(r.core.oofRaw[i]));
+    const yh = Float64Array.from(held, (i) => p.y[i]);
+    const auc = (o: Float64Array): number => rocAuc(yh, Float64Array.from(held, (i) => o[i]));
+    expect(auc(lin.core.oofRaw)).toBeGreaterThanOrEqual(auc(r.core.oofRaw) - 1e-12);
+    // the default blend (by log loss) is untouched by the option's absence
+    expect(addLinearMember(p, r.core).weights).toEqual(addLinearMember(p, r.core, {}).weights);
   });
 });
