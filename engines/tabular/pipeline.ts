@@ -701,7 +701,9 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
   const oofOut = rawToOutput(p.task, core.oofRaw, p.n, p.nClasses);
   if (forest?.part && forest.oofOut) mixOutputs(oofOut, forest.oofOut, forest.part.weight);
   const knnOpts = knnOptionsFor(version, settings.config?.knn);
-  const knn = knnOpts && isSmallData(p) ? addKnnMember(p, core, oofOut, knnOpts) : undefined;
+  // small data, unless an override raises the member's row limit above it (experiments, twenty-first
+  // round); 17.0.0's limit is V5_SMALL_WORK, so its condition is isSmallData's
+  const knn = knnOpts && (isSmallData(p) || knnOpts.maxRows > V5_SMALL_WORK) ? addKnnMember(p, core, oofOut, knnOpts) : undefined;
   if (knn?.part && knn.oofOut) mixOutputs(oofOut, knn.oofOut, knn.part.weight);
   const group = withGroup ? addGroupMember(p, core, oofOut, groupOptionsFor(version, settings.config?.group)) : undefined;
   if (group?.part && group.oofOut) oofOut.set(group.oofOut);
