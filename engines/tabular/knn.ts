@@ -34,6 +34,13 @@ export interface KnnOptions {
    */
   bootstrap?: { draws: number; alpha: number };
   /**
+   * Experiments (twenty-first round): the member is kept only when its cross-validated gain is at
+   * least this: each of the trees' folds mixed at the weight fitted (mixWeight's ROC AUC rule) on the
+   * other folds' rows alone, and the pooled out-of-fold ROC AUC of that mixture compared with the
+   * model's own. Absent: no such test.
+   */
+  cvGain?: number;
+  /**
    * Relevance-weighed distance (experiments, twentieth round): powers p of a metric where each
    * feature's squared distance weighs r^p / max r^p, r its univariate relevance (|2 AUC - 1|) on the
    * rows the member may use; with several, the metric is chosen with k by leave-one-out ROC AUC on

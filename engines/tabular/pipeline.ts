@@ -155,7 +155,7 @@ export interface TrainResult {
   /** engine 11: the group member's key (feature indices) and gain, when a key was searched */
   group?: { columns: number[]; gain?: number };
   /** the kNN member's weight and per-fold k, when fitted */
-  knn?: { weight?: number; gain?: number; foldKs?: number[]; k?: number; foldPowers?: number[]; noGain?: number; gainSd?: number };
+  knn?: { weight?: number; gain?: number; foldKs?: number[]; k?: number; foldPowers?: number[]; noGain?: number; gainSd?: number; cvGain?: number };
 }
 
 export interface TrainSettings {
@@ -541,6 +541,8 @@ export interface KnnMemberResult {
   /** KnnOptions.bootstrap: the share of resamples without a gain, and the gain's standard deviation */
   noGain?: number;
   gainSd?: number;
+  /** KnnOptions.cvGain: the cross-validated gain */
+  cvGain?: number;
 }
 
 /**
@@ -574,9 +576,34 @@ export function addKnnMember(p: Prepared, core: CoreResult, modelOut: Float64Arr
   const { weight, loss, zeroLoss } = mixWeight(p.task, p.y, modelOut, fit.oofOut, 2, 'roc_auc');
   const gain = zeroLoss - loss;
   const test = opts.bootstrap && weight > 0 ? knnBootstrap(p.y, modelOut, fit.oofOut, weight, opts.bootstrap.draws) : undefined;
-  const chosen = { foldKs: fit.foldKs, foldPowers: fit.foldPowers, ...(test ? { noGain: test.noGain, gainSd: test.sd } : {}) };
-  if (!(weight > 0) || (opts.minGain !== undefined && !(gain >= opts.minGain)) || (test && opts.bootstrap && !(test.noGain <= opts.bootstrap.alpha))) return { oofOut: fit.oofOut, weight, gain, ...chosen };
+  const cv = opts.cvGain !== undefined && weight > 0 ? knnCvGain(p, folds, modelOut, fit.oofOut) : undefined;
+  const chosen = { foldKs: fit.foldKs, foldPowers: fit.foldPowers, ...(test ? { noGain: test.noGain, gainSd: test.sd } : {}), ...(cv !== undefined ? { cvGain: cv } : {}) };
+  if (!(weight > 0) || (opts.minGain !== undefined && !(gain >= opts.minGain)) || (test && opts.bootstrap && !(test.noGain <= opts.bootstrap.alpha)) || (cv !== undefined && !(cv >= (opts.cvGain as number)))) return { oofOut: fit.oofOut, weight, gain, ...chosen };
   return { part: knnPart(fit, p.n, p.F, p.y, opts, weight), oofOut: fit.oofOut, weight, gain, ...chosen };
+}
+
+/**
+ * KnnOptions.cvGain: the pooled out-of-fold ROC AUC of the mixture where each fold's rows are mixed at
+ * the weight fitted on the other folds' rows (mixWeight's ROC AUC rule), minus the model's own.
+ */
+function knnCvGain(p: Prepared, folds: Int32Array[], modelOut: Float64Array, knnOut: Float64Array): number {
+  const mixed = new Float64Array(modelOut.length).fill(NaN);
+  const inFold = new Uint8Array(p.n);
+  for (const valid of folds) {
+    inFold.fill(0);
+    for (const r of valid) inFold[r] = 1;
+    const m = Float64Array.from(modelOut, (v, j) => (inFold[j >> 1] ? NaN : v));
+    const { weight } = mixWeight(p.task, p.y, m, knnOut, 2, 'roc_auc');
+    for (const r of valid) {
+      if (Number.isNaN(modelOut[r * 2]) || Number.isNaN(knnOut[r * 2])) continue;
+      mixed[r * 2] = (1 - weight) * modelOut[r * 2] + weight * knnOut[r * 2];
+      mixed[r * 2 + 1] = (1 - weight) * modelOut[r * 2 + 1] + weight * knnOut[r * 2 + 1];
+    }
+  }
+  const held: number[] = [];
+  for (let i = 0; i < p.n; i++) if (!Number.isNaN(mixed[i * 2])) held.push(i);
+  const yh = Float64Array.from(held, (i) => p.y[i]);
+  return rocAuc(yh, Float64Array.from(held, (i) => mixed[i * 2 + 1])) - rocAuc(yh, Float64Array.from(held, (i) => modelOut[i * 2 + 1]));
 }
 
 /** KnnOptions.bootstrap's test of the mixture at `weight` on the rows held out by both (bootstrapGain). */
@@ -736,5 +763,5 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     topFactors = toShares(imp);
     if (topFactors.length === 0) topFactors = toShares(gainImportance(core.predictor, a.features));
   }
-  return { model, report: a.report, validation, topFactors, core, ...(group?.columns ? { group: { columns: group.columns, gain: group.gain } } : {}), ...(knn && knn.weight !== undefined ? { knn: { weight: knn.weight, gain: knn.gain, foldKs: knn.foldKs, k: knn.part?.k, ...(knn.foldPowers ? { foldPowers: knn.foldPowers } : {}), ...(knn.noGain !== undefined ? { noGain: knn.noGain, gainSd: knn.gainSd } : {}) } } : {}) };
+  return { model, report: a.report, validation, topFactors, core, ...(group?.columns ? { group: { columns: group.columns, gain: group.gain } } : {}), ...(knn && knn.weight !== undefined ? { knn: { weight: knn.weight, gain: knn.gain, foldKs: knn.foldKs, k: knn.part?.k, ...(knn.foldPowers ? { foldPowers: knn.foldPowers } : {}), ...(knn.noGain !== undefined ? { noGain: knn.noGain, gainSd: knn.gainSd } : {}), ...(knn.cvGain !== undefined ? { cvGain: knn.cvGain } : {}) } } : {}) };
 }

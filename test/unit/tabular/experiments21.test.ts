@@ -88,4 +88,19 @@ describe('round 21 experiments: bagged fold models, a bootstrap gate on the kNN 
     // the default blend (by log loss) is untouched by the option's absence
     expect(addLinearMember(p, r.core).weights).toEqual(addLinearMember(p, r.core, {}).weights);
   });
+
+  it('KnnOptions.cvGain: a gain of the mixture weighed fold by fold on the other folds; -1 keeps what the gain gate keeps, 1 drops the member', () => {
+    const p = prepare(sineRows(400, 2), 'target', 'classification', categoryRuleFor('17.0.0'));
+    const base = trainPrepared(p, { engineVersion: '17.0.0', seed: 1, config: { ...FAST, knn: { minGain: 0 } } });
+    const loose = trainPrepared(p, { engineVersion: '17.0.0', seed: 1, config: { ...FAST, knn: { minGain: 0, cvGain: -1 } } });
+    expect(base.model.knn).toBeDefined();
+    expect(serialiseModel(loose.model)).toBe(serialiseModel(base.model));
+    const cv = loose.knn?.cvGain as number;
+    expect(Number.isFinite(cv)).toBe(true);
+    // on a local target the member's gain holds out of sample
+    expect(cv).toBeGreaterThan(0);
+    const strict = trainPrepared(p, { engineVersion: '17.0.0', seed: 1, config: { ...FAST, knn: { minGain: 0, cvGain: 1 } } });
+    expect(strict.knn?.cvGain).toBe(cv);
+    expect(strict.model.knn).toBeUndefined();
+  });
 });
