@@ -63,7 +63,7 @@ for (const entry of manifestEntries(dataDir, only)) {
       const r = trainPrepared(prepare(train, 'target', task, categoryRuleFor(v, c?.categories)), { engineVersion: v, seed, config: c });
       const s = cpuSeconds() - t0;
       const kn = r.knn;
-      const knn = kn ? `${r.model.knn ? 'kept' : 'drop'} w${kn.weight} g${(kn.gain ?? NaN).toFixed(4)}${r.model.knn ? ` k${r.model.knn.k}` : ''}${kn.foldPowers ? ` p${kn.foldPowers.join('/')}` : ''}` : '-';
+      const knn = kn ? `${r.model.knn ? 'kept' : 'drop'} w${kn.weight} g${(kn.gain ?? NaN).toFixed(4)}${r.model.knn ? ` k${r.model.knn.k}` : ''}${kn.noGain !== undefined ? ` q${kn.noGain.toFixed(3)} sd${(kn.gainSd ?? NaN).toFixed(4)}` : ''}${kn.cvGain !== undefined ? ` cv${kn.cvGain.toFixed(4)}` : ''}${kn.foldPowers ? ` p${kn.foldPowers.join('/')}` : ''}` : '-';
       const g = r.model.group;
       const key = g ? Array.from(g.columns, (c) => r.model.features[c].name).join('+') + ` (s ${g.smooth}, w ${g.weight})` : '-';
       return { model: r.model, s, key, knn };

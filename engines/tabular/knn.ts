@@ -11,6 +11,7 @@
  * No feature statistic reads a target, so computing them on all rows leaks nothing.
  */
 import { rocAuc } from './metrics';
+import { Prng } from './prng';
 
 export interface KnnOptions {
   /** the member is fitted on binary data of at most this many rows (the artefact holds them) */
@@ -25,6 +26,20 @@ export interface KnnOptions {
   catWeight: number;
   /** the member is kept only when the mixture raises the out-of-fold ROC AUC by at least this (default 0) */
   minGain?: number;
+  /**
+   * Experiments (twenty-first round): the member is kept only when the mixture's out-of-fold ROC AUC
+   * gain over the model's outputs alone is significant: in `bootstrap.draws` resamples of the held-out
+   * rows (with replacement, a fixed seed; the mixture's weight as fitted), the share of resamples where
+   * it gains nothing (gain <= 0) is at most `bootstrap.alpha`. Absent: no such test.
+   */
+  bootstrap?: { draws: number; alpha: number };
+  /**
+   * Experiments (twenty-first round): the member is kept only when its cross-validated gain is at
+   * least this: each of the trees' folds mixed at the weight fitted (mixWeight's ROC AUC rule) on the
+   * other folds' rows alone, and the pooled out-of-fold ROC AUC of that mixture compared with the
+   * model's own. Absent: no such test.
+   */
+  cvGain?: number;
   /**
    * Relevance-weighed distance (experiments, twentieth round): powers p of a metric where each
    * feature's squared distance weighs r^p / max r^p, r its univariate relevance (|2 AUC - 1|) on the
@@ -555,4 +570,38 @@ export function predictKnn(part: KnnPart, X: Float64Array, n: number, F: number)
     out[i * 2 + 1] = p;
   }
   return out;
+}
+
+/**
+ * KnnOptions.bootstrap: the ROC AUC gain of `mixed` over `model` (scores of the same held-out rows,
+ * labels y) in `draws` resamples of those rows with replacement (a fixed seed): the share of resamples
+ * with no gain (<= 0; a resample of one class counts as none) and the gains' standard deviation.
+ */
+export function bootstrapGain(y: Float64Array, model: Float64Array, mixed: Float64Array, draws: number): { noGain: number; sd: number } {
+  const n = y.length;
+  const rng = new Prng(0x6b6e6e);
+  const yb = new Float64Array(n);
+  const mb = new Float64Array(n);
+  const xb = new Float64Array(n);
+  let none = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let m = 0;
+  for (let d = 0; d < draws; d++) {
+    for (let j = 0; j < n; j++) {
+      const i = rng.nextInt(n);
+      yb[j] = y[i];
+      mb[j] = model[i];
+      xb[j] = mixed[i];
+    }
+    const g = rocAuc(yb, xb) - rocAuc(yb, mb);
+    if (!(g > 0)) none++;
+    if (Number.isFinite(g)) {
+      s1 += g;
+      s2 += g * g;
+      m++;
+    }
+  }
+  const mean = m > 0 ? s1 / m : 0;
+  return { noGain: draws > 0 ? none / draws : 1, sd: m > 1 ? Math.sqrt(Math.max(0, s2 / m - mean * mean)) : NaN };
 }

@@ -57,9 +57,12 @@ export interface LinearOptions {
   /**
    * experiments, binary tasks: the trees and the member combined by a logistic regression of the
    * target on their out-of-fold raw scores (weights a, b of free scale and an intercept, stackWeights)
-   * instead of by the convex blend; the usual blend when a weight comes out negative
+   * instead of by the convex blend; the usual blend when a weight comes out negative. 'roc_auc'
+   * (experiments, twenty-first round), binary tasks: the convex blend's weight w of the member from
+   * {0, 1/20, ..., 1}, the one of greatest out-of-fold ROC AUC of the blended raw scores (the smaller w
+   * on ties), the forest and kNN members' binary rule, instead of the greedy blend by log loss
    */
-  blendBy?: 'stack';
+  blendBy?: 'stack' | 'roc_auc';
 }
 
 export const DEFAULT_LINEAR_OPTIONS: LinearOptions = {

@@ -9,7 +9,7 @@ import { basisMatrix, fitBasis, fitLinear, stackWeights, DEFAULT_LINEAR_OPTIONS,
 import { defaultConfig, fitCore, rawToOutput, takeRows, type FoldOffsets, type CoreResult, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
 import { logLoss, rmse, rocAuc } from './metrics';
 import { fitForest, forestOutputs, outOfBagOutputs, mixOutputs, mixWeight, predictForest, forestOptions, type ForestOptions, type ForestPart, type ForestVersion } from './forest';
-import { fitKnnOof, knnPart, DEFAULT_KNN_OPTIONS, type KnnOptions, type KnnPart } from './knn';
+import { bootstrapGain, fitKnnOof, knnPart, DEFAULT_KNN_OPTIONS, type KnnOptions, type KnnPart } from './knn';
 import { fitGroupTable, groupOofs, groupOutputs, outputLoss, searchGroupKey, DEFAULT_GROUP_OPTIONS, SMOOTH_GRID, type GroupOptions, type GroupPart } from './group';
 
 export const ENGINE_ID = 'tabular-gbdt';
@@ -155,7 +155,7 @@ export interface TrainResult {
   /** engine 11: the group member's key (feature indices) and gain, when a key was searched */
   group?: { columns: number[]; gain?: number };
   /** the kNN member's weight and per-fold k, when fitted */
-  knn?: { weight?: number; gain?: number; foldKs?: number[]; k?: number; foldPowers?: number[] };
+  knn?: { weight?: number; gain?: number; foldKs?: number[]; k?: number; foldPowers?: number[]; noGain?: number; gainSd?: number; cvGain?: number };
 }
 
 export interface TrainSettings {
@@ -388,7 +388,7 @@ export function addLinearMember(p: Prepared, core: CoreResult, override?: Partia
       return { part, core: { ...core, oofRaw }, weights: Float64Array.of(st.a, st.b), alpha: fit.alpha };
     }
   }
-  const blend = blendWeights([core.oofRaw, fit.oofRaw], p.y, core.lossName, K, opts.blendSteps, opts.blendStart);
+  const blend = opts.blendBy === 'roc_auc' && p.task === 'binary' ? { weights: aucBlend(core.oofRaw, fit.oofRaw, p.y) } : blendWeights([core.oofRaw, fit.oofRaw], p.y, core.lossName, K, opts.blendSteps, opts.blendStart);
   const [wt, wl] = [blend.weights[0], blend.weights[1]];
   if (!(wl > 0)) return { core, weights: blend.weights, alpha: fit.alpha };
   const oofRaw = new Float64Array(core.oofRaw.length);
@@ -402,6 +402,22 @@ export function addLinearMember(p: Prepared, core: CoreResult, override?: Partia
     coef: Float64Array.from(fit.coef, (v) => wl * v),
   };
   return { part, core: { ...core, oofRaw }, weights: blend.weights, alpha: fit.alpha };
+}
+
+/** LinearOptions.blendBy 'roc_auc': weights [1 - w, w], w from {0, 1/20, ..., 1} of greatest out-of-fold ROC AUC of the blended raw scores (the smaller on ties). */
+function aucBlend(trees: Float64Array, linear: Float64Array, y: Float64Array): Float64Array {
+  const held: number[] = [];
+  for (let i = 0; i < y.length; i++) if (!Number.isNaN(trees[i]) && !Number.isNaN(linear[i])) held.push(i);
+  const yh = Float64Array.from(held, (i) => y[i]);
+  const mixed = new Float64Array(held.length);
+  let best = { w: 0, auc: -Infinity };
+  for (let s = 0; s <= 20; s++) {
+    const w = s / 20;
+    held.forEach((i, j) => (mixed[j] = (1 - w) * trees[i] + w * linear[i]));
+    const auc = rocAuc(yh, mixed);
+    if (auc > best.auc) best = { w, auc };
+  }
+  return Float64Array.of(1 - best.w, best.w);
 }
 
 /**
@@ -522,6 +538,11 @@ export interface KnnMemberResult {
   foldKs?: number[];
   /** the relevance power chosen on each fold's training rows (KnnOptions.relevance) */
   foldPowers?: number[];
+  /** KnnOptions.bootstrap: the share of resamples without a gain, and the gain's standard deviation */
+  noGain?: number;
+  gainSd?: number;
+  /** KnnOptions.cvGain: the cross-validated gain */
+  cvGain?: number;
 }
 
 /**
@@ -554,8 +575,45 @@ export function addKnnMember(p: Prepared, core: CoreResult, modelOut: Float64Arr
   const fit = fitKnnOof(p.X, p.n, p.F, p.categorical, p.y, folds, opts);
   const { weight, loss, zeroLoss } = mixWeight(p.task, p.y, modelOut, fit.oofOut, 2, 'roc_auc');
   const gain = zeroLoss - loss;
-  if (!(weight > 0) || (opts.minGain !== undefined && !(gain >= opts.minGain))) return { oofOut: fit.oofOut, weight, gain, foldKs: fit.foldKs, foldPowers: fit.foldPowers };
-  return { part: knnPart(fit, p.n, p.F, p.y, opts, weight), oofOut: fit.oofOut, weight, gain, foldKs: fit.foldKs, foldPowers: fit.foldPowers };
+  const test = opts.bootstrap && weight > 0 ? knnBootstrap(p.y, modelOut, fit.oofOut, weight, opts.bootstrap.draws) : undefined;
+  const cv = opts.cvGain !== undefined && weight > 0 ? knnCvGain(p, folds, modelOut, fit.oofOut) : undefined;
+  const chosen = { foldKs: fit.foldKs, foldPowers: fit.foldPowers, ...(test ? { noGain: test.noGain, gainSd: test.sd } : {}), ...(cv !== undefined ? { cvGain: cv } : {}) };
+  if (!(weight > 0) || (opts.minGain !== undefined && !(gain >= opts.minGain)) || (test && opts.bootstrap && !(test.noGain <= opts.bootstrap.alpha)) || (cv !== undefined && !(cv >= (opts.cvGain as number)))) return { oofOut: fit.oofOut, weight, gain, ...chosen };
+  return { part: knnPart(fit, p.n, p.F, p.y, opts, weight), oofOut: fit.oofOut, weight, gain, ...chosen };
+}
+
+/**
+ * KnnOptions.cvGain: the pooled out-of-fold ROC AUC of the mixture where each fold's rows are mixed at
+ * the weight fitted on the other folds' rows (mixWeight's ROC AUC rule), minus the model's own.
+ */
+function knnCvGain(p: Prepared, folds: Int32Array[], modelOut: Float64Array, knnOut: Float64Array): number {
+  const mixed = new Float64Array(modelOut.length).fill(NaN);
+  const inFold = new Uint8Array(p.n);
+  for (const valid of folds) {
+    inFold.fill(0);
+    for (const r of valid) inFold[r] = 1;
+    const m = Float64Array.from(modelOut, (v, j) => (inFold[j >> 1] ? NaN : v));
+    const { weight } = mixWeight(p.task, p.y, m, knnOut, 2, 'roc_auc');
+    for (const r of valid) {
+      if (Number.isNaN(modelOut[r * 2]) || Number.isNaN(knnOut[r * 2])) continue;
+      mixed[r * 2] = (1 - weight) * modelOut[r * 2] + weight * knnOut[r * 2];
+      mixed[r * 2 + 1] = (1 - weight) * modelOut[r * 2 + 1] + weight * knnOut[r * 2 + 1];
+    }
+  }
+  const held: number[] = [];
+  for (let i = 0; i < p.n; i++) if (!Number.isNaN(mixed[i * 2])) held.push(i);
+  const yh = Float64Array.from(held, (i) => p.y[i]);
+  return rocAuc(yh, Float64Array.from(held, (i) => mixed[i * 2 + 1])) - rocAuc(yh, Float64Array.from(held, (i) => modelOut[i * 2 + 1]));
+}
+
+/** KnnOptions.bootstrap's test of the mixture at `weight` on the rows held out by both (bootstrapGain). */
+function knnBootstrap(y: Float64Array, modelOut: Float64Array, knnOut: Float64Array, weight: number, draws: number): { noGain: number; sd: number } {
+  const held: number[] = [];
+  for (let i = 0; i < y.length; i++) if (!Number.isNaN(modelOut[i * 2]) && !Number.isNaN(knnOut[i * 2])) held.push(i);
+  const yh = Float64Array.from(held, (i) => y[i]);
+  const m = Float64Array.from(held, (i) => modelOut[i * 2 + 1]);
+  const x = Float64Array.from(held, (i) => (1 - weight) * modelOut[i * 2 + 1] + weight * knnOut[i * 2 + 1]);
+  return bootstrapGain(yh, m, x, draws);
 }
 
 export interface GroupMemberResult {
@@ -670,7 +728,9 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
   const oofOut = rawToOutput(p.task, core.oofRaw, p.n, p.nClasses);
   if (forest?.part && forest.oofOut) mixOutputs(oofOut, forest.oofOut, forest.part.weight);
   const knnOpts = knnOptionsFor(version, settings.config?.knn);
-  const knn = knnOpts && isSmallData(p) ? addKnnMember(p, core, oofOut, knnOpts) : undefined;
+  // small data, unless an override raises the member's row limit above it (experiments, twenty-first
+  // round); 17.0.0's limit is V5_SMALL_WORK, so its condition is isSmallData's
+  const knn = knnOpts && (isSmallData(p) || knnOpts.maxRows > V5_SMALL_WORK) ? addKnnMember(p, core, oofOut, knnOpts) : undefined;
   if (knn?.part && knn.oofOut) mixOutputs(oofOut, knn.oofOut, knn.part.weight);
   const group = withGroup ? addGroupMember(p, core, oofOut, groupOptionsFor(version, settings.config?.group)) : undefined;
   if (group?.part && group.oofOut) oofOut.set(group.oofOut);
@@ -703,5 +763,5 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     topFactors = toShares(imp);
     if (topFactors.length === 0) topFactors = toShares(gainImportance(core.predictor, a.features));
   }
-  return { model, report: a.report, validation, topFactors, core, ...(group?.columns ? { group: { columns: group.columns, gain: group.gain } } : {}), ...(knn && knn.weight !== undefined ? { knn: { weight: knn.weight, gain: knn.gain, foldKs: knn.foldKs, k: knn.part?.k, ...(knn.foldPowers ? { foldPowers: knn.foldPowers } : {}) } } : {}) };
+  return { model, report: a.report, validation, topFactors, core, ...(group?.columns ? { group: { columns: group.columns, gain: group.gain } } : {}), ...(knn && knn.weight !== undefined ? { knn: { weight: knn.weight, gain: knn.gain, foldKs: knn.foldKs, k: knn.part?.k, ...(knn.foldPowers ? { foldPowers: knn.foldPowers } : {}), ...(knn.noGain !== undefined ? { noGain: knn.noGain, gainSd: knn.gainSd } : {}), ...(knn.cvGain !== undefined ? { cvGain: knn.cvGain } : {}) } } : {}) };
 }

@@ -60,6 +60,13 @@ export interface EngineConfig {
    */
   refit?: number;
   refitRounds?: number;
+  /**
+   * experiments (twenty-first round): each fold model of the cross-fit an average of this many boosted
+   * models on the same rows, each with its own bagging and feature-sampling seed (the first one's seed
+   * that of a fold model without it) and its own early stopping; the fold's out-of-fold scores are
+   * their mean. Absent or 1: one model per fold. Not with 'pooled' stopping or honestOof.
+   */
+  bags?: number;
   grower: GrowerParams;
 }
 
@@ -284,14 +291,19 @@ export function fitCore(
     const results = cfg.stopping === 'pooled' && folds.length > 1 && folds.every((f) => f.valid !== null)
       ? boostPooled(folds, info, F, cfg, onRound && ((done) => onRound(base + done * nModels, totalRounds)))
       : folds.map((fs, m) => {
-          const callbacks: TrainingCallback[] = [earlyStoppingCallback(cfg.earlyStoppingRounds, cfg.earlyStoppingMinDelta, true)];
-          if (onRound) {
-            const start = base + m * cfg.maxRounds;
-            callbacks.push((s) => {
-              if (s.iteration % 10 === 0) onRound(start + s.iteration, totalRounds);
-            });
-          }
-          return boost(fs.train, fs.valid, info, F, fs.loss, fs.params, callbacks);
+          const callbacks = (): TrainingCallback[] => {
+            const c: TrainingCallback[] = [earlyStoppingCallback(cfg.earlyStoppingRounds, cfg.earlyStoppingMinDelta, true)];
+            if (onRound) {
+              const start = base + m * cfg.maxRounds;
+              c.push((s) => {
+                if (s.iteration % 10 === 0) onRound(start + s.iteration, totalRounds);
+              });
+            }
+            return c;
+          };
+          const bags = Math.max(1, Math.floor(cfg.bags ?? 1));
+          if (bags === 1 || fs.params.keepValidPath) return boost(fs.train, fs.valid, info, F, fs.loss, fs.params, callbacks());
+          return bagged(fs, info, F, bags, callbacks);
         });
     results.forEach((res, m) => {
       const va = folds[m].validRows;
@@ -339,6 +351,33 @@ export function fitCore(
     foldModels.map(() => w),
   );
   return { predictor, oofRaw, foldModels, info, lossName };
+}
+
+/**
+ * EngineConfig.bags: `bags` models boosted on one fold's rows, the first with the fold's seed, the
+ * others with seeds derived from it (no draw from the cross-fit's generator, so the other fold models
+ * keep theirs), each early-stopped on the fold's held-out rows; one result whose predictor is their
+ * average (mergePredictors), its held-out scores their mean and its rounds their mean.
+ */
+function bagged(fs: FoldSet, info: BinnedFeatureInfo, F: number, bags: number, callbacks: () => TrainingCallback[]): BoostResult {
+  const results: BoostResult[] = [];
+  for (let b = 0; b < bags; b++) {
+    const seed = b === 0 ? fs.params.seed : (fs.params.seed ^ Math.imul(b + 1, 0x9e3779b1)) >>> 0;
+    results.push(boost(fs.train, fs.valid, info, F, fs.loss, { ...fs.params, seed }, callbacks()));
+  }
+  const w = 1 / bags;
+  const predictor = mergePredictors(results.map((r) => r.predictor), results.map(() => w));
+  let validRaw: Float64Array | undefined;
+  if (results.every((r) => r.validRaw)) {
+    validRaw = new Float64Array((results[0].validRaw as Float64Array).length);
+    for (const r of results) {
+      const v = r.validRaw as Float64Array;
+      for (let j = 0; j < v.length; j++) validRaw[j] += v[j] / bags;
+    }
+  }
+  let rounds = 0;
+  for (const r of results) rounds += r.rounds / bags;
+  return { ...results[0], predictor, ...(validRaw ? { validRaw } : {}), rounds: Math.round(rounds) };
 }
 
 /**
