@@ -756,6 +756,30 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(await h.orm.em.fork().count(OutcomeSchema, { modelId })).toBe(0);
     });
 
+    it('records outcomes of a model trained on columns named constructor, __entity and __reference, by features and by request_id, and refreshes on them (a ninth probe: 500 from the ORM\'s insert, so such a model could never be given an outcome)', async () => {
+      const account = await h.provision('build');
+      const data = Array.from({ length: 60 }, (_, i) => ({ constructor: i % 7, __entity: (i * 5) % 3, __reference: i % 2 ? 'p' : 'q', y: (i % 7) + ((i * 5) % 3) > 4 ? 'hi' : 'lo' }));
+      const trained = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'y', engine: 'tabular-gbdt', data });
+      expect(trained.status).toBe(201);
+      const modelId = trained.body.id as string;
+      const features = { constructor: 6, __entity: 2, __reference: 'p' };
+      const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', account.apiKey).send({ rows: [features] });
+      expect(scored.status).toBe(200);
+      const outcomes = [
+        { features, actual: 'hi' },
+        { request_id: scored.body.predictions[0].request_id, actual: 'lo' },
+      ];
+      const reported = await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send({ outcomes });
+      expect(reported.status).toBe(201);
+      expect(reported.body).toEqual(expect.objectContaining({ accepted: 2, pending: 2 }));
+      const stored = await h.orm.em.fork().find(OutcomeSchema, { modelId }, { orderBy: { id: 'asc' } });
+      expect(stored.map((o) => o.features)).toEqual([features, features]);
+      expect(stored.map((o) => o.actual).sort()).toEqual(['hi', 'lo']);
+      const refreshed = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', account.apiKey);
+      expect(refreshed.status).toBe(201);
+      expect(refreshed.body.outcomes_folded).toBe(2);
+    });
+
     it('answers every list with the pagination object, and the default model list leaves out models still training', async () => {
       const { apiKey, modelId, workspace, account } = await trainedModel();
       await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(3) });
