@@ -756,6 +756,21 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(await h.orm.em.fork().count(OutcomeSchema, { modelId })).toBe(0);
     });
 
+    it('refuses an empty Idempotency-Key with 400 and charges nothing, as it refuses one too long or not visible ASCII (a ninth probe: an empty one was taken for none, and its retry charged again)', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      const before = await credits(account.id);
+      const answers = [];
+      for (const key of ['', 'k'.repeat(256), 'a\tb', 'clé']) {
+        const res = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', key).send({ rows: rows(2) });
+        answers.push([res.status, res.body.message]);
+      }
+      expect(answers).toEqual(Array(4).fill([400, 'VALIDATION_ERROR']));
+      expect(await credits(account.id)).toBe(before);
+      const forecast = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).set('Idempotency-Key', '').send({ target: 'value', timestamp: 'date', data: dailySeriesRows(1, 30).map(({ date, value }) => ({ date, value })), horizon: 2 });
+      expectError(forecast, 400, 'VALIDATION_ERROR');
+      expect(await credits(account.id)).toBe(before);
+    });
+
     it('records outcomes of a model trained on columns named constructor, __entity and __reference, by features and by request_id, and refreshes on them (a ninth probe: 500 from the ORM\'s insert, so such a model could never be given an outcome)', async () => {
       const account = await h.provision('build');
       const data = Array.from({ length: 60 }, (_, i) => ({ constructor: i % 7, __entity: (i * 5) % 3, __reference: i % 2 ? 'p' : 'q', y: (i % 7) + ((i * 5) % 3) > 4 ? 'hi' : 'lo' }));
