@@ -572,6 +572,23 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expectError(res, 400, 'VALIDATION_ERROR');
     });
 
+    it('names a multipart field sent twice instead of refusing its list of texts in other words (a ninth probe: quantiles=0.1 twice was "quantiles.0: expected number, received string"), with no charge', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      const before = await credits(account.id);
+      const body = JSON.stringify(rows(1));
+      const twice = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).field('rows', body).field('rows', body);
+      expectError(twice, 400, 'VALIDATION_ERROR');
+      expect(twice.body.messageDetail).toMatch(/^The multipart field "rows" is sent 2 times; send each field once/);
+      const csv = Buffer.from(['date,value', ...dailySeriesRows(1, 30).map(({ date, value }) => `${date},${value}`)].join('\n'));
+      const quantiles = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).field('target', 'value').field('quantiles', '0.1').field('quantiles', '0.9').attach('file', csv, 's.csv');
+      expectError(quantiles, 400, 'VALIDATION_ERROR');
+      expect(quantiles.body.messageDetail).toMatch(/^The multipart field "quantiles" is sent 2 times/);
+      const once = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).field('target', 'value').field('horizon', '2').field('quantiles', '0.1,0.9').attach('file', csv, 's.csv');
+      expect(once.status).toBe(200);
+      expect(once.text.split('\n')[0]).toBe('date,value_prediction,quantile_0.1,quantile_0.9');
+      expect(await credits(account.id)).toBe(before - 2);
+    });
+
     it('names a multipart field called __proto__ as not allowed and refuses one called constructor as an unknown field (a ninth probe: "Unrecognized key \\"0\\"" and 500), with no charge', async () => {
       const { apiKey, modelId, account } = await trainedModel();
       const before = await credits(account.id);
