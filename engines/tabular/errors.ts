@@ -6,6 +6,7 @@ export type TabularErrorCode =
   | 'TARGET_OUT_OF_RANGE'
   | 'TARGET_NOT_EXACT'
   | 'TOO_MANY_CLASSES'
+  | 'CLASS_LABEL_TOO_LONG'
   | 'NO_USABLE_FEATURES'
   | 'INVALID_OPTIONS';
 

@@ -96,6 +96,13 @@ export const CATEGORY_RULE_V1: CategoryRule = { mostFrequent: MAX_CATEGORIES - 1
 export const CATEGORY_RULE_V10: CategoryRule = { mostFrequent: MAX_CATEGORIES - 1, minRowsBeyond: 20, maxKept: 254 };
 export const MAX_CLASSES = 100;
 /**
+ * Longest class label, in characters of its string form. Every scored row repeats each label (its
+ * `prediction`, and one `proba_<class>` field per class): ten labels of 100,000 characters made a
+ * 1 KB call of 100 rows answer 110 MB, and one of 600 rows a 500 (the answer could not be written
+ * as one string) (a ninth probe). 200 keeps the largest call (10,000 rows, 100 classes) under 250 MB.
+ */
+export const MAX_CLASS_LABEL_LENGTH = 200;
+/**
  * Largest magnitude of a regression target (and of an outcome's actual value): the squares of larger
  * values, and their sums over a million rows, overflow a double, so losses and scores become infinite.
  */
@@ -299,6 +306,13 @@ export function analyseTarget(rows: Row[], target: string, task?: TaskOption): T
     throw new TabularDataError(
       'TOO_MANY_CLASSES',
       `The target "${target}" has ${classes.length} distinct values; classification supports at most ${MAX_CLASSES}.`,
+    );
+  }
+  const long = classes.find((c) => labelKey(c).length > MAX_CLASS_LABEL_LENGTH);
+  if (long !== undefined) {
+    throw new TabularDataError(
+      'CLASS_LABEL_TOO_LONG',
+      `The target "${target}" holds a class label of ${labelKey(long).length} characters; classification supports labels of at most ${MAX_CLASS_LABEL_LENGTH} (each scored row repeats every label).`,
     );
   }
   const index = new Map<string, number>();

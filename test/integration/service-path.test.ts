@@ -693,6 +693,19 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(quantities.body.valid).toBe(true);
     });
 
+    it('refuses class labels longer than 200 characters, which every scored row repeats (a ninth probe: ten labels of 100,000 characters made a 1 KB call of 100 rows answer 110 MB, and one of 600 rows a 500)', async () => {
+      const { apiKey, account } = await h.provision('build');
+      const data = (length: number) => Array.from({ length: 60 }, (_, i) => ({ a: i % 10, y: String.fromCharCode(97 + (i % 10)).repeat(length) }));
+      const validated = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).send({ target: 'y', data: data(201) });
+      expect([validated.status, validated.body.valid, validated.body.errors.map((e: { code: string }) => e.code)]).toEqual([200, false, ['CLASS_LABEL_TOO_LONG']]);
+      const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'y', engine: 'tabular-gbdt', data: data(201) });
+      expectError(created, 422, 'DATA_VALIDATION_FAILED');
+      expect(created.body.report.errors.map((e: { code: string }) => e.code)).toEqual(['CLASS_LABEL_TOO_LONG']);
+      expect(await h.orm.em.fork().count(ModelSchema, { account: account.id, status: { $ne: 'deleted' } })).toBe(0);
+      const fine = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'y', engine: 'tabular-gbdt', data: data(200) });
+      expect([fine.status, fine.body.task]).toEqual([201, 'multiclass']);
+    });
+
     it('refuses regression targets and outcomes beyond ±1e150, whose squares overflow: 422 on training, 400 on outcomes, nothing recorded', async () => {
       const { apiKey, account } = await h.provision('build');
       const data = Array.from({ length: 40 }, (_, i) => ({ a: (i * 7) % 13, b: i % 2 === 0 ? 'x' : 'y', t: 3 * ((i * 7) % 13) + (i % 5) }));
