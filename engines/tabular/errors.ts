@@ -7,6 +7,7 @@ export type TabularErrorCode =
   | 'TARGET_NOT_EXACT'
   | 'TOO_MANY_CLASSES'
   | 'CLASS_LABEL_TOO_LONG'
+  | 'COLUMN_NAME_TOO_LONG'
   | 'NO_USABLE_FEATURES'
   | 'INVALID_OPTIONS';
 

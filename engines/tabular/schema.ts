@@ -103,6 +103,13 @@ export const MAX_CLASSES = 100;
  */
 export const MAX_CLASS_LABEL_LENGTH = 200;
 /**
+ * Longest feature column name, in characters: a target's limit (the API's). The names are the model's
+ * `feature_columns`, in every answer about the model, its listing and its webhook events: a ninth
+ * probe's CSV header of one 10,000,000-character name trained (18 s for 20 rows), and every such
+ * answer then carried 10 MB.
+ */
+export const MAX_COLUMN_NAME_LENGTH = 500;
+/**
  * Largest magnitude of a regression target (and of an outcome's actual value): the squares of larger
  * values, and their sums over a million rows, overflow a double, so losses and scores become infinite.
  */
@@ -464,6 +471,10 @@ export function analyse(rows: Row[], target: string, task: TaskOption | undefine
   if (!Array.isArray(rows)) throw new TabularDataError('INVALID_OPTIONS', 'Rows must be an array of objects.');
   const t = analyseTarget(rows, target, task);
   const names = collectColumns(rows).filter((c) => c !== target);
+  const long = names.find((n) => n.length > MAX_COLUMN_NAME_LENGTH);
+  if (long !== undefined) {
+    throw new TabularDataError('COLUMN_NAME_TOO_LONG', `A column name holds ${long.length} characters; a column is named in at most ${MAX_COLUMN_NAME_LENGTH}, as a target is.`);
+  }
   const columns: ColumnSchema[] = [];
   const reports: ColumnReport[] = [];
   const warnings: string[] = [];

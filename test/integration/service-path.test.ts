@@ -706,6 +706,19 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect([fine.status, fine.body.task]).toEqual([201, 'multiclass']);
     });
 
+    it('refuses a feature column named in more than 500 characters, as a target is, on training and validation (a ninth probe: a 10,000,000-character name trained, and every answer about the model carried it)', async () => {
+      const { apiKey, account } = await h.provision('build');
+      const csv = (length: number) => [`${'c'.repeat(length)},y`, ...Array.from({ length: 40 }, (_, i) => `${i % 7},${i % 7 > 3 ? 'p' : 'q'}`)].join('\n');
+      const validated = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'y').attach('file', Buffer.from(csv(501)), 'd.csv');
+      expect([validated.status, validated.body.valid, validated.body.errors.map((e: { code: string }) => e.code)]).toEqual([200, false, ['COLUMN_NAME_TOO_LONG']]);
+      const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).field('target', 'y').field('engine', 'tabular-gbdt').attach('file', Buffer.from(csv(501)), 'd.csv');
+      expectError(created, 422, 'DATA_VALIDATION_FAILED');
+      expect(created.body.report.errors.map((e: { code: string }) => e.code)).toEqual(['COLUMN_NAME_TOO_LONG']);
+      expect(await h.orm.em.fork().count(ModelSchema, { account: account.id, status: { $ne: 'deleted' } })).toBe(0);
+      const fine = await h.http.post('/v1/models').set('X-API-Key', apiKey).field('target', 'y').field('engine', 'tabular-gbdt').attach('file', Buffer.from(csv(500)), 'd.csv');
+      expect([fine.status, fine.body.feature_columns]).toEqual([201, ['c'.repeat(500)]]);
+    });
+
     it('refuses regression targets and outcomes beyond ±1e150, whose squares overflow: 422 on training, 400 on outcomes, nothing recorded', async () => {
       const { apiKey, account } = await h.provision('build');
       const data = Array.from({ length: 40 }, (_, i) => ({ a: (i * 7) % 13, b: i % 2 === 0 ? 'x' : 'y', t: 3 * ((i * 7) % 13) + (i % 5) }));
