@@ -15,7 +15,7 @@ import {
 } from '../db/entities';
 import { findEngine } from '../engines/catalogue';
 import { gunzipJson, gzipJson } from './compression';
-import { refuseBeyondTrainingRows, type Row } from './datasets';
+import { refuseBeyondTrainingRows, tabularEngine, type Row } from './datasets';
 import { EngineDataError, type EnginePool } from './engine-pool';
 import { AppError, notFound, validationError } from './errors';
 import { assertServing, pendingCount } from './outcomes';
@@ -332,8 +332,7 @@ export async function createModel(
   input: CreateModelInput,
 ): Promise<{ model: Model; version: ModelVersion | null }> {
   if (!input.engine) throw validationError('Invalid body.engine: required when creating a model (engine ids come from GET /v1/engines).');
-  const engine = findEngine(input.engine);
-  if (!engine || engine.kind !== 'tabular') throw validationError(`Invalid body.engine: ${input.engine} is not a tabular engine of GET /v1/engines.`);
+  const engine = tabularEngine(input.engine);
   refuseBeyondTrainingRows(input.plan, input.rows.length);
   let task: ModelTask;
   try {

@@ -38,6 +38,17 @@ describe('dataset validation', () => {
     expect((await validate(build.apiKey, { target: 'churned', data })).body.valid).toBe(true);
   });
 
+  it('refuses an engine that training would refuse with the same 400, instead of calling the data valid (a ninth probe: a forecast engine and an unknown one were valid: true)', async () => {
+    const { apiKey } = await h.provision('free');
+    for (const engine of ['forecast-auto', 'constructor', 'TABULAR-GBDT']) {
+      const validated = await validate(apiKey, { target: 'churned', engine, data: churnRows(60) });
+      expectError(validated, 400, 'VALIDATION_ERROR');
+      expect(validated.body.messageDetail).toBe(`Invalid body.engine: ${engine} is not a tabular engine of GET /v1/engines.`);
+    }
+    const known = await validate(apiKey, { target: 'churned', engine: 'tabular-gbdt', data: churnRows(60) });
+    expect([known.status, known.body.valid]).toEqual([200, true]);
+  });
+
   it('says weak and names the column when one column gives the answer away', async () => {
     const { apiKey } = await h.provision('free');
     const rand = prng(3);
