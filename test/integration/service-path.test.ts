@@ -719,6 +719,20 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect([fine.status, fine.body.feature_columns]).toEqual([201, ['c'.repeat(500)]]);
     });
 
+    it('names a model created without a name within the rules of a name: a 300-character target answered 500 (the name column holds 200), and one holding U+202E named the model with it (a ninth probe)', async () => {
+      const { apiKey } = await h.provision('build');
+      const data = (target: string) => Array.from({ length: 30 }, (_, i) => ({ a: i % 7, [target]: i % 7 > 3 ? 'p' : 'q' }));
+      const long = 'T'.repeat(300);
+      const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: long, engine: 'tabular-gbdt', data: data(long) });
+      expect(created.status).toBe(201);
+      expect([created.body.target, created.body.name]).toEqual([long, `Model of ${'T'.repeat(190)}…`]);
+      const reversed = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: '\u202Etxt.exe', engine: 'tabular-gbdt', data: data('\u202Etxt.exe') });
+      expect([reversed.status, reversed.body.target, reversed.body.name]).toEqual([201, '\u202Etxt.exe', 'Model of txt.exe']);
+      // the name is one a PATCH could have given
+      const renamed = await h.http.patch(`/v1/models/${created.body.id as string}`).set('X-API-Key', apiKey).send({ name: created.body.name });
+      expect(renamed.status).toBe(200);
+    });
+
     it('refuses regression targets and outcomes beyond ±1e150, whose squares overflow: 422 on training, 400 on outcomes, nothing recorded', async () => {
       const { apiKey, account } = await h.provision('build');
       const data = Array.from({ length: 40 }, (_, i) => ({ a: (i * 7) % 13, b: i % 2 === 0 ? 'x' : 'y', t: 3 * ((i * 7) % 13) + (i % 5) }));
