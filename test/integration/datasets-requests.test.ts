@@ -164,6 +164,20 @@ describe('request log and usage', () => {
     }
   });
 
+  it('names what a from or to must be when it is no date, an unescaped + of an offset included (a ninth probe: "Invalid input")', async () => {
+    const { apiKey } = await h.provision('build');
+    for (const route of ['/v1/usage', '/v1/requests']) {
+      for (const query of ['from=2026-11-20T00:00:00+01:00', 'to=yesterday', 'from=2026-02-30']) {
+        const refused = await h.http.get(`${route}?${query}`).set('X-API-Key', apiKey);
+        expectError(refused, 400, 'VALIDATION_ERROR');
+        expect(refused.body.messageDetail).toBe(
+          `Invalid query.${query.slice(0, query.indexOf('='))}: expected an ISO 8601 date (2026-11-01) or date-time with its offset (2026-11-01T09:00:00Z); a + in a query is sent as %2B.`,
+        );
+      }
+      expect((await h.http.get(`${route}?from=2026-11-20T00:00:00%2B01:00`).set('X-API-Key', apiKey)).status).toBe(200);
+    }
+  });
+
   it('does not log another workspace’s calls', async () => {
     const a = await h.provision('build');
     const b = await h.provision('build');
