@@ -52,8 +52,9 @@ const AUTH_ERRORS: Record<AnyRoute['auth'], Array<[number, string]>> = {
 const workspaceHeaderSchema = z.object({
   'x-workspace-id': z
     .string()
+    .min(1)
     .optional()
-    .openapi({ description: 'Web sessions: the workspace to act on (one of the account\'s; default the oldest). Ignored for API keys, which belong to one workspace.' }),
+    .openapi({ description: 'Web sessions: the workspace to act on (one of the account\'s; default, when the header is left out, the oldest; sent empty it names none: 404). Ignored for API keys, which belong to one workspace.' }),
 });
 
 const SECURITY: Record<AnyRoute['auth'], RouteConfig['security']> = {

@@ -2,7 +2,8 @@ import Papa from 'papaparse';
 import { parseJsonBody } from './json';
 import { EngineDataError, type EnginePool } from './engine-pool';
 import { PLANS, type PlanName } from '../config/plans';
-import { AppError } from './errors';
+import { AppError, validationError } from './errors';
+import { findEngine } from '../engines/catalogue';
 
 export type Row = Record<string, unknown>;
 
@@ -133,10 +134,22 @@ export interface ValidationReport {
  * than the caller's plan trains on is 413 TOO_MANY_ROWS, as training answers: a seventh probe's free
  * plan (10,000 rows) was told that 200,000 rows were valid, after a trial fit on all of them.
  */
+/**
+ * An engine named for training must be a tabular engine of GET /v1/engines: 400 otherwise, on training
+ * and on its free validation alike (validation ignored it, and answered `valid: true` for a body that
+ * training then refused for its engine: a ninth probe).
+ */
+export function tabularEngine(engineId: string): NonNullable<ReturnType<typeof findEngine>> {
+  const engine = findEngine(engineId);
+  if (!engine || engine.kind !== 'tabular') throw validationError(`Invalid body.engine: ${engineId} is not a tabular engine of GET /v1/engines.`);
+  return engine;
+}
+
 export async function validateDataset(
   pool: EnginePool,
-  input: { rows: Row[]; target: string; task: 'classification' | 'regression' | undefined; seed: number; plan: PlanName },
+  input: { rows: Row[]; target: string; task: 'classification' | 'regression' | undefined; engine: string | undefined; seed: number; plan: PlanName },
 ): Promise<ValidationReport> {
+  if (input.engine !== undefined) tabularEngine(input.engine);
   refuseBeyondTrainingRows(input.plan, input.rows.length);
   try {
     const report = await pool.analyse(input.rows, input.target, input.task);

@@ -105,6 +105,28 @@ function refuseInexactItemIds(rows: Row[], itemId: string | undefined, code: 'IN
 }
 
 /**
+ * The target, the timestamp and the item_id name three different columns: one column in two roles was
+ * forecast all the same and charged (a ninth probe: item_id the target forecast each series' id as its
+ * value, timestamp the target forecast the positions themselves).
+ */
+function refuseColumnInTwoRoles(request: Pick<ForecastRequest, 'target' | 'timestamp' | 'itemId'>, code: 'INVALID_INPUT' | 'VALIDATION_ERROR'): void {
+  const roles: Array<[string, string | undefined]> = [
+    ['target', request.target],
+    ['timestamp', request.timestamp],
+    ['item_id', request.itemId],
+  ];
+  for (let i = 0; i < roles.length; i++) {
+    for (let j = i + 1; j < roles.length; j++) {
+      const [first, a] = roles[i]!;
+      const [second, b] = roles[j]!;
+      if (a !== undefined && a === b) {
+        throw new AppError(code, 400, `${first} and ${second} both name the column "${a}"; each names a column of its own.`, { reason: 'COLUMN_IN_TWO_ROLES' });
+      }
+    }
+  }
+}
+
+/**
  * Validates every series, prices the call (horizon × series, whatever the history length), reserves
  * the credits before any computation, forecasts in the engine pool, and refunds a failed computation.
  */
@@ -114,6 +136,7 @@ export async function runForecast(
   request: ForecastRequest,
   billing: { accountId: string; workspaceId: string; httpRequestId: string; holdSeconds: number },
 ): Promise<ForecastResult> {
+  refuseColumnInTwoRoles(request, 'INVALID_INPUT');
   refuseInexactItemIds(request.rows, request.itemId, 'INVALID_INPUT');
   const seriesRequest = { rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId };
   let prepared;
@@ -163,6 +186,7 @@ export async function runForecast(
 }
 
 export async function runBacktest(pool: EnginePool, request: Omit<ForecastRequest, 'quantiles' | 'pointEstimate'>) {
+  refuseColumnInTwoRoles(request, 'VALIDATION_ERROR');
   refuseInexactItemIds(request.rows, request.itemId, 'VALIDATION_ERROR');
   let results: Backtest[];
   try {

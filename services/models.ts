@@ -15,7 +15,7 @@ import {
 } from '../db/entities';
 import { findEngine } from '../engines/catalogue';
 import { gunzipJson, gzipJson } from './compression';
-import { refuseBeyondTrainingRows, type Row } from './datasets';
+import { refuseBeyondTrainingRows, tabularEngine, type Row } from './datasets';
 import { EngineDataError, type EnginePool } from './engine-pool';
 import { AppError, notFound, validationError } from './errors';
 import { assertServing, pendingCount } from './outcomes';
@@ -70,6 +70,21 @@ export interface NewModelInput {
 }
 
 /**
+ * The name of a model created without one: "Model of <target>", held to the rules of a name given
+ * (displayName in api/schemas/common.ts: at most 200 characters, no control character, no
+ * bidirectional override or isolate). A target may be named in 500 characters of any kind (it is a
+ * column of the data): a ninth probe's 300-character target without a name answered 500 (the name
+ * column holds 200), and a target holding U+202E named the model with it.
+ */
+function defaultModelName(target: string): string {
+  const name = `Model of ${target.replace(/[\p{Cc}\u202A-\u202E\u2066-\u2069]/gu, '')}`.trim();
+  if (name.length <= 200) return name;
+  const cut = name.slice(0, 199);
+  // never half of a surrogate pair
+  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
+}
+
+/**
  * Creates the model (status `training`) with its context data as chunk 1, after the quota check;
  * the account row lock serialises concurrent creations so the quota cannot be overrun.
  */
@@ -83,7 +98,7 @@ export async function createModelForTraining(em: EntityManager, input: NewModelI
       id,
       workspace: tx.getReference(WorkspaceSchema, input.workspaceId),
       account: tx.getReference(AccountSchema, input.accountId),
-      name: input.name ?? `Model of ${input.target}`,
+      name: input.name ?? defaultModelName(input.target),
       target: input.target,
       task: input.task,
       engineId: input.engineId,
@@ -327,8 +342,7 @@ export async function createModel(
   input: CreateModelInput,
 ): Promise<{ model: Model; version: ModelVersion | null }> {
   if (!input.engine) throw validationError('Invalid body.engine: required when creating a model (engine ids come from GET /v1/engines).');
-  const engine = findEngine(input.engine);
-  if (!engine || engine.kind !== 'tabular') throw validationError(`Invalid body.engine: ${input.engine} is not a tabular engine of GET /v1/engines.`);
+  const engine = tabularEngine(input.engine);
   refuseBeyondTrainingRows(input.plan, input.rows.length);
   let task: ModelTask;
   try {

@@ -158,10 +158,31 @@ export async function recordOutcomes(em: EntityManager, model: Model, outcomes: 
     const actual = checkedActual(model, version, o.actual, i);
     // Features must fit the training columns and types, or every later refresh would fail on them.
     checkPredictionRows(model, version, [features], i);
-    return { id: newId('outcome'), modelId: model.id, workspaceId: model.workspace.id, predictionId, features, actual, status: 'pending' as const, foldedInVersion: null, createdAt: now };
+    return { id: newId('outcome'), model_id: model.id, workspace_id: model.workspace.id, prediction_id: predictionId, features, actual };
   });
-  await em.insertMany(OutcomeSchema, rows);
+  await insertOutcomes(em, rows, now);
   return { ids: rows.map((r) => r.id), pending: await pendingCount(em, model) };
+}
+
+/**
+ * One statement for the batch, its rows as one JSON parameter. Not the ORM's insert: it walks every
+ * value as a possible query parameter, and a row whose columns are named `constructor`, `__entity` or
+ * `__reference` (a model may be trained on such columns) read as an ObjectId, an entity or a reference
+ * there and failed with 500 (a ninth probe): such a model could never be given an outcome.
+ */
+async function insertOutcomes(
+  em: EntityManager,
+  rows: Array<{ id: string; model_id: string; workspace_id: string; prediction_id: string | null; features: Row; actual: OutcomeInput['actual'] }>,
+  createdAt: Date,
+): Promise<void> {
+  await em.getConnection().execute(
+    `insert into outcomes (id, model_id, workspace_id, prediction_id, features, actual, status, folded_in_version, created_at)
+     select r.id, r.model_id, r.workspace_id, r.prediction_id, r.features, r.actual, 'pending', null, ?
+       from jsonb_to_recordset(?::jsonb) as r(id text, model_id text, workspace_id text, prediction_id text, features jsonb, actual jsonb)`,
+    [createdAt, JSON.stringify(rows)],
+    'run',
+    em.getTransactionContext(),
+  );
 }
 
 /** Outcomes waiting for a refresh: pending ones, plus any folded into a chunk not yet fitted. */

@@ -95,8 +95,10 @@ const WORKSPACE_ID = /^ws_[0-9A-Za-z]{1,60}$/;
 
 /** The web session's chosen workspace (DESIGN.md): X-Workspace-Id, else the account's oldest. */
 function chosenWorkspace(ctx: Context): string | null {
+  // Sent empty (or blank) names no workspace, as a malformed id does: it is not the header left out,
+  // which a ninth probe's empty header was taken for, so its writes went to the oldest workspace.
+  if (ctx.headers['x-workspace-id'] === undefined) return null;
   const header = ctx.get('x-workspace-id').trim();
-  if (!header) return null;
   if (!WORKSPACE_ID.test(header)) throw new AppError('NOT_FOUND', 404, `No workspace ${header.slice(0, 64)} in this account (X-Workspace-Id).`);
   return header;
 }

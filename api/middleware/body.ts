@@ -202,6 +202,14 @@ async function readMultipart(ctx: Context, limits: (typeof PLANS)[PlanName], upl
     throw new AppError('CSV_UNREADABLE', 400, 'The multipart body could not be read.');
   }
   if (refusedName !== null) throw new AppError('VALIDATION_ERROR', 400, `A multipart field may not be named "${refusedName}".`);
+  // A field sent twice arrived as a list of texts, which the schema then refused in words that named
+  // neither the repetition nor the field as sent ("quantiles.0: expected number, received string" for
+  // `quantiles=0.1` twice, "rows.0: Expected a row" for two `rows` fields: a ninth probe).
+  for (const [name, value] of Object.entries((ctx.request.body ?? {}) as Record<string, unknown>)) {
+    if (Array.isArray(value)) {
+      throw new AppError('VALIDATION_ERROR', 400, `The multipart field ${JSON.stringify(name.slice(0, 64))} is sent ${value.length} times; send each field once (a list as JSON text such as [0.1, 0.9], or comma-separated).`);
+    }
+  }
   const unstorable = findUnstorable(ctx.request.body, 'body');
   if (unstorable) throw new AppError('VALIDATION_ERROR', 400, `Invalid ${unstorable}.`);
   const files = ctx.request.files;

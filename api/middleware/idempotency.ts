@@ -73,8 +73,11 @@ export async function runCommitted(
   scope: { workspaceId: string; idempotent: boolean; upload: UploadedFile | null },
   handle: () => Promise<void>,
 ): Promise<void> {
-  const key = scope.idempotent ? ctx.get('idempotency-key') : '';
-  if (key && !idempotencyKeySchema.safeParse(key).success) {
+  // Present but empty (or only blanks, which HTTP trims) is a bad key, not no key: such a call ran
+  // without one and a retry was charged again (a ninth probe).
+  const sent = scope.idempotent ? ctx.headers['idempotency-key'] : undefined;
+  const key = typeof sent === 'string' ? sent : '';
+  if (sent !== undefined && !idempotencyKeySchema.safeParse(sent).success) {
     throw new AppError('VALIDATION_ERROR', 400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
   }
   // Forked on first use: a call without a key and without a failure never needs it.

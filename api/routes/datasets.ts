@@ -45,7 +45,7 @@ export function datasetRoutes(deps: AppDeps): AnyRoute[] {
       ],
       async handler(ctx, { body, auth, upload }) {
         const a = requireAuth(auth);
-        ctx.body = await validateDataset(deps.enginePool, { rows: await datasetRows(deps.enginePool, body.data, upload, 'data'), target: body.target, task: body.task, seed: TRAINING_SEED, plan: a.plan });
+        ctx.body = await validateDataset(deps.enginePool, { rows: await datasetRows(deps.enginePool, body.data, upload, 'data'), target: body.target, task: body.task, engine: body.engine, seed: TRAINING_SEED, plan: a.plan });
       },
     }),
   ];

@@ -11,8 +11,12 @@ const MAX_WINDOW_DAYS = 30;
 const DEFAULT_WINDOW_DAYS = 7;
 
 // a real calendar date (2026-11-31 is refused, not rolled over to December) or a date-time with its offset
+// Refused in words that say what is expected: the union's own "Invalid input" said nothing, and an
+// offset's + sent unescaped (`+01:00`) reads as a space in a query string (a ninth probe).
 const dateParam = z
-  .union([z.iso.date(), z.iso.datetime({ offset: true })])
+  .union([z.iso.date(), z.iso.datetime({ offset: true })], {
+    error: 'expected an ISO 8601 date (2026-11-01) or date-time with its offset (2026-11-01T09:00:00Z); a + in a query is sent as %2B.',
+  })
   .openapi({ description: 'ISO 8601 date or date-time (UTC unless an offset is given); a date alone as `to` includes that whole day.', example: '2026-11-01' });
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;

@@ -6,6 +6,8 @@ export type TabularErrorCode =
   | 'TARGET_OUT_OF_RANGE'
   | 'TARGET_NOT_EXACT'
   | 'TOO_MANY_CLASSES'
+  | 'CLASS_LABEL_TOO_LONG'
+  | 'COLUMN_NAME_TOO_LONG'
   | 'NO_USABLE_FEATURES'
   | 'INVALID_OPTIONS';
 

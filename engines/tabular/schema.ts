@@ -96,6 +96,20 @@ export const CATEGORY_RULE_V1: CategoryRule = { mostFrequent: MAX_CATEGORIES - 1
 export const CATEGORY_RULE_V10: CategoryRule = { mostFrequent: MAX_CATEGORIES - 1, minRowsBeyond: 20, maxKept: 254 };
 export const MAX_CLASSES = 100;
 /**
+ * Longest class label, in characters of its string form. Every scored row repeats each label (its
+ * `prediction`, and one `proba_<class>` field per class): ten labels of 100,000 characters made a
+ * 1 KB call of 100 rows answer 110 MB, and one of 600 rows a 500 (the answer could not be written
+ * as one string) (a ninth probe). 200 keeps the largest call (10,000 rows, 100 classes) under 250 MB.
+ */
+export const MAX_CLASS_LABEL_LENGTH = 200;
+/**
+ * Longest feature column name, in characters: a target's limit (the API's). The names are the model's
+ * `feature_columns`, in every answer about the model, its listing and its webhook events: a ninth
+ * probe's CSV header of one 10,000,000-character name trained (18 s for 20 rows), and every such
+ * answer then carried 10 MB.
+ */
+export const MAX_COLUMN_NAME_LENGTH = 500;
+/**
  * Largest magnitude of a regression target (and of an outcome's actual value): the squares of larger
  * values, and their sums over a million rows, overflow a double, so losses and scores become infinite.
  */
@@ -301,6 +315,13 @@ export function analyseTarget(rows: Row[], target: string, task?: TaskOption): T
       `The target "${target}" has ${classes.length} distinct values; classification supports at most ${MAX_CLASSES}.`,
     );
   }
+  const long = classes.find((c) => labelKey(c).length > MAX_CLASS_LABEL_LENGTH);
+  if (long !== undefined) {
+    throw new TabularDataError(
+      'CLASS_LABEL_TOO_LONG',
+      `The target "${target}" holds a class label of ${labelKey(long).length} characters; classification supports labels of at most ${MAX_CLASS_LABEL_LENGTH} (each scored row repeats every label).`,
+    );
+  }
   const index = new Map<string, number>();
   classes.forEach((c, i) => index.set(labelKey(c), i));
   const y = new Float64Array(keep.length);
@@ -450,6 +471,10 @@ export function analyse(rows: Row[], target: string, task: TaskOption | undefine
   if (!Array.isArray(rows)) throw new TabularDataError('INVALID_OPTIONS', 'Rows must be an array of objects.');
   const t = analyseTarget(rows, target, task);
   const names = collectColumns(rows).filter((c) => c !== target);
+  const long = names.find((n) => n.length > MAX_COLUMN_NAME_LENGTH);
+  if (long !== undefined) {
+    throw new TabularDataError('COLUMN_NAME_TOO_LONG', `A column name holds ${long.length} characters; a column is named in at most ${MAX_COLUMN_NAME_LENGTH}, as a target is.`);
+  }
   const columns: ColumnSchema[] = [];
   const reports: ColumnReport[] = [];
   const warnings: string[] = [];

@@ -97,6 +97,15 @@ describe('workspaces', () => {
     expectError(await h.http.get('/v1/models').set(as(session, 'ws_doesnotexist')), 404, 'NOT_FOUND');
   });
 
+  test('an X-Workspace-Id sent empty or blank is a 404 that changes nothing, not the oldest workspace (a ninth probe: a key was created in the oldest workspace)', async () => {
+    const session = await signInByMail(h);
+    await h.http.post('/v1/workspaces').set(as(session)).send({ name: 'Second' });
+    for (const blank of ['', '   ']) {
+      expectError(await h.http.post('/v1/api-keys').set({ Authorization: session.bearer, 'X-Workspace-Id': blank }).send({ name: 'where?' }), 404, 'NOT_FOUND');
+    }
+    expect((await h.http.get('/v1/api-keys').set(as(session))).body.data).toEqual([]);
+  });
+
   test('a web session creates admin keys; an admin key still cannot (403), and a usage key made by the session predicts', async () => {
     const session = await signInByMail(h);
     const admin = await h.http.post('/v1/api-keys').set(as(session)).send({ name: 'ops', kind: 'admin' });

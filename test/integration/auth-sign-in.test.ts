@@ -79,6 +79,18 @@ describe('magic link and code', () => {
     expect(await accountRows(email)).toEqual([{ id: session.accountId, plan: 'free', workspaces: '1' }]);
   });
 
+  test('an address mail cannot reach (more than 254 characters, or more than 64 before the @) is a 400 and sends nothing (a ninth probe: 300 characters before the @ answered 503 SERVICE_UNAVAILABLE)', async () => {
+    const before = h.mailbox.lastId();
+    const addresses = [`${'a'.repeat(300)}@example.test`, `${'a'.repeat(65)}@example.test`, `a@${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}.${'e'.repeat(60)}.${'t'.repeat(9)}`];
+    expect(addresses.map((a) => a.length)).toEqual([313, 78, 255]);
+    for (const email of addresses) {
+      for (const path of ['/v1/auth/login', '/v1/auth/magic-link/request']) expectError(await h.http.post(path).send({ email }), 400, 'VALIDATION_ERROR');
+    }
+    expect(h.mailbox.lastId()).toBe(before);
+    const longest = `${'a'.repeat(64)}@example.test`;
+    expect((await h.http.post('/v1/auth/login').send({ email: longest })).status).toBe(200);
+  });
+
   test('the code creates the account on first verification (free plan, one workspace) and the answer never carries the code or link', async () => {
     const email = newAddress();
     const before = h.mailbox.lastId();

@@ -38,6 +38,17 @@ describe('dataset validation', () => {
     expect((await validate(build.apiKey, { target: 'churned', data })).body.valid).toBe(true);
   });
 
+  it('refuses an engine that training would refuse with the same 400, instead of calling the data valid (a ninth probe: a forecast engine and an unknown one were valid: true)', async () => {
+    const { apiKey } = await h.provision('free');
+    for (const engine of ['forecast-auto', 'constructor', 'TABULAR-GBDT']) {
+      const validated = await validate(apiKey, { target: 'churned', engine, data: churnRows(60) });
+      expectError(validated, 400, 'VALIDATION_ERROR');
+      expect(validated.body.messageDetail).toBe(`Invalid body.engine: ${engine} is not a tabular engine of GET /v1/engines.`);
+    }
+    const known = await validate(apiKey, { target: 'churned', engine: 'tabular-gbdt', data: churnRows(60) });
+    expect([known.status, known.body.valid]).toEqual([200, true]);
+  });
+
   it('says weak and names the column when one column gives the answer away', async () => {
     const { apiKey } = await h.provision('free');
     const rand = prng(3);
@@ -150,6 +161,20 @@ describe('request log and usage', () => {
         expectError(refused, 400, 'VALIDATION_ERROR');
         expect(refused.body.messageDetail).toMatch(/years 0001 to 9999/);
       }
+    }
+  });
+
+  it('names what a from or to must be when it is no date, an unescaped + of an offset included (a ninth probe: "Invalid input")', async () => {
+    const { apiKey } = await h.provision('build');
+    for (const route of ['/v1/usage', '/v1/requests']) {
+      for (const query of ['from=2026-11-20T00:00:00+01:00', 'to=yesterday', 'from=2026-02-30']) {
+        const refused = await h.http.get(`${route}?${query}`).set('X-API-Key', apiKey);
+        expectError(refused, 400, 'VALIDATION_ERROR');
+        expect(refused.body.messageDetail).toBe(
+          `Invalid query.${query.slice(0, query.indexOf('='))}: expected an ISO 8601 date (2026-11-01) or date-time with its offset (2026-11-01T09:00:00Z); a + in a query is sent as %2B.`,
+        );
+      }
+      expect((await h.http.get(`${route}?from=2026-11-20T00:00:00%2B01:00`).set('X-API-Key', apiKey)).status).toBe(200);
     }
   });
 

@@ -301,6 +301,28 @@ describe('forecast and backtest routes', () => {
     expect(parse(fine.text).meta.fields).toEqual(['quantile_0.9', 'sales_prediction', 'quantile_0.5']);
   });
 
+  it('refuses one column named in two roles (target, timestamp, item_id), on forecast and backtest, nothing charged (a ninth probe: item_id the target was forecast and charged, each series\' id as its value)', async () => {
+    const { apiKey, account } = await h.provision('build');
+    const balance = async () => (await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id })).allowanceRemaining;
+    const before = await balance();
+    // two constant series whose value is their id: item_id "sales" was 200, forecasting 1 and 2
+    const data = [1, 2].flatMap((id) => Array.from({ length: 20 }, (_, i) => ({ t: i, store: `s${id}`, sales: id })));
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ target: 'sales', timestamp: 't', item_id: 'sales' }, 'target and item_id both name the column "sales"; each names a column of its own.'],
+      [{ target: 't', timestamp: 't', item_id: 'store' }, 'target and timestamp both name the column "t"; each names a column of its own.'],
+      [{ target: 'sales', timestamp: 'store', item_id: 'store' }, 'timestamp and item_id both name the column "store"; each names a column of its own.'],
+    ];
+    for (const [names, detail] of cases) {
+      const refused = await forecast(apiKey, { ...names, horizon: 2, data });
+      expectError(refused, 400, 'INVALID_INPUT');
+      expect([refused.body.reason, refused.body.messageDetail]).toEqual(['COLUMN_IN_TWO_ROLES', detail]);
+      const backtest = await h.http.post('/v1/forecast/backtest').set('X-API-Key', apiKey).send({ ...names, horizon: 2, data });
+      expectError(backtest, 400, 'VALIDATION_ERROR');
+      expect(backtest.body.reason).toBe('COLUMN_IN_TWO_ROLES');
+    }
+    expect(await balance()).toBe(before);
+  });
+
   it('refuses a season_length that is not a positive integer', async () => {
     const { apiKey } = await h.provision('build');
     const data = Array.from({ length: 30 }, (_, i) => ({ t: i + 1, y: i }));

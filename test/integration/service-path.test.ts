@@ -572,6 +572,23 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expectError(res, 400, 'VALIDATION_ERROR');
     });
 
+    it('names a multipart field sent twice instead of refusing its list of texts in other words (a ninth probe: quantiles=0.1 twice was "quantiles.0: expected number, received string"), with no charge', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      const before = await credits(account.id);
+      const body = JSON.stringify(rows(1));
+      const twice = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).field('rows', body).field('rows', body);
+      expectError(twice, 400, 'VALIDATION_ERROR');
+      expect(twice.body.messageDetail).toMatch(/^The multipart field "rows" is sent 2 times; send each field once/);
+      const csv = Buffer.from(['date,value', ...dailySeriesRows(1, 30).map(({ date, value }) => `${date},${value}`)].join('\n'));
+      const quantiles = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).field('target', 'value').field('quantiles', '0.1').field('quantiles', '0.9').attach('file', csv, 's.csv');
+      expectError(quantiles, 400, 'VALIDATION_ERROR');
+      expect(quantiles.body.messageDetail).toMatch(/^The multipart field "quantiles" is sent 2 times/);
+      const once = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).field('target', 'value').field('horizon', '2').field('quantiles', '0.1,0.9').attach('file', csv, 's.csv');
+      expect(once.status).toBe(200);
+      expect(once.text.split('\n')[0]).toBe('date,value_prediction,quantile_0.1,quantile_0.9');
+      expect(await credits(account.id)).toBe(before - 2);
+    });
+
     it('names a multipart field called __proto__ as not allowed and refuses one called constructor as an unknown field (a ninth probe: "Unrecognized key \\"0\\"" and 500), with no charge', async () => {
       const { apiKey, modelId, account } = await trainedModel();
       const before = await credits(account.id);
@@ -676,6 +693,46 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(quantities.body.valid).toBe(true);
     });
 
+    it('refuses class labels longer than 200 characters, which every scored row repeats (a ninth probe: ten labels of 100,000 characters made a 1 KB call of 100 rows answer 110 MB, and one of 600 rows a 500)', async () => {
+      const { apiKey, account } = await h.provision('build');
+      const data = (length: number) => Array.from({ length: 60 }, (_, i) => ({ a: i % 10, y: String.fromCharCode(97 + (i % 10)).repeat(length) }));
+      const validated = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).send({ target: 'y', data: data(201) });
+      expect([validated.status, validated.body.valid, validated.body.errors.map((e: { code: string }) => e.code)]).toEqual([200, false, ['CLASS_LABEL_TOO_LONG']]);
+      const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'y', engine: 'tabular-gbdt', data: data(201) });
+      expectError(created, 422, 'DATA_VALIDATION_FAILED');
+      expect(created.body.report.errors.map((e: { code: string }) => e.code)).toEqual(['CLASS_LABEL_TOO_LONG']);
+      expect(await h.orm.em.fork().count(ModelSchema, { account: account.id, status: { $ne: 'deleted' } })).toBe(0);
+      const fine = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'y', engine: 'tabular-gbdt', data: data(200) });
+      expect([fine.status, fine.body.task]).toEqual([201, 'multiclass']);
+    });
+
+    it('refuses a feature column named in more than 500 characters, as a target is, on training and validation (a ninth probe: a 10,000,000-character name trained, and every answer about the model carried it)', async () => {
+      const { apiKey, account } = await h.provision('build');
+      const csv = (length: number) => [`${'c'.repeat(length)},y`, ...Array.from({ length: 40 }, (_, i) => `${i % 7},${i % 7 > 3 ? 'p' : 'q'}`)].join('\n');
+      const validated = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'y').attach('file', Buffer.from(csv(501)), 'd.csv');
+      expect([validated.status, validated.body.valid, validated.body.errors.map((e: { code: string }) => e.code)]).toEqual([200, false, ['COLUMN_NAME_TOO_LONG']]);
+      const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).field('target', 'y').field('engine', 'tabular-gbdt').attach('file', Buffer.from(csv(501)), 'd.csv');
+      expectError(created, 422, 'DATA_VALIDATION_FAILED');
+      expect(created.body.report.errors.map((e: { code: string }) => e.code)).toEqual(['COLUMN_NAME_TOO_LONG']);
+      expect(await h.orm.em.fork().count(ModelSchema, { account: account.id, status: { $ne: 'deleted' } })).toBe(0);
+      const fine = await h.http.post('/v1/models').set('X-API-Key', apiKey).field('target', 'y').field('engine', 'tabular-gbdt').attach('file', Buffer.from(csv(500)), 'd.csv');
+      expect([fine.status, fine.body.feature_columns]).toEqual([201, ['c'.repeat(500)]]);
+    });
+
+    it('names a model created without a name within the rules of a name: a 300-character target answered 500 (the name column holds 200), and one holding U+202E named the model with it (a ninth probe)', async () => {
+      const { apiKey } = await h.provision('build');
+      const data = (target: string) => Array.from({ length: 30 }, (_, i) => ({ a: i % 7, [target]: i % 7 > 3 ? 'p' : 'q' }));
+      const long = 'T'.repeat(300);
+      const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: long, engine: 'tabular-gbdt', data: data(long) });
+      expect(created.status).toBe(201);
+      expect([created.body.target, created.body.name]).toEqual([long, `Model of ${'T'.repeat(190)}…`]);
+      const reversed = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: '\u202Etxt.exe', engine: 'tabular-gbdt', data: data('\u202Etxt.exe') });
+      expect([reversed.status, reversed.body.target, reversed.body.name]).toEqual([201, '\u202Etxt.exe', 'Model of txt.exe']);
+      // the name is one a PATCH could have given
+      const renamed = await h.http.patch(`/v1/models/${created.body.id as string}`).set('X-API-Key', apiKey).send({ name: created.body.name });
+      expect(renamed.status).toBe(200);
+    });
+
     it('refuses regression targets and outcomes beyond ±1e150, whose squares overflow: 422 on training, 400 on outcomes, nothing recorded', async () => {
       const { apiKey, account } = await h.provision('build');
       const data = Array.from({ length: 40 }, (_, i) => ({ a: (i * 7) % 13, b: i % 2 === 0 ? 'x' : 'y', t: 3 * ((i * 7) % 13) + (i % 5) }));
@@ -754,6 +811,45 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       for (const outcome of bad) codes.push((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [outcome] })).body.message);
       expect(codes).toEqual(['VALIDATION_ERROR', 'SCHEMA_MISMATCH', 'COLUMN_MISMATCH']);
       expect(await h.orm.em.fork().count(OutcomeSchema, { modelId })).toBe(0);
+    });
+
+    it('refuses an empty Idempotency-Key with 400 and charges nothing, as it refuses one too long or not visible ASCII (a ninth probe: an empty one was taken for none, and its retry charged again)', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      const before = await credits(account.id);
+      const answers = [];
+      for (const key of ['', 'k'.repeat(256), 'a\tb', 'clé']) {
+        const res = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', key).send({ rows: rows(2) });
+        answers.push([res.status, res.body.message]);
+      }
+      expect(answers).toEqual(Array(4).fill([400, 'VALIDATION_ERROR']));
+      expect(await credits(account.id)).toBe(before);
+      const forecast = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).set('Idempotency-Key', '').send({ target: 'value', timestamp: 'date', data: dailySeriesRows(1, 30).map(({ date, value }) => ({ date, value })), horizon: 2 });
+      expectError(forecast, 400, 'VALIDATION_ERROR');
+      expect(await credits(account.id)).toBe(before);
+    });
+
+    it('records outcomes of a model trained on columns named constructor, __entity and __reference, by features and by request_id, and refreshes on them (a ninth probe: 500 from the ORM\'s insert, so such a model could never be given an outcome)', async () => {
+      const account = await h.provision('build');
+      const data = Array.from({ length: 60 }, (_, i) => ({ constructor: i % 7, __entity: (i * 5) % 3, __reference: i % 2 ? 'p' : 'q', y: (i % 7) + ((i * 5) % 3) > 4 ? 'hi' : 'lo' }));
+      const trained = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'y', engine: 'tabular-gbdt', data });
+      expect(trained.status).toBe(201);
+      const modelId = trained.body.id as string;
+      const features = { constructor: 6, __entity: 2, __reference: 'p' };
+      const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', account.apiKey).send({ rows: [features] });
+      expect(scored.status).toBe(200);
+      const outcomes = [
+        { features, actual: 'hi' },
+        { request_id: scored.body.predictions[0].request_id, actual: 'lo' },
+      ];
+      const reported = await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send({ outcomes });
+      expect(reported.status).toBe(201);
+      expect(reported.body).toEqual(expect.objectContaining({ accepted: 2, pending: 2 }));
+      const stored = await h.orm.em.fork().find(OutcomeSchema, { modelId }, { orderBy: { id: 'asc' } });
+      expect(stored.map((o) => o.features)).toEqual([features, features]);
+      expect(stored.map((o) => o.actual).sort()).toEqual(['hi', 'lo']);
+      const refreshed = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', account.apiKey);
+      expect(refreshed.status).toBe(201);
+      expect(refreshed.body.outcomes_folded).toBe(2);
     });
 
     it('answers every list with the pagination object, and the default model list leaves out models still training', async () => {
