@@ -15,6 +15,7 @@ import {
 } from '../db/entities';
 import { findEngine } from '../engines/catalogue';
 import { gunzipJson, gzipJson } from './compression';
+import { cleanDisplayName } from './display-names';
 import { refuseBeyondTrainingRows, tabularEngine, type Row } from './datasets';
 import { EngineDataError, type EnginePool } from './engine-pool';
 import { AppError, notFound, validationError } from './errors';
@@ -71,18 +72,12 @@ export interface NewModelInput {
 
 /**
  * The name of a model created without one: "Model of <target>", held to the rules of a name given
- * (displayName in api/schemas/common.ts: at most 200 characters, no control character, no
- * bidirectional override or isolate). A target may be named in 500 characters of any kind (it is a
- * column of the data): a ninth probe's 300-character target without a name answered 500 (the name
- * column holds 200), and a target holding U+202E named the model with it.
+ * (at most 200 characters, no control character, no bidirectional override or isolate). A target may
+ * be named in 500 characters of any kind (it is a column of the data): a ninth probe's 300-character
+ * target without a name answered 500 (the name column holds 200), and a target holding U+202E named
+ * the model with it.
  */
-function defaultModelName(target: string): string {
-  const name = `Model of ${target.replace(/[\p{Cc}\u202A-\u202E\u2066-\u2069]/gu, '')}`.trim();
-  if (name.length <= 200) return name;
-  const cut = name.slice(0, 199);
-  // never half of a surrogate pair
-  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
-}
+const defaultModelName = (target: string): string => cleanDisplayName(`Model of ${target}`) ?? 'Model';
 
 /**
  * Creates the model (status `training`) with its context data as chunk 1, after the quota check;

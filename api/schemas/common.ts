@@ -1,5 +1,6 @@
 import { PAGINATION } from '../../config/plans';
 import { z } from '../zod';
+import { BIDI_CONTROL, CONTROL_CHARACTER, MAX_DISPLAY_NAME_LENGTH, VISIBLE } from '../../services/display-names';
 
 export const errorEnvelopeSchema = z
   .object({
@@ -62,12 +63,6 @@ export const idempotencyKeySchema = z
     example: 'order-1842-scoring',
   });
 
-/** C0 and C1 control characters (a tab, a line break, a bell, an escape…). */
-const CONTROL_CHARACTER = /\p{Cc}/u;
-/** Bidirectional embeddings, overrides and isolates: they reorder the text displayed after them. */
-const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
-/** A character that shows: not a space, not a format character, not one meant to be ignored in display. */
-const VISIBLE = /[^\p{White_Space}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 
 /**
  * A name people read in lists (account, workspace, API key, model): trimmed, 1 to `max` characters,
@@ -77,7 +72,7 @@ const VISIBLE = /[^\p{White_Space}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
  * only invisible characters shows as an empty line in every list. Marks such as U+200F (right-to-left
  * mark) and joiners inside emoji stay allowed, as they only shape the text around them.
  */
-export function displayName(max = 200) {
+export function displayName(max = MAX_DISPLAY_NAME_LENGTH) {
   return z
     .string()
     .trim()

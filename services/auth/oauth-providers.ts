@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { AppConfig } from '../../config/env';
 import { emailSchema } from '../accounts';
 import { AppError } from '../errors';
+import { cleanDisplayName } from '../display-names';
 
 export const PROVIDER_IDS = ['github', 'google', 'oidc'] as const;
 export type ProviderId = (typeof PROVIDER_IDS)[number];
@@ -40,8 +41,9 @@ function normalisedEmail(value: unknown): string | null {
   return parsed.success && parsed.data.length <= 320 ? parsed.data : null;
 }
 
+/** A profile's name held to the rules of a name (the provider's user chose it: a bidi override or a NUL, which PostgreSQL refuses, was stored as sent or failed the sign-in). */
 function fullNameOf(value: unknown): string | null {
-  return typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, 200) : null;
+  return typeof value === 'string' ? cleanDisplayName(value) : null;
 }
 
 /** Caches the discovered Configuration; a rejected discovery is forgotten so that the next call tries again. */
@@ -157,7 +159,7 @@ function githubProvider(clientId: string, clientSecret: string): OAuthProvider {
         subject: String(user.id),
         email,
         emailVerified: email !== null && primary?.verified === true && normalisedEmail(primary.email) === email,
-        fullName: fullNameOf(user.name) ?? user.login,
+        fullName: fullNameOf(user.name) ?? fullNameOf(user.login),
       };
     },
   };
