@@ -129,12 +129,6 @@ export interface ValidationReport {
 }
 
 /**
- * The free trial run: the training report and a trial fit against the lazy answer. Data the engine
- * refuses is a report with valid false; a request it cannot even start (no target) is a 400. More rows
- * than the caller's plan trains on is 413 TOO_MANY_ROWS, as training answers: a seventh probe's free
- * plan (10,000 rows) was told that 200,000 rows were valid, after a trial fit on all of them.
- */
-/**
  * An engine named for training must be a tabular engine of GET /v1/engines: 400 otherwise, on training
  * and on its free validation alike (validation ignored it, and answered `valid: true` for a body that
  * training then refused for its engine: a ninth probe).
@@ -145,6 +139,12 @@ export function tabularEngine(engineId: string): NonNullable<ReturnType<typeof f
   return engine;
 }
 
+/**
+ * The free trial run: the training report and a trial fit against the lazy answer. Data the engine
+ * refuses is a report with valid false; a request it cannot even start (no target) is a 400. More rows
+ * than the caller's plan trains on is 413 TOO_MANY_ROWS, as training answers: a seventh probe's free
+ * plan (10,000 rows) was told that 200,000 rows were valid, after a trial fit on all of them.
+ */
 export async function validateDataset(
   pool: EnginePool,
   input: { rows: Row[]; target: string; task: 'classification' | 'regression' | undefined; engine: string | undefined; seed: number; plan: PlanName },
