@@ -91,6 +91,21 @@ describe('magic link and code', () => {
     expect((await h.http.post('/v1/auth/login').send({ email: longest })).status).toBe(200);
   });
 
+  test('an address within the limits that the mail server refuses for good (5xx to the recipient) is a 400 that sends nothing and leaves the address free to sign in later, not a 503 to retry (the fuzzer\'s 254-character address with a label of 63 digits)', async () => {
+    const email = `0@${'0'.repeat(63)}.${'a'.repeat(63)}.${'a'.repeat(63)}.${'a'.repeat(60)}`;
+    expect(email.length).toBe(254);
+    const before = h.mailbox.lastId();
+    for (const path of ['/v1/auth/login', '/v1/auth/magic-link/request']) {
+      const res = await h.http.post(path).send({ email });
+      expectError(res, 400, 'VALIDATION_ERROR');
+      expect(res.body.messageDetail).toContain('cannot receive mail');
+    }
+    expect(h.mailbox.lastId()).toBe(before);
+    // the refused attempts hold no once-a-minute slot: no challenge of the address is left open
+    const open = await h.orm.em.fork().getConnection().execute<Array<{ n: number }>>(`select count(*)::int as n from sign_in_challenges where email = ? and closed_at is null`, [email]);
+    expect(open[0]!.n).toBe(0);
+  });
+
   test('the code creates the account on first verification (free plan, one workspace) and the answer never carries the code or link', async () => {
     const email = newAddress();
     const before = h.mailbox.lastId();
