@@ -106,13 +106,12 @@ async function refuseBeyondPendingLimit(tx: EntityManager, model: Model, batch: 
 
 /** Serving models with auto_update whose outcomes wait since before `olderThan` (a lost signal). */
 export async function strandedIntegrations(em: EntityManager, olderThan: Date, notBefore: Date): Promise<Array<{ id: string; accountId: string }>> {
-  const rows = await em.getConnection().execute<Array<{ id: string; accountId: string }>>(
+  return em.getConnection().execute<Array<{ id: string; accountId: string }>>(
     `select distinct m.id, m.account_id as "accountId" from models m join outcomes o on o.model_id = m.id
       where m.status = 'serving' and m.auto_update and o.status = 'pending' and o.created_at < ? and o.created_at >= ?
       limit 100`,
     [olderThan, notBefore],
   );
-  return rows;
 }
 
 /**

@@ -1,6 +1,8 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { PLANS } from '../config/plans';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { ContextChunkSchema, ModelSchema } from '../db/entities';
 import { TABULAR_ENGINE } from '../engines/tabular';
@@ -104,28 +106,22 @@ export async function foldPendingOutcomes(em: EntityManager, modelId: string): P
       'run',
       context,
     );
-    const gzip = createGzip({ level: 6 });
-    const compressed: Buffer[] = [];
-    gzip.on('data', (part: Buffer) => compressed.push(part));
-    const finished = new Promise<void>((resolve, reject) => {
-      gzip.once('end', resolve);
-      gzip.once('error', reject);
-    });
     let folded = 0;
-    for (;;) {
-      const page = await connection.execute<Array<{ row: string }>>(`fetch forward ${FOLD_PAGE_ROWS} from ${cursor}`, [], 'all', context);
-      if (page.length === 0) break;
-      const text = (folded === 0 ? '[' : ',') + page.map((r) => r.row).join(',');
-      folded += page.length;
-      if (!gzip.write(text)) await new Promise((resolve) => gzip.once('drain', resolve));
+    async function* rowsAsJson(): AsyncGenerator<string> {
+      for (;;) {
+        const page = await connection.execute<Array<{ row: string }>>(`fetch forward ${FOLD_PAGE_ROWS} from ${cursor}`, [], 'all', context);
+        if (page.length === 0) break;
+        yield (folded === 0 ? '[' : ',') + page.map((r) => r.row).join(',');
+        folded += page.length;
+      }
+      if (folded > 0) yield ']';
     }
+    const compressed: Buffer[] = [];
+    await pipeline(Readable.from(rowsAsJson()), createGzip({ level: 6 }), async (gzipped: AsyncIterable<Buffer>) => {
+      for await (const part of gzipped) compressed.push(part);
+    });
     await connection.execute(`close ${cursor}`, [], 'run', context);
-    if (folded === 0) {
-      gzip.destroy();
-      return null;
-    }
-    gzip.end(']');
-    await finished;
+    if (folded === 0) return null;
     tx.create(ContextChunkSchema, {
       id: newId('event'),
       model,

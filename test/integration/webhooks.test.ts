@@ -435,23 +435,25 @@ describe('outgoing webhooks', () => {
       expect(typesAt(path)).toEqual(['model.stale', 'model.stale']);
     });
 
-    it('sends model.stale with reason no_outcomes for a model that has served 30 days and keeps predicting with no outcome', async () => {
+    /** A model that has served 31 days and predicted 5 rows with no outcome, and an endpoint for its model.stale. */
+    const silentModel = async () => {
       const account = await trainedChurnModel(h);
       const path = freshPath();
       await endpoint(account.adminKey, path, { events: ['model.stale'] });
       expect((await h.http.post(`/v1/models/${account.modelId}/predict`).set('X-API-Key', account.apiKey).send({ rows: withoutTarget(churnRows(5, 3)) })).status).toBe(200);
       await h.orm.em.getConnection().execute(`update models set created_at = now() - interval '31 days' where id = ?`, [account.modelId]);
+      return { account, path };
+    };
+
+    it('sends model.stale with reason no_outcomes for a model that has served 30 days and keeps predicting with no outcome', async () => {
+      const { path } = await silentModel();
       await h.client.workflow.execute('markStaleModelsWorkflow', { taskQueue: h.taskQueue, workflowId: `test-stale-${Date.now()}-${Math.random()}` });
       const [stale] = await receiver.waitFor(path, 1);
       expect(JSON.parse(stale!.body).data).toEqual(expect.objectContaining({ reason: 'no_outcomes', last_outcome_at: null, predictions: 5, days: 30 }));
     });
 
     it('checks every serving model, a page of 500 at a time: a stale model behind 600 others in id order gets its model.stale', async () => {
-      const account = await trainedChurnModel(h);
-      const path = freshPath();
-      await endpoint(account.adminKey, path, { events: ['model.stale'] });
-      expect((await h.http.post(`/v1/models/${account.modelId}/predict`).set('X-API-Key', account.apiKey).send({ rows: withoutTarget(churnRows(5, 3)) })).status).toBe(200);
-      await h.orm.em.getConnection().execute(`update models set created_at = now() - interval '31 days' where id = ?`, [account.modelId]);
+      const { account, path } = await silentModel();
       // 600 serving copies of another account's fresh model (never stale: no prediction yet), whose ids sort first
       const other = await trainedChurnModel(h);
       const copies = `mdl_0000${Date.now()}_`;
