@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MAX_TARGET_MAGNITUDE, toNumber } from '../engines/tabular';
+import { classLabelOf, MAX_TARGET_MAGNITUDE, toNumber } from '../engines/tabular';
 import type { Logger } from 'pino';
 import { pendingOutcomesLimit, type PlanName } from '../config/plans';
 import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema, type Model, type ModelVersion } from '../db/entities';
@@ -27,8 +27,9 @@ export function assertServing(model: Model): void {
  * (the refresh trains on it, and a larger one's square overflows). A regression's numeric text is read
  * by the engine's own rule (toNumber), not JavaScript's Number(), which also reads "0x10", "0b101" and
  * "0o17": the refresh's engine found such a target non-numeric, so every later refresh of the model
- * failed (422) and the performance route could not cast it (503). Answers the value to store: a
- * regression's actual as the number the engine reads.
+ * failed (422) and the performance route could not cast it (503). A class is read by the engine's
+ * label rule too (classLabelOf: "TRUE" names true, "1.0" names 1). Answers the value to store: a
+ * regression's actual as the number the engine reads, a class as the label the model predicts.
  */
 function checkedActual(model: Model, version: ModelVersion, actual: OutcomeInput['actual'], i: number): OutcomeInput['actual'] {
   if (model.task === 'regression') {
@@ -39,10 +40,11 @@ function checkedActual(model: Model, version: ModelVersion, actual: OutcomeInput
     return value;
   }
   const classes = ((version.report as { classes?: unknown[] }).classes ?? []).map(String);
-  if (!classes.includes(String(actual))) {
+  const label = classLabelOf(actual, classes);
+  if (label === null) {
     throw validationError(`Invalid body.outcomes.${i}.actual: this ${model.task} model knows the classes ${classes.map((c) => JSON.stringify(c)).join(', ')}; got ${JSON.stringify(actual)}.`);
   }
-  return actual;
+  return label;
 }
 
 export interface ReportedOutcomes {

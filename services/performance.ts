@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ModelVersionSchema, type Model } from '../db/entities';
+import { classLabelOf } from '../engines/tabular';
 import { AppError } from './errors';
 import { RUN_STEM_LENGTH } from './ids';
 
@@ -20,7 +21,7 @@ interface Observed {
 // A matched outcome's prediction is found by its call (the request_id's first 22 characters, the
 // primary key of prediction_calls) and its position in the call (services/ids.ts newIdRun).
 const MATCHED_CTE = `with m as (
-  select c.output -> (prediction_position(o.prediction_id) - c.first_index) as output, o.actual #>> '{}' as actual
+  select c.output -> (prediction_position(o.prediction_id) - c.first_index) as output, o.actual
     from outcomes o join prediction_calls c on c.id = left(o.prediction_id, ${RUN_STEM_LENGTH}) and c.model_id = o.model_id
    where o.model_id = ? and o.prediction_id is not null and c.created_at >= ?
 )`;
@@ -28,12 +29,15 @@ const MATCHED_CTE = `with m as (
 /**
  * The observed score over predictions matched to outcomes, aggregated in PostgreSQL so that a year
  * of pairs never travels to the API process. ROC AUC uses average ranks for ties (Mann-Whitney).
+ * An outcome names a class by the model's label (as outcomes are stored since classLabelOf) or, stored
+ * before, by the class's text; jsonb compares numbers by value, so 1e-7 is matched however PostgreSQL
+ * spells it (as text it is 0.0000001, which matched no class).
  */
 async function observedScore(em: EntityManager, metric: string, modelId: string, since: Date, classes: string[]): Promise<Observed> {
   const connection = em.getConnection();
   if (metric === 'rmse') {
     const [row] = await connection.execute<Array<{ n: number; score: number | null }>>(
-      `${MATCHED_CTE} select count(*)::int as n, sqrt(avg(power((output->>'prediction')::float8 - actual::float8, 2))) as score from m`,
+      `${MATCHED_CTE} select count(*)::int as n, sqrt(avg(power((output->>'prediction')::float8 - (actual #>> '{}')::float8, 2))) as score from m`,
       [modelId, since],
     );
     return { matched: row?.n ?? 0, score: row?.score ?? null };
@@ -41,10 +45,10 @@ async function observedScore(em: EntityManager, metric: string, modelId: string,
   if (metric === 'roc_auc') {
     const positive = classes[classes.length - 1] ?? '';
     const [row] = await connection.execute<Array<{ n: number; positives: number; rank_sum: number | null }>>(
-      `${MATCHED_CTE}, s as (select coalesce((output->>?)::float8, 0) as score, actual = ? as pos from m),
+      `${MATCHED_CTE}, s as (select coalesce((output->>?)::float8, 0) as score, (actual = ?::jsonb or actual #>> '{}' = ?) as pos from m),
        r as (select pos, rank() over (order by score) + (count(*) over (partition by score) - 1) / 2.0 as rk from s)
        select count(*)::int as n, coalesce(sum(case when pos then 1 else 0 end), 0)::int as positives, sum(case when pos then rk else 0 end)::float8 as rank_sum from r`,
-      [modelId, since, `proba_${positive}`, positive],
+      [modelId, since, `proba_${positive}`, JSON.stringify(classLabelOf(positive, classes)), positive],
     );
     const n = row?.n ?? 0;
     const positives = row?.positives ?? 0;
@@ -52,10 +56,12 @@ async function observedScore(em: EntityManager, metric: string, modelId: string,
     if (n === 0 || positives === 0 || negatives === 0) return { matched: n, score: null };
     return { matched: n, score: ((row?.rank_sum ?? 0) - (positives * (positives + 1)) / 2) / (positives * negatives) };
   }
-  // log loss (multiclass)
+  // log loss (multiclass): each outcome's class found among the model's (label, text) pairs
+  const pairs = JSON.stringify(classes.map((c) => [classLabelOf(c, classes), c]));
   const [row] = await connection.execute<Array<{ n: number; score: number | null }>>(
-    `${MATCHED_CTE} select count(*)::int as n, avg(-ln(greatest(1e-15, coalesce((output->>('proba_' || actual))::float8, 0)))) as score from m`,
-    [modelId, since],
+    `${MATCHED_CTE} select count(*)::int as n, avg(-ln(greatest(1e-15, coalesce((output->>(
+       select 'proba_' || (k->>1) from jsonb_array_elements(?::jsonb) k where k->0 = actual or k->>1 = actual #>> '{}' limit 1))::float8, 0)))) as score from m`,
+    [modelId, since, pairs],
   );
   return { matched: row?.n ?? 0, score: row?.score ?? null };
 }

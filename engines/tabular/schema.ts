@@ -188,6 +188,28 @@ function labelKey(v: unknown): string {
   return String(v);
 }
 
+/**
+ * The class label that `value` names for a model whose classes are `classes` (their string forms, as
+ * the training report lists them), read by the rule training read its target with, or null when it
+ * names none. Boolean classes read true and "TRUE"; numeric classes read 1, "1.0" and " 1 " as 1, and
+ * 1e-7 as 1e-7 whatever its spelling; other classes are matched by their text. The label comes back in
+ * the type training gave it, so an outcome stored with it is what the model predicts and the refresh
+ * reads, and PostgreSQL's spelling of a number (1e-7 as 0.0000001) cannot make it another class.
+ */
+export function classLabelOf(value: unknown, classes: readonly string[]): ClassLabel | null {
+  let label: ClassLabel | null;
+  if (classes.every((c) => c === 'false' || c === 'true')) {
+    const b = typeof value === 'boolean' || typeof value === 'string' ? toBool(value) : NaN;
+    label = Number.isNaN(b) ? null : b === 1;
+  } else if (classes.every((c) => !Number.isNaN(toNumber(c)))) {
+    const n = toNumber(value);
+    label = Number.isNaN(n) ? null : n;
+  } else {
+    label = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? labelKey(value) : null;
+  }
+  return label !== null && classes.includes(labelKey(label)) ? label : null;
+}
+
 /** Column names in order of first appearance. */
 export function collectColumns(rows: Row[]): string[] {
   const seen = new Set<string>();

@@ -151,6 +151,32 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     expect((await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey)).status).toBe(201);
   });
 
+  it('reads an outcome\'s class by the engine\'s label rule and matches it in performance however PostgreSQL spells it: 1e-7 and "0.0000001" name the class 1e-7 (binary and multiclass), "TRUE" names true', async () => {
+    const { apiKey } = await h.provision('build');
+    const cases: Array<{ labels: Array<number | boolean>; sent: (label: number | boolean, i: number) => unknown; stored: unknown[]; metric: string }> = [
+      { labels: [1e-7, 1], sent: (label, i) => (label === 1e-7 && i % 2 === 0 ? '0.0000001' : label), stored: [1e-7, 1], metric: 'roc_auc' },
+      { labels: [1e-7, 2, 3], sent: (label) => label, stored: [1e-7, 2, 3], metric: 'log_loss' },
+      { labels: [false, true], sent: (label, i) => (i % 2 === 0 ? String(label).toUpperCase() : label), stored: [false, true], metric: 'roc_auc' },
+    ];
+    for (const { labels, sent, stored, metric } of cases) {
+      const data = Array.from({ length: 60 }, (_, i) => ({ a: i % labels.length + ((i * 7) % 5) / 10, b: i % 3, t: labels[i % labels.length] }));
+      const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 't', engine: 'tabular-gbdt', task: 'classification', data });
+      expect(created.status).toBe(201);
+      const modelId = created.body.id as string;
+      const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: withoutTarget(data, 't') });
+      expect(scored.status).toBe(200);
+      const outcomes = scored.body.predictions.map((p: { request_id: string }, i: number) => ({ request_id: p.request_id, actual: sent(data[i]!.t, i) }));
+      expect((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes })).status).toBe(201);
+      const kept = await h.orm.em.fork().find(OutcomeSchema, { modelId });
+      expect(new Set(kept.map((o) => JSON.stringify(o.actual)))).toEqual(new Set(stored.map((v) => JSON.stringify(v))));
+      const performance = await h.http.get(`/v1/models/${modelId}/performance`).set('X-API-Key', apiKey);
+      expect(performance.status).toBe(200);
+      expect(performance.body.observed).toEqual({ matched: 60, metric, score: expect.any(Number) });
+      // every outcome is its row's own label, so the model scores them about as it scored its training rows
+      expect(performance.body.verdict).toBe('holding');
+    }
+  });
+
   it('refuses an invalid outcome batch whole: neither request_id nor features, unknown request_id, wrong columns', async () => {
     const { apiKey, modelId } = await trainedModel();
     const features = withoutTarget(churnRows(1), 'churned')[0];
