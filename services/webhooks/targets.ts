@@ -43,6 +43,20 @@ const isLoopbackName = (host: string): boolean => {
 };
 const bareHost = (hostname: string): string => hostname.replace(/^\[|\]$/g, '').toLowerCase();
 
+// Names that never resolve to a public address: special-use names (RFC 6761 .invalid, .test and
+// .example; RFC 6762 .local, link-local mDNS; RFC 7686 .onion; RFC 8375 home.arpa; .internal, which
+// ICANN keeps for private networks), single-label names (a public DNS name has a dot) and names beyond
+// DNS's limits (63 octets a label, 253 a name). An endpoint there could only fail every delivery until
+// it is disabled; one that does not resolve *yet* is still accepted.
+const SPECIAL_USE_SUFFIXES = ['invalid', 'test', 'example', 'local', 'onion', 'home.arpa', 'internal'];
+function whyNeverPublic(host: string): string | null {
+  const labels = host.split('.');
+  if (labels.length < 2) return 'a single-label name, which the public DNS does not resolve';
+  if (host.length > 253 || labels.some((label) => label.length === 0 || label.length > 63)) return 'not a valid DNS name (63 characters a label, 253 a name)';
+  const suffix = SPECIAL_USE_SUFFIXES.find((s) => host === s || host.endsWith(`.${s}`));
+  return suffix ? `a name under .${suffix}, reserved for special use, never a public address` : null;
+}
+
 /** Unreserved characters decoded, other escapes with upper-case hex digits (RFC 3986 §6.2.2.1-2). */
 const canonicalPercentEncoding = (part: string): string =>
   part.replace(/%([0-9a-fA-F]{2})/g, (_escape, hex: string) => {
@@ -53,7 +67,8 @@ const canonicalPercentEncoding = (part: string): string =>
 /**
  * Checks a URL given at create/patch and returns it normalised (so that one endpoint cannot be
  * registered twice under two spellings). Names are resolved: one resolving to a refused address is
- * refused now; a name that does not resolve yet is accepted (its attempts fail until it does).
+ * refused now, and so is one that can never be public (whyNeverPublic); a name that does not resolve
+ * yet is accepted (its attempts fail until it does).
  */
 export async function checkWebhookUrl(raw: string, policy: TargetPolicy): Promise<string> {
   let url: URL;
@@ -91,7 +106,12 @@ export async function checkWebhookUrl(raw: string, policy: TargetPolicy): Promis
     if (!isAllowedAddress(host, policy)) throw refused(`The webhook URL points to ${host}, a private, local or reserved address.`);
     return normalised;
   }
-  if (isLoopbackName(host) && !policy.allowLoopbackHttp) throw refused(`The webhook URL points to ${host}, a local address.`);
+  if (isLoopbackName(host)) {
+    if (!policy.allowLoopbackHttp) throw refused(`The webhook URL points to ${host}, a local address.`);
+  } else {
+    const never = whyNeverPublic(host);
+    if (never) throw refused(`The webhook URL's host ${host} is ${never}.`);
+  }
   const addresses = await lookup(host, { all: true, verbatim: true }).catch(() => []);
   const bad = addresses.find((a) => !isAllowedAddress(a.address, policy));
   if (bad) throw refused(`The webhook URL's host ${host} resolves to ${bad.address}, a private, local or reserved address.`);

@@ -45,6 +45,14 @@ describe('webhook targets: https to public addresses only', () => {
     ['another scheme', 'ftp://93.184.216.34/hook'],
     ['credentials in the URL', 'https://user:pass@93.184.216.34/hook'],
     ['port 0 (nothing can be reached there)', 'https://93.184.216.34:0/hook'],
+    ['a name under .invalid, which never resolves (RFC 6761)', 'https://hooks.invalid/hook'],
+    ['a name under .test', 'https://receiver.test/hook'],
+    ['a name under .local (link-local mDNS)', 'https://printer.local/hook'],
+    ['a name under home.arpa (home networks)', 'https://nas.home.arpa/hook'],
+    ['a name under .internal (private networks)', 'https://billing.corp.internal./hook'],
+    ['an onion service', 'https://abcdefghijklmnop.onion/hook'],
+    ['a single-label name', 'https://intranet/hook'],
+    ['a label longer than DNS allows', `https://${'a'.repeat(64)}.com/hook`],
   ])('refuses %s with 400 WEBHOOK_URL_NOT_ALLOWED and creates nothing', async (_what, url) => {
     const { adminKey } = await h.provision('build');
     expectError(await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url }), 400, 'WEBHOOK_URL_NOT_ALLOWED');
