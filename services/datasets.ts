@@ -1,6 +1,7 @@
 import Papa from 'papaparse';
 import { parseJsonBody } from './json';
 import { EngineDataError, type EnginePool } from './engine-pool';
+import type { FreeCall } from './free-work';
 import { PLANS, type PlanName } from '../config/plans';
 import { AppError, validationError } from './errors';
 import { findEngine } from '../engines/catalogue';
@@ -148,12 +149,13 @@ export function tabularEngine(engineId: string): NonNullable<ReturnType<typeof f
 export async function validateDataset(
   pool: EnginePool,
   input: { rows: Row[]; target: string; task: 'classification' | 'regression' | undefined; engine: string | undefined; seed: number; plan: PlanName },
+  call: FreeCall,
 ): Promise<ValidationReport> {
   if (input.engine !== undefined) tabularEngine(input.engine);
   refuseBeyondTrainingRows(input.plan, input.rows.length);
   try {
     const report = await pool.analyse(input.rows, input.target, input.task);
-    const trial = await pool.trial(input.rows, input.target, input.seed, input.task);
+    const trial = await pool.trial(call, input.rows, input.target, input.seed, input.task);
     return { valid: true, target: input.target, report, errors: [], hint: trial.hint, trial: { verdict: trial.verdict, metrics: trial.metrics } };
   } catch (err) {
     if (!(err instanceof EngineDataError)) throw err;

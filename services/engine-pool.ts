@@ -3,9 +3,9 @@ import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { LRUCache } from 'lru-cache';
-import pLimit from 'p-limit';
 import { predictRows, type DataReport, type Prediction, type TabularModel, type TrialReport } from '../engines/tabular';
 import { AppError } from './errors';
+import { FreeWorkQueue, type FreeCall } from './free-work';
 import { watchEnginePool } from './metrics';
 import type { Row } from './datasets';
 import type { Backtest, SeriesForecast } from '../engines/forecast';
@@ -78,14 +78,14 @@ export class EnginePool {
   private readonly inlineModels: LRUCache<string, { model: TabularModel; bytes: number }>;
   private readonly adopting = new Set<string>();
   /**
-   * The free calls' engine work runs on at most threads - 1 threads (at least one; p-limit queues the
-   * rest in arrival order): a backtest or a
+   * The free calls' engine work runs on at most threads - 1 threads (at least one), the rest waiting
+   * in turns by account, bounded per account and in total (free-work.ts): a backtest or a
    * validation's trial is free and may run for a minute, and a seventh probe's two concurrent free
    * backtests of 5,000 small series, from two accounts, held both threads of a 2-thread pool for 20 s,
    * during which another account's paid forecast of one series waited as long. A paid call now always
    * finds a thread that no free work can take (its parts queue for it in order).
    */
-  readonly freeWork: pLimit.Limit;
+  readonly freeWork: FreeWorkQueue;
 
   constructor(
     readonly threads = Math.max(1, os.availableParallelism()),
@@ -103,7 +103,7 @@ export class EnginePool {
       workerData: { modelCacheBytes },
     });
     this.inlineModels = new LRUCache({ maxSize: modelCacheBytes, sizeCalculation: (entry) => Math.max(1, entry.bytes) });
-    this.freeWork = pLimit(Math.max(1, threads - 1));
+    this.freeWork = new FreeWorkQueue(Math.max(1, threads - 1));
     this.unwatch = watchEnginePool(() => ({ queueSize: this.pool.queueSize, utilization: this.pool.utilization, threads: this.pool.threads.length }));
   }
 
@@ -179,8 +179,8 @@ export class EnginePool {
   }
 
   /** A free call's work: within `freeWork`. */
-  async trial(rows: Row[], target: string, seed: number, task?: 'classification' | 'regression'): Promise<TrialReport> {
-    return unwrap((await this.freeWork(() => this.pool.run({ rows, target, task, seed }, { name: 'trial' }))) as Outcome<TrialReport>);
+  async trial(call: FreeCall, rows: Row[], target: string, seed: number, task?: 'classification' | 'regression'): Promise<TrialReport> {
+    return unwrap((await this.freeWork.run(call, () => this.pool.run({ rows, target, task, seed }, { name: 'trial' }))) as Outcome<TrialReport>);
   }
 
   /** Parses an uploaded dataset file on a thread; its refusals come back as the same AppErrors. */
@@ -221,8 +221,8 @@ export class EnginePool {
   }
 
   /** A free call's work: within `freeWork`. */
-  async backtest(request: SeriesRequest & { horizon: number; seasonLength?: number }): Promise<Backtest[]> {
-    return unwrap((await this.freeWork(() => this.pool.run(request, { name: 'backtest' }))) as Outcome<Backtest[]>);
+  async backtest(call: FreeCall, request: SeriesRequest & { horizon: number; seasonLength?: number }): Promise<Backtest[]> {
+    return unwrap((await this.freeWork.run(call, () => this.pool.run(request, { name: 'backtest' }))) as Outcome<Backtest[]>);
   }
 
   async close(): Promise<void> {

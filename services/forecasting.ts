@@ -6,6 +6,7 @@ import { findEngine } from '../engines/catalogue';
 import { releaseReservation, reserveCredits, type CallStores } from './credits';
 import type { Row } from './datasets';
 import { EngineDataError, type EnginePool } from './engine-pool';
+import type { FreeCall } from './free-work';
 import { AppError } from './errors';
 
 export interface ForecastRequest {
@@ -185,14 +186,16 @@ export async function runForecast(
   }
 }
 
-export async function runBacktest(pool: EnginePool, request: Omit<ForecastRequest, 'quantiles' | 'pointEstimate'>) {
+export async function runBacktest(pool: EnginePool, request: Omit<ForecastRequest, 'quantiles' | 'pointEstimate'>, call: FreeCall) {
   refuseColumnInTwoRoles(request, 'VALIDATION_ERROR');
   refuseInexactItemIds(request.rows, request.itemId, 'VALIDATION_ERROR');
   let results: Backtest[];
   try {
-    results = await pool.backtest({ rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId, horizon: request.horizon, seasonLength: request.seasonLength });
+    results = await pool.backtest(call, { rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId, horizon: request.horizon, seasonLength: request.seasonLength });
   } catch (err) {
     if (err instanceof EngineDataError) throw seriesRefusal(err, 'VALIDATION_ERROR');
+    // the free queue's refusals (429, 503) and a hung-up client's 499 stay what they are
+    if (err instanceof AppError) throw err;
     // a series the members cannot fit: the forecast route's answer to the same body (422), not a 500
     const detail = err instanceof Error ? err.message : String(err);
     throw new AppError('FORECAST_FAILED', 422, `The series could not be backtested: ${detail}.`);

@@ -4,7 +4,7 @@ import type { AppDeps } from '../app';
 import { route, type AnyRoute } from '../route';
 import { trainingInputSchema } from '../schemas/models';
 import { z } from '../zod';
-import { datasetRows, requireAuth } from './helpers';
+import { datasetRows, freeCallOf, requireAuth } from './helpers';
 
 const validationReportSchema = z
   .object({
@@ -45,7 +45,11 @@ export function datasetRoutes(deps: AppDeps): AnyRoute[] {
       ],
       async handler(ctx, { body, auth, upload }) {
         const a = requireAuth(auth);
-        ctx.body = await validateDataset(deps.enginePool, { rows: await datasetRows(deps.enginePool, body.data, upload, 'data'), target: body.target, task: body.task, engine: body.engine, seed: TRAINING_SEED, plan: a.plan });
+        ctx.body = await validateDataset(
+          deps.enginePool,
+          { rows: await datasetRows(deps.enginePool, body.data, upload, 'data'), target: body.target, task: body.task, engine: body.engine, seed: TRAINING_SEED, plan: a.plan },
+          freeCallOf(ctx, a),
+        );
       },
     }),
   ];

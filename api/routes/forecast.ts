@@ -8,7 +8,7 @@ import { holdCredits } from '../middleware/idempotency';
 import { REMAINING_HEADER } from '../middleware/errors';
 import { route, type AnyRoute } from '../route';
 import { backtestResultSchema, DEFAULT_HORIZON, forecastInputSchema, type ForecastInput } from '../schemas/forecast';
-import { datasetRows, requireAuth, requireUsageKey } from './helpers';
+import { datasetRows, freeCallOf, requireAuth, requireUsageKey } from './helpers';
 import { z } from '../zod';
 
 function horizonOf(body: ForecastInput, code: 'INVALID_INPUT' | 'VALIDATION_ERROR'): number {
@@ -95,15 +95,19 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
         [422, 'FORECAST_FAILED'],
       ],
       async handler(ctx, { body, auth, upload }) {
-        requireAuth(auth);
-        ctx.body = await runBacktest(deps.enginePool, {
-          rows: await rowsOf(deps.enginePool, body, upload, 'VALIDATION_ERROR'),
-          target: body.target,
-          horizon: horizonOf(body, 'VALIDATION_ERROR'),
-          timestamp: body.timestamp,
-          itemId: body.item_id,
-          seasonLength: body.season_length,
-        });
+        const a = requireAuth(auth);
+        ctx.body = await runBacktest(
+          deps.enginePool,
+          {
+            rows: await rowsOf(deps.enginePool, body, upload, 'VALIDATION_ERROR'),
+            target: body.target,
+            horizon: horizonOf(body, 'VALIDATION_ERROR'),
+            timestamp: body.timestamp,
+            itemId: body.item_id,
+            seasonLength: body.season_length,
+          },
+          freeCallOf(ctx, a),
+        );
       },
     }),
   ];

@@ -3,6 +3,8 @@ import { checkRows, parseUploadedFile, type ParseOptions, type Row } from '../..
 import type { AuthContext } from '../middleware/auth';
 import type { UploadedFile } from '../middleware/body';
 import type { EnginePool } from '../../services/engine-pool';
+import type { FreeCall } from '../../services/free-work';
+import type { Context } from 'koa';
 
 export function requireAuth(auth: AuthContext | null): AuthContext {
   if (!auth) throw new AppError('AUTH_REQUIRED', 401, 'This route needs credentials.');
@@ -16,6 +18,19 @@ export function requireUsageKey(auth: AuthContext | null): AuthContext {
     throw new AppError('ADMIN_KEY_CANNOT_PREDICT', 403, 'Administration keys cannot predict; use a usage key (sk-svc-api-…).');
   }
   return a;
+}
+
+/**
+ * A free engine call of this request: its account, and a signal that fires when the client hangs up
+ * before the answer is written (the response's `close` before it finished), so that work still
+ * waiting for a thread is never begun.
+ */
+export function freeCallOf(ctx: Context, auth: AuthContext): FreeCall {
+  const gone = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) gone.abort();
+  });
+  return { owner: auth.accountId, signal: gone.signal };
 }
 
 /** Files smaller than this are parsed on the event loop: the thread hop would cost more than the parse. */

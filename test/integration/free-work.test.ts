@@ -1,0 +1,75 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expectError, startHarness, type Harness } from '../support/harness';
+
+/** `series` daily series of `points` each under item ids s0, s1, …: a backtest of some seconds. */
+function manySeries(series: number, points: number): Array<Record<string, string | number>> {
+  const rows: Array<Record<string, string | number>> = [];
+  for (let s = 0; s < series; s += 1) for (let t = 1; t <= points; t += 1) rows.push({ id: `s${s}`, t, y: ((t * 7 + s) % 5) + (t % 3) });
+  return rows;
+}
+
+describe('free engine calls: bounded per account, dropped when their client leaves', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.stop());
+
+  const body = { target: 'y', timestamp: 't', item_id: 'id', horizon: 2, data: manySeries(1500, 12) };
+  const until = async (what: () => boolean): Promise<void> => {
+    const deadline = Date.now() + 30_000;
+    while (!what()) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+
+  it('answers an account\'s third concurrent free call 429 RATE_LIMITED with Retry-After, while another account\'s is served, and a validation counts as one of the two', async () => {
+    const a = await h.provision('build');
+    const b = await h.provision('build');
+    const free = h.enginePool.freeWork;
+    const first = h.http.post('/v1/forecast/backtest').set('X-API-Key', a.apiKey).send(body).then((res) => res);
+    await until(() => free.activeCount === 1);
+    const second = h.http.post('/v1/forecast/backtest').set('X-API-Key', a.apiKey).send(body).then((res) => res);
+    await until(() => free.pendingCount === 1);
+
+    const third = await h.http.post('/v1/forecast/backtest').set('X-API-Key', a.apiKey).send(body);
+    expectError(third, 429, 'RATE_LIMITED');
+    expect(third.headers['retry-after']).toBe('10');
+    const validation = await h.http
+      .post('/v1/datasets/validate')
+      .set('X-API-Key', a.apiKey)
+      .send({ target: 'y', data: Array.from({ length: 40 }, (_, i) => ({ x: i % 7, y: i % 2 })) });
+    expectError(validation, 429, 'RATE_LIMITED');
+
+    const other = await h.http.post('/v1/forecast/backtest').set('X-API-Key', b.apiKey).send(body);
+    expect(other.status).toBe(200);
+    expect((await first).status).toBe(200);
+    expect((await second).status).toBe(200);
+    expect([free.activeCount, free.pendingCount]).toEqual([0, 0]);
+  }, 120_000);
+
+  it('drops a waiting free call whose client hangs up: it leaves the queue at once and its backtest never runs', async () => {
+    const a = await h.provision('build');
+    const b = await h.provision('build');
+    const free = h.enginePool.freeWork;
+    let answered = false;
+    const running = h.http.post('/v1/forecast/backtest').set('X-API-Key', a.apiKey).send(body).then((res) => ((answered = true), res));
+    await until(() => free.activeCount === 1);
+
+    const { port } = h.server.address() as AddressInfo;
+    const payload = JSON.stringify(body);
+    const leaving = http.request({ port, method: 'POST', path: '/v1/forecast/backtest', headers: { 'X-API-Key': b.apiKey, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } });
+    leaving.on('error', () => undefined);
+    leaving.end(payload);
+    await until(() => free.pendingCount === 1);
+    leaving.destroy();
+    await until(() => free.pendingCount === 0);
+    // the first backtest still runs: the hung-up one left the queue without waiting for its turn
+    expect(answered).toBe(false);
+    expect(free.activeCount).toBe(1);
+    expect((await running).status).toBe(200);
+    expect([free.activeCount, free.pendingCount]).toEqual([0, 0]);
+  }, 120_000);
+});
