@@ -5,7 +5,7 @@ import { AppError } from './errors';
  * once in one API process. Two lets a person validate one dataset while backtesting another; a third
  * is 429. Before this bound, one free account's 60 concurrent 8 MB backtests (92 s of engine work
  * each) queued an hour of work and grew the API process by 0.8 GB, kept after the clients hung up;
- * at its rate budget (100 calls in 10 s) the process would have run out of memory within a minute.
+ * at its rate budget (100 calls in 10 s) the process would have run out of memory within minutes.
  */
 export const FREE_WORK_PER_ACCOUNT = 2;
 
