@@ -91,7 +91,10 @@ export class SignIn {
    * address gets its account here.
    */
   async verifyMagicLink(input: { token?: string; email?: string; code?: string }, client: ClientInfo): Promise<SignedIn> {
-    await this.deps.limits.consume('magic_link_verify', { address: input.email ?? null, client: client.ip });
+    // The address's budget holds back guesses of its six-digit code. A link's token cannot be guessed,
+    // so its use is counted per client only: anyone may spend an address's budget with wrong codes,
+    // which kept its owner's link at 429 for the window (a tenth probe).
+    await this.deps.limits.consume('magic_link_verify', { address: input.token === undefined ? (input.email ?? null) : null, client: client.ip });
     let email: string;
     if (input.token !== undefined) {
       if (input.code !== undefined) {
