@@ -12,10 +12,56 @@ export interface StoredResponse {
 /** `held` is this call's claim: renewal, completion and release act on it only. */
 export type ClaimResult = { kind: 'claimed'; held: HeldClaim } | { kind: 'replay'; response: StoredResponse };
 
+/**
+ * The value with every object's members in the order of their names (code units), arrays as they are:
+ * JSON objects are unordered (RFC 8259), so a retry whose client rebuilt the body with its members in
+ * another order (a hash map's iteration order, as Rust's changes from one map to the next) is the same
+ * call. Objects already in order are kept as they are (no copy); rows, which share their names, reuse
+ * the order found for the previous object. A member named `__proto__` stays a member of the copy.
+ */
+function canonical(value: unknown, last: { names: string[]; order: number[] } = { names: [], order: [] }): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | null = null;
+    for (let i = 0; i < value.length; i += 1) {
+      const item = canonical(value[i], last);
+      if (item !== value[i]) (copy ??= value.slice())[i] = item;
+    }
+    return copy ?? value;
+  }
+  const object = value as Record<string, unknown>;
+  const names = Object.keys(object);
+  let members: unknown[] | null = null;
+  for (let i = 0; i < names.length; i += 1) {
+    const member = object[names[i]!];
+    if (member === null || typeof member !== 'object') continue;
+    const canon = canonical(member, last);
+    if (canon !== member) (members ??= names.map((name) => object[name]))[i] = canon;
+  }
+  let order = last.order;
+  let same = names.length === last.names.length;
+  for (let i = 0; same && i < names.length; i += 1) same = names[i] === last.names[i];
+  if (!same) {
+    order = names.map((_, i) => i).sort((a, b) => (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : 0));
+    last.names = names;
+    last.order = order;
+  }
+  let inOrder = true;
+  for (let i = 0; inOrder && i < order.length; i += 1) inOrder = order[i] === i;
+  if (!members && inOrder) return value;
+  const copy: Record<string, unknown> = {};
+  for (const i of order) {
+    const member = members ? members[i] : object[names[i]!];
+    if (names[i] === '__proto__') Object.defineProperty(copy, '__proto__', { value: member, enumerable: true, writable: true, configurable: true });
+    else copy[names[i]!] = member;
+  }
+  return copy;
+}
+
 export function requestFingerprint(parts: { method: string; path: string; body: unknown; file?: Buffer | null }): string {
   const hash = createHash('sha256');
   hash.update(`${parts.method.toUpperCase()} ${parts.path}\n`);
-  hash.update(JSON.stringify(parts.body ?? null));
+  hash.update(JSON.stringify(canonical(parts.body ?? null)));
   if (parts.file) hash.update(parts.file);
   return hash.digest('hex');
 }

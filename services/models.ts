@@ -285,16 +285,22 @@ export async function restoreModel(em: EntityManager, workspaceId: string, model
   });
 }
 
-/** Irreversible: artefacts, context data and pending outcomes are purged; the row stays as a tombstone. */
+/**
+ * Irreversible: artefacts, context data and pending outcomes are purged; the row stays as a tombstone.
+ * Outcomes a running refresh folded into a version not stored yet are pending ones too: that version
+ * will never be stored (storeVersion refuses a deleted model), and they stayed, features included,
+ * marked folded into a version that never existed (a tenth probe deleted a model while it refreshed).
+ */
 export async function deleteModel(em: EntityManager, workspaceId: string, modelId: string): Promise<void> {
   await em.transactional(async (tx) => {
     const model = await getModel(tx, workspaceId, modelId, { lock: true });
+    const stored = model.currentVersion ?? 0;
     model.status = 'deleted';
     model.deletedAt = new Date();
     await tx.flush();
     await tx.nativeUpdate(ModelVersionSchema, { model: modelId }, { artefact: null });
     await tx.nativeDelete(ContextChunkSchema, { model: modelId });
-    await tx.nativeDelete(OutcomeSchema, { modelId, status: 'pending' });
+    await tx.nativeDelete(OutcomeSchema, { modelId, $or: [{ status: 'pending' }, { status: 'folded', foldedInVersion: { $gt: stored } }] });
   });
 }
 

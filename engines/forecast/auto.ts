@@ -364,8 +364,33 @@ function memberSubset<T>(forecasts: T[], names: Member[] | undefined, opts: Auto
   return part.length > 0 && part.length < forecasts.length ? part : null;
 }
 
+/**
+ * Below this magnitude a series is forecast at a larger scale (1.6.1): the models' tolerances are
+ * partly absolute (isConstant's range of 1e-10 for values below 1, ETS's |ŷ| > 1e-10), so a series whose
+ * every value lies below about 1e-10 was taken for constant (a tenth probe's linear series of
+ * 1e-15…2e-14 got a flat forecast with quantiles of zero width) and smaller ones drifted from their
+ * scaled twins. The factor is a power of two, exact in floating point; series at or above this
+ * magnitude are forecast exactly as before.
+ */
+const TINY_SERIES_MAGNITUDE = 2 ** -20;
+
 /** Forecasts y for h steps with quantiles at `taus`. */
 export function autoForecast(y: number[], h: number, taus: number[], opts: AutoOptions): AutoForecast {
+  let magnitude = 0;
+  for (const v of y) magnitude = Math.max(magnitude, Math.abs(v));
+  if (magnitude > 0 && magnitude < TINY_SERIES_MAGNITUDE) {
+    // 2^k brings the largest |value| into [1, 2), in two factors (k reaches 1074, 2^1024 is Infinity);
+    // scaled back by the same powers afterwards
+    const k = -Math.floor(Math.log2(magnitude));
+    const [a, b] = [2 ** Math.min(k, 1000), 2 ** Math.max(0, k - 1000)];
+    const fc = forecastAtScale(y.map((v) => v * a * b), h, taus, opts);
+    const down = (v: number) => v / b / a;
+    return { ...fc, mean: fc.mean.map(down), quantiles: fc.quantiles.map((q) => q.map(down)) };
+  }
+  return forecastAtScale(y, h, taus, opts);
+}
+
+function forecastAtScale(y: number[], h: number, taus: number[], opts: AutoOptions): AutoForecast {
   const { fits, forecasts, seasonal } = memberForecasts(y, h, opts);
   const intervals = opts.intervals ?? 'model';
   let members = forecasts;

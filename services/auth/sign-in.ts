@@ -43,8 +43,14 @@ const staffRequired = (): AppError =>
 const staffInvalid = (): AppError => new AppError('STAFF_LOGIN_INVALID', 401, 'Unknown staff address or wrong password.');
 const linkInvalid = (): AppError => new AppError('MAGIC_LINK_INVALID', 400, 'This sign-in link is invalid, expired or already used; ask for a new one.');
 const codeInvalid = (): AppError => new AppError('OTP_INVALID', 400, 'This code is wrong or expired; check the latest message or ask for a new one.');
-const tooManyAttempts = (): AppError =>
-  new AppError('OTP_TOO_MANY_ATTEMPTS', 400, `${MAX_CODE_ATTEMPTS} wrong codes: this code no longer works; start signing in again.`);
+const tooManyAttempts = (kind: ChallengeKind): AppError =>
+  new AppError(
+    'OTP_TOO_MANY_ATTEMPTS',
+    400,
+    kind === 'magic_link'
+      ? `${MAX_CODE_ATTEMPTS} wrong codes: this code no longer works; the link in the same message still does, or start signing in again.`
+      : `${MAX_CODE_ATTEMPTS} wrong codes: this code no longer works; start signing in again.`,
+  );
 
 type CodeCheck = { email: string } | { error: AppError };
 
@@ -85,7 +91,10 @@ export class SignIn {
    * address gets its account here.
    */
   async verifyMagicLink(input: { token?: string; email?: string; code?: string }, client: ClientInfo): Promise<SignedIn> {
-    await this.deps.limits.consume('magic_link_verify', { address: input.email ?? null, client: client.ip });
+    // The address's budget holds back guesses of its six-digit code. A link's token cannot be guessed,
+    // so its use is counted per client only: anyone may spend an address's budget with wrong codes,
+    // which kept its owner's link at 429 for the window (a tenth probe).
+    await this.deps.limits.consume('magic_link_verify', { address: input.token === undefined ? (input.email ?? null) : null, client: client.ip });
     let email: string;
     if (input.token !== undefined) {
       if (input.code !== undefined) {
@@ -194,7 +203,14 @@ export class SignIn {
     return email;
   }
 
-  /** One code attempt, counted in the database (committed even when the answer is an error). */
+  /**
+   * One code attempt, counted in the database (committed even when the answer is an error). The fifth
+   * wrong code voids the code. A staff challenge closes with it (password step again); a magic-link
+   * challenge stays open for its link: the code is six digits anyone may try for any address, so
+   * closing the whole challenge let anyone who knows an address void every link mailed to it (five
+   * wrong codes after each mail: a tenth probe kept an account from signing in by mail), while the
+   * link's token (32 random bytes) cannot be guessed.
+   */
   private async checkCode(email: string, kind: ChallengeKind, code: string): Promise<CodeCheck> {
     const now = new Date();
     return this.deps.orm.em.fork().transactional(async (tx): Promise<CodeCheck> => {
@@ -204,14 +220,16 @@ export class SignIn {
       );
       const challenge = rows[0];
       if (!challenge?.live) return { error: new AppError('NO_CHALLENGE', 400, '') };
+      // a code already voided is never compared again (its challenge is open only for the link)
+      if (challenge.attempts >= MAX_CODE_ATTEMPTS) return { error: codeInvalid() };
       if (sameDigest(challenge.code_digest, codeDigest(this.deps.codeSecret, challenge.id, code))) {
         await tx.execute(`update sign_in_challenges set closed_at = ? where id = ?`, [now, challenge.id]);
         return { email };
       }
       const attempts = challenge.attempts + 1;
       const exhausted = attempts >= MAX_CODE_ATTEMPTS;
-      await tx.execute(`update sign_in_challenges set attempts = ?, closed_at = ? where id = ?`, [attempts, exhausted ? now : null, challenge.id]);
-      return { error: exhausted ? tooManyAttempts() : codeInvalid() };
+      await tx.execute(`update sign_in_challenges set attempts = ?, closed_at = ? where id = ?`, [attempts, exhausted && kind !== 'magic_link' ? now : null, challenge.id]);
+      return { error: exhausted ? tooManyAttempts(kind) : codeInvalid() };
     });
   }
 

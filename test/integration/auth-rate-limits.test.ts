@@ -1,6 +1,6 @@
 import { SIGN_IN_LIMITS } from '../../config/plans';
 import { newId } from '../../services/ids';
-import { STAFF_DOMAIN, expectError, startHarness, type Harness } from '../support/harness';
+import { STAFF_DOMAIN, expectError, mailedCode, startHarness, type Harness } from '../support/harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -47,4 +47,20 @@ test('per address: code guesses for one address are limited across clients', asy
     expectError(res, 400, 'OTP_INVALID');
   }
   expectError(await h.http.post('/v1/auth/magic-link/verify').set('X-Forwarded-For', newClient()).send({ email, code: '000000' }), 429, 'RATE_LIMITED');
+});
+
+test('per address: wrong codes that spend an address\'s budget leave the link mailed to it usable (a tenth probe kept its owner at 429)', async () => {
+  const email = address();
+  const before = h.mailbox.lastId();
+  expect((await h.http.post('/v1/auth/magic-link/request').set('X-Forwarded-For', newClient()).send({ email })).status).toBe(200);
+  const { code, token } = await mailedCode(h, email, before);
+  const wrong = code === '000000' ? '000001' : '000000';
+  const budget = SIGN_IN_LIMITS.magic_link_verify.perAddress!;
+  for (let i = 0; i < budget; i += 1) {
+    const res = await h.http.post('/v1/auth/magic-link/verify').set('X-Forwarded-For', newClient()).send({ email, code: wrong });
+    expect(res.status).toBe(400);
+  }
+  expectError(await h.http.post('/v1/auth/magic-link/verify').set('X-Forwarded-For', newClient()).send({ email, code }), 429, 'RATE_LIMITED');
+  const linked = await h.http.post('/v1/auth/magic-link/verify').set('X-Forwarded-For', newClient()).send({ token, email });
+  expect({ status: linked.status, created: linked.body.account_created }).toEqual({ status: 200, created: true });
 });

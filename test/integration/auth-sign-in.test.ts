@@ -169,6 +169,21 @@ describe('magic link and code', () => {
     expect(await accountRows(email)).toEqual([]);
   });
 
+  test('five wrong codes void the code but not the link mailed with it: anyone can guess codes for any address (a tenth probe voided every link so)', async () => {
+    const email = newAddress();
+    const before = h.mailbox.lastId();
+    await h.http.post('/v1/auth/magic-link/request').send({ email });
+    const { code, token } = await mailedCode(h, email, before);
+    const wrong = code === '000000' ? '000001' : '000000';
+    for (let i = 1; i <= 4; i += 1) expectError(await h.http.post('/v1/auth/magic-link/verify').send({ email, code: wrong }), 400, 'OTP_INVALID');
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ email, code: wrong }), 400, 'OTP_TOO_MANY_ATTEMPTS');
+    // the voided code is never compared again, right or wrong
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ email, code }), 400, 'OTP_INVALID');
+    const linked = await h.http.post('/v1/auth/magic-link/verify').send({ token, email });
+    expect({ status: linked.status, created: linked.body.account_created }).toEqual({ status: 200, created: true });
+    expectError(await h.http.post('/v1/auth/magic-link/verify').send({ token, email }), 400, 'MAGIC_LINK_INVALID');
+  });
+
   test('an expired link and code are refused', async () => {
     const email = newAddress();
     const before = h.mailbox.lastId();

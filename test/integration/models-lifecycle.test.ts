@@ -1,7 +1,8 @@
 import { Client as PgClient } from 'pg';
 import { ContextChunkSchema, ModelSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { churnRows, toCsv, withoutTarget } from '../support/datasets';
-import { expectError, startHarness, type Harness } from '../support/harness';
+import { expectError, startHarness, trainedChurnModel, type Harness } from '../support/harness';
+import { foldPendingOutcomes } from '../../services/training';
 import { gunzipText } from '../../services/compression';
 
 const ENGINE = 'tabular-gbdt';
@@ -179,6 +180,20 @@ describe('models: training, resource and state transitions', () => {
     // an admin key manages models too, but cannot predict
     expect((await h.http.get('/v1/models').set('X-API-Key', adminKey)).status).toBe(200);
     expect(account.plan).toBe('free');
+  });
+
+  it('a deletion while a refresh runs purges the outcomes it folded into a version never stored, as pending ones (a tenth probe: they stayed, features and all, folded into version 2 of a deleted model)', async () => {
+    const { apiKey, modelId } = await trainedChurnModel(h);
+    const rows = withoutTarget(churnRows(2, 11), 'churned');
+    const reported = await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: rows.map((features) => ({ features, actual: 'yes' })) });
+    expect(reported.status).toBe(201);
+    // the refresh's first step (it runs before the fit, which a deletion then stops from storing)
+    expect(await foldPendingOutcomes(h.orm.em.fork(), modelId)).toEqual({ number: 2, folded: 2 });
+    expect((await h.http.delete(`/v1/models/${modelId}`).set('X-API-Key', apiKey)).status).toBe(204);
+    const em = h.orm.em.fork();
+    expect(await em.count(OutcomeSchema, { modelId })).toBe(0);
+    expect(await em.count(ContextChunkSchema, { model: modelId })).toBe(0);
+    expect(await em.count(ModelVersionSchema, { model: modelId })).toBe(1);
   });
 
   it('a deletion committed while an archive or a restore waits on the model stands: the model stays deleted, unlisted, out of the quota', async () => {

@@ -211,6 +211,18 @@ describe('prediction, credits and idempotency', () => {
       expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(2);
     });
 
+    it('replays a retry whose body lists the members of its rows in another order: the same call, charged once (a tenth probe got 422 IDEMPOTENCY_KEY_REUSED)', async () => {
+      const { apiKey, modelId, account } = await trainedModel();
+      const sent = rows(3);
+      const reversed = sent.map((row) => Object.fromEntries(Object.entries(row).reverse()));
+      expect(Object.keys(reversed[0]!)).not.toEqual(Object.keys(sent[0]!));
+      const send = (body: unknown) => h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'reordered').send(body as object);
+      const first = await send({ rows: sent });
+      const retry = await send({ rows: reversed });
+      expect({ status: retry.status, replayed: retry.headers['idempotent-replayed'], body: retry.body }).toEqual({ status: 200, replayed: 'true', body: first.body });
+      expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(1);
+    });
+
     it('answers the same key with other content with 422 IDEMPOTENCY_KEY_REUSED', async () => {
       const { apiKey, modelId } = await trainedModel();
       await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Idempotency-Key', 'k').send({ rows: rows(1) });

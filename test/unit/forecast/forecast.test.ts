@@ -1,4 +1,4 @@
-import { forecastSeries, prepareSeries, SeriesError } from '../../../engines/forecast';
+import { backtestSeries, forecastSeries, prepareSeries, SeriesError } from '../../../engines/forecast';
 import type { Row } from '../../../engines/forecast';
 import { dailyRows, monthlyRows, normals } from './helpers';
 
@@ -28,6 +28,26 @@ describe('exact forecasts of simple series', () => {
     exact.mean.forEach((v, k) => expect(Math.abs(v - (5 + 2 * (30 + k)))).toBeLessThan(0.1));
     const fc = forecastSeries(s, { horizon: 10 });
     fc.mean.forEach((v, k) => expect(Math.abs(v / (5 + 2 * (30 + k)) - 1)).toBeLessThan(0.01));
+  });
+
+  test('a series of tiny values is forecast as its twin at scale 1, not as a constant (a tenth probe: 1e-15…2e-14 got a flat forecast, quantiles of zero width)', () => {
+    // values in [1, 2), and the same values times 2^-50 (about 1e-15), 2^-1000 and 2^-1070 (subnormal)
+    const y = Array.from({ length: 30 }, (_, t) => (16 + t + (t % 3)) / 32);
+    const twin = forecastSeries(one(dailyRows(y)), { horizon: 4, quantiles: [0.1, 0.9] });
+    const expectedBacktest = backtestSeries(one(dailyRows(y)), { horizon: 3 });
+    for (const power of [-50, -1000]) {
+      const scale = 2 ** power;
+      const tiny = forecastSeries(one(dailyRows(y.map((v) => v * scale))), { horizon: 4, quantiles: [0.1, 0.9] });
+      expect(tiny.mean).toEqual(twin.mean.map((v) => v * scale));
+      expect(tiny.quantiles).toEqual({ '0.1': twin.quantiles['0.1'].map((v) => v * scale), '0.9': twin.quantiles['0.9'].map((v) => v * scale) });
+      const backtest = backtestSeries(one(dailyRows(y.map((v) => v * scale))), { horizon: 3 });
+      expect({ mase: backtest.mase, verdict: backtest.verdict.level }).toEqual({ mase: expectedBacktest.mase, verdict: expectedBacktest.verdict.level });
+    }
+    // the trend goes on, and the interval is not of zero width
+    expect(twin.mean[3]).toBeGreaterThan(twin.mean[0]);
+    expect(twin.quantiles['0.9'][0]).toBeGreaterThan(twin.quantiles['0.1'][0]);
+    const subnormal = forecastSeries(one(dailyRows(y.map((v) => v * 2 ** -1070))), { horizon: 4 });
+    subnormal.mean.forEach((v) => expect(Number.isFinite(v) && v > 0).toBe(true));
   });
 
   test('purely seasonal series (season 12, monthly)', () => {
