@@ -30,7 +30,10 @@ export class SignInLimits {
     const budget = SIGN_IN_LIMITS[step];
     const counted: Array<[RateLimiterPostgres, string, number]> = [];
     if (who.client) counted.push([this.limiter(step, 'client', budget.perClient), who.client, budget.perClient]);
-    if (who.address && budget.perAddress !== null) counted.push([this.limiter(step, 'address', budget.perAddress), who.address, budget.perAddress]);
+    if (who.address && budget.perAddress !== null) {
+      const key = budget.addressPerClient ? `${who.address} ${who.client ?? ''}` : who.address;
+      counted.push([this.limiter(step, 'address', budget.perAddress), key, budget.perAddress]);
+    }
     const outcomes = await Promise.allSettled(counted.map(([limiter, key]) => limiter.consume(key)));
     for (const [i, outcome] of outcomes.entries()) {
       if (outcome.status === 'fulfilled') continue;

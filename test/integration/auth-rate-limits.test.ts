@@ -15,17 +15,33 @@ let clientCounter = 0;
 const newClient = () => `203.0.113.${(clientCounter += 1)}`;
 const address = (domain = 'example.test') => `${newId('account').toLowerCase()}@${domain}`;
 
-test('per address: the sixth magic-link request for one address within the hour is a 429 with Retry-After, from any client', async () => {
+test('per address and client: the sixth magic-link request for one address from one client within the hour is a 429 with Retry-After; another client\'s request for it is still taken (a tenth probe: anyone could spend the address\'s budget and lock its owner out), and the inbox gets one mail a minute', async () => {
   const email = address();
+  const spender = newClient();
   const budget = SIGN_IN_LIMITS.magic_link_request.perAddress!;
   for (let i = 0; i < budget; i += 1) {
-    expect((await h.http.post('/v1/auth/magic-link/request').set('X-Forwarded-For', newClient()).send({ email })).status).toBe(200);
+    expect((await h.http.post('/v1/auth/magic-link/request').set('X-Forwarded-For', spender).send({ email })).status).toBe(200);
   }
-  const refused = await h.http.post('/v1/auth/magic-link/request').set('X-Forwarded-For', newClient()).send({ email });
+  const refused = await h.http.post('/v1/auth/magic-link/request').set('X-Forwarded-For', spender).send({ email });
   expectError(refused, 429, 'RATE_LIMITED');
   expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-  // Another address is not affected.
-  expect((await h.http.post('/v1/auth/magic-link/request').set('X-Forwarded-For', newClient()).send({ email: address() })).status).toBe(200);
+  // the owner, from another client, is not refused, and the same spender can still ask for another address
+  expect((await h.http.post('/v1/auth/magic-link/request').set('X-Forwarded-For', newClient()).send({ email })).status).toBe(200);
+  expect((await h.http.post('/v1/auth/magic-link/request').set('X-Forwarded-For', spender).send({ email: address() })).status).toBe(200);
+  // seven requests for the address within the minute sent it one mail
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(h.mailbox.to(email)).toHaveLength(1);
+});
+
+test('per address and client: the login step\'s address budget spent by one client leaves the address\'s login to others', async () => {
+  const email = address();
+  const spender = newClient();
+  const budget = SIGN_IN_LIMITS.login.perAddress!;
+  for (let i = 0; i < budget; i += 1) {
+    expect((await h.http.post('/v1/auth/login').set('X-Forwarded-For', spender).send({ email })).status).toBe(200);
+  }
+  expectError(await h.http.post('/v1/auth/login').set('X-Forwarded-For', spender).send({ email }), 429, 'RATE_LIMITED');
+  expect((await h.http.post('/v1/auth/login').set('X-Forwarded-For', newClient()).send({ email })).status).toBe(200);
 });
 
 test('per client: past its budget of password attempts one client gets 429 whatever the address, another client does not', async () => {
