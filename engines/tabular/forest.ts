@@ -159,6 +159,8 @@ export function fitForest(
   const m0 = rows.length;
   const cols = Array.from({ length: F }, (_, f) => Float64Array.from(rows, (r) => X[r * F + f]));
   const yr = Float64Array.from(rows, (r) => y[r]);
+  // 0 × y is ±0 only for a finite y (the branch-free sums below need it)
+  const finiteY = yr.every((v) => Number.isFinite(v));
   const idx = new Int32Array(m0);
   const all = Int32Array.from({ length: m0 }, (_, i) => i);
   const order = Int32Array.from({ length: F }, (_, f) => f);
@@ -256,12 +258,13 @@ export function fitForest(
         if (classify) {
           leftCounts.fill(0);
           let nLeft = 0;
+          // branch-free (a random cut makes the side a coin toss for the branch predictor): every row
+          // adds 1 or 0 to its class's count, and adding 0 leaves a count as it was
           for (let j = lo; j < hi; j++) {
             const i = idx[j];
-            if (col[i] <= cut) {
-              leftCounts[yr[i]] += 1;
-              nLeft++;
-            }
+            const l = +(col[i] <= cut);
+            leftCounts[yr[i]] += l;
+            nLeft += l;
           }
           const nRight = m - nLeft;
           if (nLeft === 0 || nRight === 0) continue;
@@ -277,11 +280,22 @@ export function fitForest(
         } else {
           let sumLeft = 0;
           let nLeft = 0;
-          for (let j = lo; j < hi; j++) {
-            const i = idx[j];
-            if (col[i] <= cut) {
-              sumLeft += yr[i];
-              nLeft++;
+          if (finiteY) {
+            // branch-free as above: a right row adds l * y = ±0, and x + (±0) is x bit for bit (the sum
+            // starts at +0 and is never -0), so the sum is that of the left rows in the same order
+            for (let j = lo; j < hi; j++) {
+              const i = idx[j];
+              const l = +(col[i] <= cut);
+              sumLeft += l * yr[i];
+              nLeft += l;
+            }
+          } else {
+            for (let j = lo; j < hi; j++) {
+              const i = idx[j];
+              if (col[i] <= cut) {
+                sumLeft += yr[i];
+                nLeft++;
+              }
             }
           }
           const nRight = m - nLeft;
