@@ -281,19 +281,19 @@ function histSumsSome(slots: Uint16Array | Uint32Array, F: number, idx: Uint32Ar
   }
 }
 
-function subtractHist(parent: Float64Array, child: Float64Array, offsets: Int32Array, active: Int32Array, nActive: number): void {
-  for (let a = 0; a < nActive; a++) {
-    const f = active[a];
-    const to = offsets[f + 1] * 3;
-    for (let j = offsets[f] * 3; j < to; j++) parent[j] -= child[j];
+/** parent -= child over the histogram entries [from[r], to[r]) of every run r < nRuns (TreeGrower.setActive). */
+function subtractRuns(parent: Float64Array, child: Float64Array, from: Int32Array, to: Int32Array, nRuns: number): void {
+  for (let r = 0; r < nRuns; r++) {
+    const end = to[r];
+    for (let j = from[r]; j < end; j++) parent[j] -= child[j];
   }
 }
 
 /**
- * subtractHist over the bins that the child's rows idx[start..end) fall in only, each once (`mark`,
+ * subtractRuns over the bins that the child's rows idx[start..end) fall in only, each once (`mark`,
  * indexed like the histogram, holds `stamp` at the bins already done). The child's other bins
  * were never added to and hold exactly +0, and x - (+0) is x bit for bit (-0 included), so the parent
- * ends bit-identical to subtractHist's; a child of few rows costs its rows, not every bin.
+ * ends bit-identical to subtractRuns's; a child of few rows costs its rows, not every bin.
  */
 function subtractHistRows(slots: Uint16Array | Uint32Array, F: number, idx: Uint32Array, start: number, end: number, parent: Float64Array, child: Float64Array, active: Int32Array, nActive: number, mark: Int32Array, stamp: number): void {
   for (let k = start; k < end; k++) {
@@ -566,6 +566,8 @@ export class TreeGrower {
     this.treeCatHess = new Float64Array(this.totalBins);
     this.inBag = new Uint8Array(n);
     this.active = new Int32Array(F);
+    this.runFrom = new Int32Array(F);
+    this.runTo = new Int32Array(F);
     // sorting a leaf's rows beats scanning every bin while the leaf has fewer rows than about half
     // the bins of a numeric feature (capped: the sort was an insertion sort). The threshold is part of
     // the models (it decides which leaves get a histogram by subtraction, whose sums differ in
@@ -649,13 +651,29 @@ export class TreeGrower {
   private slotMark: Int32Array = new Int32Array(0);
   private slotStamp = 0;
 
+  /**
+   * The active features' histogram entries as runs [runFrom[r], runTo[r]) of consecutive features
+   * (nRuns of them): what takeHist clears and subtractChild subtracts, one run at a time instead of
+   * one feature at a time (the same entries; a feature is a few bins, a run with colsample 0.8 several).
+   */
+  private runFrom: Int32Array;
+  private runTo: Int32Array;
+  private nRuns = 0;
+
   private setActive(featureMask: Uint8Array): { active: Int32Array; nActive: number } {
     this.nActive = 0;
     this.activeSlots = 0;
+    this.nRuns = 0;
+    const offsets = this.offsets;
     for (let f = 0; f < this.F; f++) {
       if (!featureMask[f]) continue;
       this.active[this.nActive++] = f;
-      this.activeSlots += this.offsets[f + 1] - this.offsets[f];
+      this.activeSlots += offsets[f + 1] - offsets[f];
+      if (this.nRuns > 0 && this.runTo[this.nRuns - 1] === offsets[f] * 3) this.runTo[this.nRuns - 1] = offsets[f + 1] * 3;
+      else {
+        this.runFrom[this.nRuns] = offsets[f] * 3;
+        this.runTo[this.nRuns++] = offsets[f + 1] * 3;
+      }
     }
     return { active: this.active, nActive: this.nActive };
   }
@@ -667,7 +685,7 @@ export class TreeGrower {
   private subtractChild(parent: Float64Array, child: Float64Array, start: number, end: number, active: Int32Array, nActive: number): void {
     // a row visit (slot, mark, branch) costs about as much as one bin's three subtractions
     if ((end - start) * nActive >= this.activeSlots) {
-      subtractHist(parent, child, this.offsets, active, nActive);
+      subtractRuns(parent, child, this.runFrom, this.runTo, this.nRuns);
       return;
     }
     if (this.slotMark.length < this.totalBins * 3) this.slotMark = new Int32Array(this.totalBins * 3);
@@ -683,7 +701,7 @@ export class TreeGrower {
     const h = this.pool.pop();
     if (!h) return new Float64Array(this.totalBins * 3);
     if (this.nActive === this.F) h.fill(0);
-    else for (let a = 0; a < this.nActive; a++) h.fill(0, this.offsets[this.active[a]] * 3, this.offsets[this.active[a] + 1] * 3);
+    else for (let r = 0; r < this.nRuns; r++) h.fill(0, this.runFrom[r], this.runTo[r]);
     return h;
   }
 
