@@ -159,7 +159,11 @@ export function fitForest(
   const m0 = rows.length;
   const cols = Array.from({ length: F }, (_, f) => Float64Array.from(rows, (r) => X[r * F + f]));
   const yr = Float64Array.from(rows, (r) => y[r]);
+  // 0 × y is ±0 only for a finite y (the branch-free sums below need it)
+  const finiteY = yr.every((v) => Number.isFinite(v));
   const idx = new Int32Array(m0);
+  // classification partitions' right side, before it is copied back after the left one
+  const right = new Int32Array(m0);
   const all = Int32Array.from({ length: m0 }, (_, i) => i);
   const order = Int32Array.from({ length: F }, (_, f) => f);
   // rows of each tree: all, or a subsample of `sub` drawn by a partial Fisher-Yates of `perm`
@@ -175,7 +179,13 @@ export function fitForest(
   const summarise = (lo: number, hi: number): boolean => {
     totals.fill(0);
     if (classify) {
-      for (let j = lo; j < hi; j++) totals[yr[idx[j]]] += 1;
+      if (K === 2) {
+        // two classes: the rows of class 1 summed in a register (y is 0 or 1), class 0 the rest
+        let ones = 0;
+        for (let j = lo; j < hi; j++) ones += yr[idx[j]];
+        totals[0] = hi - lo - ones;
+        totals[1] = ones;
+      } else for (let j = lo; j < hi; j++) totals[yr[idx[j]]] += 1;
       let nonZero = 0;
       for (let k = 0; k < K; k++) if (totals[k] > 0) nonZero++;
       return nonZero <= 1;
@@ -254,13 +264,28 @@ export function fitForest(
         if (!(cut < highest)) cut = lowest;
         let score: number;
         if (classify) {
-          leftCounts.fill(0);
           let nLeft = 0;
-          for (let j = lo; j < hi; j++) {
-            const i = idx[j];
-            if (col[i] <= cut) {
-              leftCounts[yr[i]] += 1;
-              nLeft++;
+          // branch-free (a random cut makes the side a coin toss for the branch predictor): every row
+          // adds 1 or 0 to its class's count, and adding 0 leaves a count as it was
+          if (K === 2) {
+            // two classes: the left rows of class 1 counted in a register (y is 0 or 1), those of
+            // class 0 the rest; the same whole numbers as counting each class
+            let ones = 0;
+            for (let j = lo; j < hi; j++) {
+              const i = idx[j];
+              const l = +(col[i] <= cut);
+              ones += l * yr[i];
+              nLeft += l;
+            }
+            leftCounts[0] = nLeft - ones;
+            leftCounts[1] = ones;
+          } else {
+            leftCounts.fill(0);
+            for (let j = lo; j < hi; j++) {
+              const i = idx[j];
+              const l = +(col[i] <= cut);
+              leftCounts[yr[i]] += l;
+              nLeft += l;
             }
           }
           const nRight = m - nLeft;
@@ -277,11 +302,22 @@ export function fitForest(
         } else {
           let sumLeft = 0;
           let nLeft = 0;
-          for (let j = lo; j < hi; j++) {
-            const i = idx[j];
-            if (col[i] <= cut) {
-              sumLeft += yr[i];
-              nLeft++;
+          if (finiteY) {
+            // branch-free as above: a right row adds l * y = ±0, and x + (±0) is x bit for bit (the sum
+            // starts at +0 and is never -0), so the sum is that of the left rows in the same order
+            for (let j = lo; j < hi; j++) {
+              const i = idx[j];
+              const l = +(col[i] <= cut);
+              sumLeft += l * yr[i];
+              nLeft += l;
+            }
+          } else {
+            for (let j = lo; j < hi; j++) {
+              const i = idx[j];
+              if (col[i] <= cut) {
+                sumLeft += yr[i];
+                nLeft++;
+              }
             }
           }
           const nRight = m - nLeft;
@@ -302,14 +338,30 @@ export function fitForest(
       // partition idx[lo, hi) into <= cut (left) and the rest
       const bestCol = cols[bestFeature];
       let a = lo;
-      let b = hi - 1;
-      while (a <= b) {
-        if (bestCol[idx[a]] <= bestCut) a++;
-        else {
-          const tmp = idx[a];
-          idx[a] = idx[b];
-          idx[b] = tmp;
-          b--;
+      if (classify) {
+        // a classification tree reads its node's rows as counts only (no sum whose rounding depends on
+        // the order), so its rows may be in any order: a stable partition without branches (as the
+        // grower's), which a random cut's coin-toss sides do not slow down, gives the same trees
+        let nr = 0;
+        for (let j = lo; j < hi; j++) {
+          const i = idx[j];
+          const l = +(bestCol[i] <= bestCut);
+          idx[a] = i;
+          right[nr] = i;
+          a += l;
+          nr += 1 - l;
+        }
+        idx.set(right.subarray(0, nr), a);
+      } else {
+        let b = hi - 1;
+        while (a <= b) {
+          if (bestCol[idx[a]] <= bestCut) a++;
+          else {
+            const tmp = idx[a];
+            idx[a] = idx[b];
+            idx[b] = tmp;
+            b--;
+          }
         }
       }
       const l = buf.node();

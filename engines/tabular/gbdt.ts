@@ -211,15 +211,18 @@ export class Booster {
     const grower = this.grower;
     const symGrower = this.symGrower;
     const trees: BuiltTree[] = [];
+    const useSym = symGrower !== null && it % this.every === 0;
+    // a multiclass round's trees share their rows and features: their root histograms computed
+    // together where that is cheaper (rootsTogether), else their roots' counts shared
+    const together = K > 1 && (useSym || !params.grower.symmetric) && (useSym ? (symGrower as TreeGrower) : grower).rootsTogether(grad, hess, n, K, rows, m, mask);
     for (let k = 0; k < K; k++) {
       const g = K === 1 ? grad : grad.subarray(k * n, (k + 1) * n);
       const h = K === 1 ? hess : hess.subarray(k * n, (k + 1) * n);
-      const useSym = symGrower !== null && it % this.every === 0;
-      // the round's trees share their rows and features, hence their roots' counts
-      const counts: RootCounts = K === 1 ? 'none' : k === 0 ? 'keep' : 'reuse';
+      const counts: RootCounts = K === 1 || together ? 'none' : k === 0 ? 'keep' : 'reuse';
+      const given = together ? k : -1;
       const tree = useSym
-        ? (symGrower as TreeGrower).growSymmetricFast(g, h, rows, m, mask, counts)
-        : params.grower.symmetric ? grower.growSymmetric(g, h, rows, m, mask) : grower.grow(g, h, rows, m, mask, counts);
+        ? (symGrower as TreeGrower).growSymmetricFast(g, h, rows, m, mask, counts, given)
+        : params.grower.symmetric ? grower.growSymmetric(g, h, rows, m, mask) : grower.grow(g, h, rows, m, mask, counts, given);
       const lr = useSym ? params.learningRate * (params.grower.symmetricHybridLrScale ?? 1) : params.learningRate;
       for (let l = 0; l < tree.leafValue.length; l++) tree.leafValue[l] *= lr;
       trees.push(tree);

@@ -141,6 +141,16 @@ export class SoftmaxLoss extends BaseLoss {
     for (let k = 0; k < K; k++) s += Math.exp(raw[base + k] - mx);
     return Math.log(s) + mx - raw[base + y[i]];
   }
+  /**
+   * The class-major passes' per-row maxima (which 0) and sums (which 1), kept between calls: a boosting
+   * loop calls them every round, and two fresh arrays per call were garbage for the collector. Each
+   * call uses the first `length` entries only, after filling them.
+   */
+  private readonly buffers: Float64Array[] = [new Float64Array(0), new Float64Array(0)];
+  private scratch(length: number, which: 0 | 1): Float64Array {
+    if (this.buffers[which].length < length) this.buffers[which] = new Float64Array(length);
+    return this.buffers[which];
+  }
   // gradHess's and loss's operations, each row's in the same order (classes 0..K-1), done one class at
   // a time so that every pass reads and writes one class's contiguous scores
   override gradHessClassMajor(y: Float64Array, raw: Float64Array, grad: Float64Array, hess: Float64Array, rows?: Uint32Array, m?: number): void {
@@ -148,8 +158,8 @@ export class SoftmaxLoss extends BaseLoss {
     const n = y.length;
     const factor = K / (K - 1);
     const count = rows ? (m as number) : n;
-    const mx = new Float64Array(count).fill(-Infinity);
-    const sum = new Float64Array(count);
+    const mx = this.scratch(count, 0).fill(-Infinity, 0, count);
+    const sum = this.scratch(count, 1).fill(0, 0, count);
     for (let k = 0; k < K; k++) {
       const off = k * n;
       for (let r = 0; r < count; r++) {
@@ -180,8 +190,8 @@ export class SoftmaxLoss extends BaseLoss {
   override lossClassMajor(y: Float64Array, raw: Float64Array): number {
     const K = this.nOutputs;
     const n = y.length;
-    const mx = new Float64Array(n).fill(-Infinity);
-    const sum = new Float64Array(n);
+    const mx = this.scratch(n, 0).fill(-Infinity, 0, n);
+    const sum = this.scratch(n, 1).fill(0, 0, n);
     for (let k = 0; k < K; k++) {
       const off = k * n;
       for (let i = 0; i < n; i++) if (raw[off + i] > mx[i]) mx[i] = raw[off + i];

@@ -405,20 +405,32 @@ function detectColumn(name: string, values: unknown[], rule: CategoryRule): Dete
   } else type = 'categorical';
 
   const distinct = new Map<string, number>();
-  for (const v of present) {
-    if (type === 'numeric' && Number.isNaN(toNumber(v))) continue;
-    const k = type === 'numeric' ? String(toNumber(v)) : type === 'boolean' ? String(toBool(v)) : String(v);
-    distinct.set(k, (distinct.get(k) ?? 0) + 1);
+  // numeric: the numbers (not missing) in row order, and only how many distinct ones there are, which
+  // a set of the numbers counts without a string per value (String is one-to-one on numbers but for
+  // +0 and -0, which the set holds as one too)
+  const nums: number[] = [];
+  let distinctCount: number;
+  if (type === 'numeric') {
+    for (const v of present) {
+      const x = toNumber(v);
+      if (!Number.isNaN(x)) nums.push(x);
+    }
+    distinctCount = new Set(nums).size;
+  } else {
+    for (const v of present) {
+      const k = type === 'boolean' ? String(toBool(v)) : String(v);
+      distinct.set(k, (distinct.get(k) ?? 0) + 1);
+    }
+    distinctCount = distinct.size;
   }
-  if (distinct.size <= 1) {
+  if (distinctCount <= 1) {
     return {
       schema: { name, type, used: false },
       report: { name, type, missing, used: false, note: 'excluded: constant (a single distinct value)' },
     };
   }
   if (type === 'numeric') {
-    const nums = present.map(toNumber).filter((x) => !Number.isNaN(x));
-    if (strayText === 0 && distinct.size === m && m >= 20 && nums.every((x) => Number.isInteger(x))) {
+    if (strayText === 0 && distinctCount === m && m >= 20 && nums.every((x) => Number.isInteger(x))) {
       let consecutive = true;
       for (let i = 1; i < nums.length && consecutive; i++) if (nums[i] !== nums[i - 1] + 1) consecutive = false;
       if (consecutive || ID_NAME_RE.test(name)) {
