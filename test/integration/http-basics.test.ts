@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createHttpServer } from '../../api/server';
 import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
+import request from 'supertest';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { openCallPool } from '../../db/call-pool';
@@ -61,6 +62,24 @@ describe('HTTP conventions', () => {
     ];
     expect(answers.map((r) => r.status)).toEqual([201, 200, 200, 200, 404, 200]);
     for (const answer of answers) expect(answer.headers['cache-control']).toBe('no-store');
+  });
+
+  it('sends X-Content-Type-Options: nosniff with every answer, errors and the pages included, and X-Frame-Options: DENY with /docs (an eleventh probe: only console files had them)', async () => {
+    const { apiKey } = await h.provision();
+    const answers = [
+      await h.http.get('/v1/models').set('X-API-Key', apiKey),
+      await h.http.get('/v1/models/mdl_unknown000').set('X-API-Key', apiKey),
+      await h.http.get('/no/such/route'),
+      await h.http.get('/openapi.json'),
+      await h.http.get('/health'),
+      await h.http.get('/metrics'),
+      // pages, not operations of the contract
+      await request(h.server).get('/docs'),
+      await request(h.server).get('/docs/init.js'),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([200, 404, 404, 200, 200, 200, 200, 200]);
+    for (const answer of answers) expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    expect(answers[6]!.headers['x-frame-options']).toBe('DENY');
   });
 
   it('answers malformed JSON with 400 INVALID_JSON', async () => {
