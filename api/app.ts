@@ -18,6 +18,7 @@ import { errorHandler, renderError, zodToAppError } from './middleware/errors';
 import { runCommitted } from './middleware/idempotency';
 import { httpMetrics } from './middleware/http-metrics';
 import { refuseNulInUrl, requestId } from './middleware/request-id';
+import { securityHeaders } from './middleware/security-headers';
 import { loggerOf, requestLogger } from './middleware/request-logger';
 import { buildOpenApiDocument } from './openapi';
 import { route, type AnyRoute } from './route';
@@ -253,6 +254,7 @@ export function createApp(appDeps: AppDeps): Koa {
   if (deps.devMailbox && deps.config.NODE_ENV !== 'production') mountDevMailbox(router, deps.devMailbox, deps.accounts.clientAddress);
 
   app.use(requestId());
+  app.use(securityHeaders());
   app.use(requestLogger(deps.logger));
   app.use(httpMetrics());
   app.use(closeConnectionsWhileDraining(deps.drain ?? new DrainState()));

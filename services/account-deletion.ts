@@ -13,7 +13,7 @@ const ERASE_BATCH_ROWS = 5_000;
 
 /**
  * Asks for the account's erasure. In one transaction the account stops authenticating (sessions and
- * keys revoked, marked deleted) and its address is freed; the `delete-account/<acc>` workflow
+ * keys revoked, webhooks disabled, marked deleted) and its address is freed; the `delete-account/<acc>` workflow
  * erases the rest, and the sweep restarts it if this process dies before starting it.
  */
 export async function requestAccountDeletion(em: EntityManager, accountId: string, confirmation: string, now: Date): Promise<void> {
@@ -31,6 +31,14 @@ export async function requestAccountDeletion(em: EntityManager, accountId: strin
       account.id,
     ]);
     await tx.execute(`update api_keys set revoked_at = ? where revoked_at is null and workspace_id in (select id from workspaces where account_id = ?)`, [now, accountId]);
+    // Its webhooks stop with it: until the erasure reaches them (a Stripe outage holds it up for as
+    // long as it lasts), a delivery still pending, or an event of its models (the daily model.stale
+    // check), kept sending the deleted account's data to its receivers.
+    await tx.execute(
+      `update webhook_endpoints set active = false, disabled_reason = 'The account was deleted.', disabled_at = ?, updated_at = ?
+        where active and workspace_id in (select id from workspaces where account_id = ?)`,
+      [now, now, accountId],
+    );
     await revokeAllSessions(tx, accountId, now);
   });
 }

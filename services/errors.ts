@@ -68,3 +68,13 @@ export function isDependencyUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * A value of the client's as an error's sentence quotes it: its JSON, cut to `max` characters. The
+ * client has it whole; a sentence that echoed a 100,000-character cell in full (twice, with `errors`)
+ * answered a request with twice its size (an eleventh probe).
+ */
+export function quoted(value: unknown, max = 100): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { pendingOutcomesLimit, type PlanName } from '../config/plans';
 import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema, type Model, type ModelVersion } from '../db/entities';
 import type { Row } from './datasets';
-import { AppError, validationError } from './errors';
+import { AppError, quoted, validationError } from './errors';
 import { idPattern, newId, RUN_STEM_LENGTH } from './ids';
 import { getModel } from './models';
 import { checkPredictionRows } from './predictions';
@@ -35,14 +35,14 @@ function checkedActual(model: Model, version: ModelVersion, actual: OutcomeInput
   if (model.task === 'regression') {
     const value = typeof actual === 'boolean' ? NaN : toNumber(actual);
     if (!(Math.abs(value) <= MAX_TARGET_MAGNITUDE)) {
-      throw validationError(`Invalid body.outcomes.${i}.actual: this regression model needs a number within ±${MAX_TARGET_MAGNITUDE}; got ${JSON.stringify(actual)}.`);
+      throw validationError(`Invalid body.outcomes.${i}.actual: this regression model needs a number within ±${MAX_TARGET_MAGNITUDE}; got ${quoted(actual)}.`);
     }
     return value;
   }
   const classes = ((version.report as { classes?: unknown[] }).classes ?? []).map(String);
   const label = classLabelOf(actual, classes);
   if (label === null) {
-    throw validationError(`Invalid body.outcomes.${i}.actual: this ${model.task} model knows the classes ${classes.map((c) => JSON.stringify(c)).join(', ')}; got ${JSON.stringify(actual)}.`);
+    throw validationError(`Invalid body.outcomes.${i}.actual: this ${model.task} model knows the classes ${classes.slice(0, 10).map((c) => quoted(c)).join(', ')}${classes.length > 10 ? ` and ${classes.length - 10} more` : ''}; got ${quoted(actual)}.`);
   }
   return label;
 }

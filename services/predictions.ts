@@ -8,7 +8,7 @@ import { answeredCallChargerFor } from './charge-batch';
 import { callExpired, chargeCall, knownToAfford, noteCharged, releaseReservation, settleSql, type CallStores } from './credits';
 import type { Row } from './datasets';
 import { INLINE_MAX_ROWS, type EnginePool } from './engine-pool';
-import { AppError, notFound } from './errors';
+import { AppError, notFound, quoted } from './errors';
 import { newIdRun } from './ids';
 import { sql, SqlParams, type Queryable } from './sql';
 import { LRUCache } from 'lru-cache';
@@ -60,7 +60,7 @@ export function checkPredictionRows(model: Pick<Model, 'featureColumns' | 'targe
       // Numeric text as the engine reads it (not Number(), which also reads "0x10"): the engine would
       // score such a value as missing, and a refresh would fold it as text.
       if (typeof value === 'string' && (value.trim() === '' || Number.isFinite(toNumber(value)))) return;
-      throw new AppError('SCHEMA_MISMATCH', 400, `Row ${i}: column "${column.name}" was numeric in training but received ${JSON.stringify(value)}.`, {
+      throw new AppError('SCHEMA_MISMATCH', 400, `Row ${i}: column "${column.name}" was numeric in training but received ${quoted(value)}.`, {
         column: column.name,
         expected_type: 'numeric',
         row: i,

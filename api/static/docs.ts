@@ -76,6 +76,8 @@ export function serveApiReference(): Middleware {
     if (ctx.path === DOCS_PATH || ctx.path === `${DOCS_PATH}/`) {
       ctx.set('Content-Security-Policy', DOCS_CSP);
       ctx.set('Referrer-Policy', 'no-referrer');
+      // as the console's page: for browsers that do not read CSP frame-ancestors
+      ctx.set('X-Frame-Options', 'DENY');
       ctx.set('Cache-Control', 'no-cache');
       ctx.type = 'text/html; charset=utf-8';
       ctx.body = PAGE;

@@ -177,7 +177,7 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     }
   });
 
-  it('refuses an invalid outcome batch whole: neither request_id nor features, unknown request_id, wrong columns', async () => {
+  it('refuses an invalid outcome batch whole: neither request_id nor features, unknown request_id, wrong columns, an unknown class (quoted cut to 100 characters)', async () => {
     const { apiKey, modelId } = await trainedModel();
     const features = withoutTarget(churnRows(1), 'churned')[0];
     expectError(await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ actual: 'yes' }] }), 400, 'VALIDATION_ERROR');
@@ -188,6 +188,10 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     );
     expectError(await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features: { x1: 1 }, actual: 'no' }] }), 400, 'COLUMN_MISMATCH');
     expectError(await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [] }), 400, 'VALIDATION_ERROR');
+    // an unknown class is quoted cut to 100 characters, not echoed whole (an eleventh probe)
+    const unknownClass = await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'm'.repeat(100_000) }] });
+    expectError(unknownClass, 400, 'VALIDATION_ERROR');
+    expect(unknownClass.body.messageDetail).toBe(`Invalid body.outcomes.0.actual: this binary model knows the classes "no", "yes"; got "${'m'.repeat(98)}….`);
     expect(await h.orm.em.fork().count(OutcomeSchema, { modelId })).toBe(0);
     expectError(await h.http.post('/v1/models/mdl_nope/outcomes').set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'no' }] }), 404, 'NOT_FOUND');
   });

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createHttpServer } from '../../api/server';
 import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
+import request from 'supertest';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
 import { openCallPool } from '../../db/call-pool';
@@ -61,6 +62,24 @@ describe('HTTP conventions', () => {
     ];
     expect(answers.map((r) => r.status)).toEqual([201, 200, 200, 200, 404, 200]);
     for (const answer of answers) expect(answer.headers['cache-control']).toBe('no-store');
+  });
+
+  it('sends X-Content-Type-Options: nosniff with every answer, errors and the pages included, and X-Frame-Options: DENY with /docs (an eleventh probe: only console files had them)', async () => {
+    const { apiKey } = await h.provision();
+    const answers = [
+      await h.http.get('/v1/models').set('X-API-Key', apiKey),
+      await h.http.get('/v1/models/mdl_unknown000').set('X-API-Key', apiKey),
+      await h.http.get('/no/such/route'),
+      await h.http.get('/openapi.json'),
+      await h.http.get('/health'),
+      await h.http.get('/metrics'),
+      // pages, not operations of the contract
+      await request(h.server).get('/docs'),
+      await request(h.server).get('/docs/init.js'),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([200, 404, 404, 200, 200, 200, 200, 200]);
+    for (const answer of answers) expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    expect(answers[6]!.headers['x-frame-options']).toBe('DENY');
   });
 
   it('answers malformed JSON with 400 INVALID_JSON', async () => {
@@ -134,7 +153,7 @@ describe('HTTP conventions when a dependency is down', () => {
   const config = () => loadConfig({}, { NODE_ENV: 'test', DATABASE_URL: requireEnv(TEST_ENV.databaseUrl) });
   const silent = pino({ level: 'silent' });
 
-  it('reports 503 naming Temporal when Temporal does not answer', async () => {
+  it('reports 503 naming Temporal when Temporal does not answer, without the client\'s error (its address) in the public answer', async () => {
     const orm = await openOrm(requireEnv(TEST_ENV.databaseUrl), 2);
     const callPool = openCallPool(requireEnv(TEST_ENV.databaseUrl), 2);
     const deadTemporal = new TemporalGateway(new Client({ connection: Connection.lazy({ address: '127.0.0.1:1' }) }), 'none');
@@ -146,13 +165,16 @@ describe('HTTP conventions when a dependency is down', () => {
       expect(res.body.messageDetail).toBe('Temporal does not answer.');
       expect(res.body.dependencies.postgres.status).toBe('up');
       expect(res.body.dependencies.temporal.status).toBe('down');
+      // public: the client's error names the address it dialled; the answer says only what kind of failure
+      expect(['unreachable', 'no answer within 2000 ms']).toContain(res.body.dependencies.temporal.error);
+      expect(JSON.stringify(res.body)).not.toContain('127.0.0.1');
     } finally {
       await orm.close();
       await callPool.end();
     }
   });
 
-  it('reports 503 naming PostgreSQL when the database does not answer, and hides internals behind a generic 500 elsewhere', async () => {
+  it('reports 503 naming PostgreSQL when the database does not answer, its cause as `unreachable` (never the driver\'s message), and hides internals behind a generic 500 elsewhere', async () => {
     const orm = await openOrm(requireEnv(TEST_ENV.databaseUrl), 2);
     const connection = await Connection.connect({ address: requireEnv(TEST_ENV.temporalAddress) });
     const lines: string[] = [];
@@ -174,6 +196,8 @@ describe('HTTP conventions when a dependency is down', () => {
       const health = await (await checkedAgent(server)).get('/health');
       expectError(health, 503, 'DEPENDENCY_UNAVAILABLE');
       expect(health.body.messageDetail).toBe('PostgreSQL does not answer.');
+      // public: the driver's message (a refused connection names the database's host and port) stays in the log
+      expect(health.body.dependencies.postgres.error).toBe('unreachable');
 
       const res = await (await checkedAgent(server)).get('/v1/api-keys').set('X-API-Key', 'sk-svc-admin-0000000000000000000000000000abcd');
       expectError(res, 500, 'INTERNAL_ERROR');

@@ -105,7 +105,7 @@ describe('prediction, credits and idempotency', () => {
     expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', adminKey).send({ rows: rows(1) }), 403, 'ADMIN_KEY_CANNOT_PREDICT');
   });
 
-  it('names missing and unexpected columns (COLUMN_MISMATCH) and wrongly typed values (SCHEMA_MISMATCH), charging nothing', async () => {
+  it('names missing and unexpected columns (COLUMN_MISMATCH) and wrongly typed values (SCHEMA_MISMATCH, a long value quoted cut to 100 characters), charging nothing', async () => {
     const { apiKey, modelId, account } = await trainedModel();
     const bad = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [{ x1: 1, colour: 'red', extra: 3 }] });
     expectError(bad, 400, 'COLUMN_MISMATCH');
@@ -116,6 +116,10 @@ describe('prediction, credits and idempotency', () => {
     const typed = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [{ x1: 'lots', x2: 1, colour: 'red' }] });
     expectError(typed, 400, 'SCHEMA_MISMATCH');
     expect(typed.body.column).toBe('x1');
+    // A long value is quoted cut to 100 characters, not echoed whole in the sentence and in `errors` (an eleventh probe).
+    const long = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [{ x1: 'l'.repeat(100_000), x2: 1, colour: 'red' }] });
+    expectError(long, 400, 'SCHEMA_MISMATCH');
+    expect(long.body.messageDetail).toBe(`Row 0: column "x1" was numeric in training but received "${'l'.repeat(98)}….`);
     // A row of many unknown columns: the sentence names ten, the list has them all.
     const wide = Object.fromEntries([['x1', 1], ['colour', 'red'], ...Array.from({ length: 5_000 }, (_, i) => [`u${i}`, 1])]);
     const many = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [wide] });

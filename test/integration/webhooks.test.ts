@@ -2,6 +2,8 @@ import pino from 'pino';
 import { createActivities } from '../../activities';
 import { webhookSettings } from '../../services/webhooks/settings';
 import { WebhookEndpointSchema } from '../../db/entities';
+import { requestAccountDeletion } from '../../services/account-deletion';
+import { recordEvent } from '../../services/webhooks/events';
 import { churnRows } from '../support/datasets';
 import { expectError, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 import { WebhookReceiver, verify, type Received } from '../support/webhook-receiver';
@@ -210,6 +212,21 @@ describe('outgoing webhooks', () => {
       expect(delivery!.attempts.map((a) => a.outcome)).toEqual(['retry', 'retry', 'retry', 'failed']);
       const after = await h.http.get(`/v1/webhooks/${hook.id}`).set('X-API-Key', adminKey);
       expect(after.body).toEqual(expect.objectContaining({ active: true, failing_since: expect.any(String) }));
+    });
+
+    it('stops the webhooks of an account asked to be deleted: before its erasure, a new event of its workspace reaches no receiver (an eleventh probe)', async () => {
+      const { adminKey, account, workspace } = await h.provision('build');
+      const path = freshPath();
+      const hook = await endpoint(adminKey, path);
+      // DELETE /v1/auth/me's first half; its erasure (held up, e.g., while Stripe is down) has not run.
+      await requestAccountDeletion(h.orm.em.fork(), account.id, account.email, new Date());
+      // the daily model.stale check still sees the account's serving models until they are erased
+      const recorded = await h.orm.em.fork().transactional((tx) => recordEvent(tx, { workspaceId: workspace.id, type: 'model.stale', data: {}, dedupeKey: null }));
+      expect(recorded!.deliveryIds).toEqual([]);
+      const stored = await h.orm.em.fork().findOneOrFail(WebhookEndpointSchema, { id: hook.id });
+      expect(stored).toEqual(expect.objectContaining({ active: false, disabledReason: 'The account was deleted.' }));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(receiver.at(path)).toHaveLength(0);
     });
 
     it('disables the endpoint on 410 Gone, shows why, and sends it nothing more', async () => {
