@@ -1,13 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expectError, startHarness, type Harness } from '../support/harness';
-
-/** `series` daily series of `points` each under item ids s0, s1, …: a backtest of some seconds. */
-function manySeries(series: number, points: number): Array<Record<string, string | number>> {
-  const rows: Array<Record<string, string | number>> = [];
-  for (let s = 0; s < series; s += 1) for (let t = 1; t <= points; t += 1) rows.push({ id: `s${s}`, t, y: ((t * 7 + s) % 5) + (t % 3) });
-  return rows;
-}
+import { manySeries } from '../support/datasets';
 
 describe('free engine calls: bounded per account, dropped when their client leaves', () => {
   let h: Harness;

@@ -36,3 +36,10 @@ export function toCsv(rows: Row[], separator = ','): string {
 
 /** `series` daily series of `points` days from 2025-01-01 with a weekly pattern, in one table (`date`, `item`, `value`). */
 export { syntheticDailyRows as dailySeriesRows } from '../../services/synthetic-series';
+
+/** `series` integer-position series of `points` each under item ids s0, s1, … (columns id, t, y): backtests of some seconds at 1,500 × 12. */
+export function manySeries(series: number, points: number): Array<Record<string, string | number>> {
+  const rows: Array<Record<string, string | number>> = [];
+  for (let s = 0; s < series; s += 1) for (let t = 1; t <= points; t += 1) rows.push({ id: `s${s}`, t, y: ((t * 7 + s) % 5) + (t % 3) });
+  return rows;
+}

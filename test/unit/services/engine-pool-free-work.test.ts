@@ -1,11 +1,5 @@
 import { EnginePool } from '../../../services/engine-pool';
-
-/** `series` integer-position series of `points` each, under item ids s0, s1, … */
-function manySeries(series: number, points: number): Array<Record<string, string | number>> {
-  const rows: Array<Record<string, string | number>> = [];
-  for (let s = 0; s < series; s += 1) for (let t = 1; t <= points; t += 1) rows.push({ id: `s${s}`, t, y: ((t * 7 + s) % 5) + (t % 3) });
-  return rows;
-}
+import { manySeries } from '../../support/datasets';
 
 describe('engine pool: the free calls\' work never takes every thread', () => {
   const pool = new EnginePool(2, 2);
