@@ -100,6 +100,26 @@ describe('prediction, credits and idempotency', () => {
     expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(20);
   });
 
+  it('charges an account whose next month another clock opened already (a twelfth probe: 402 "needs 1 credits and 80999 remain")', async () => {
+    const { apiKey, modelId, account } = await trainedModel();
+    // the Schedule (dated by Temporal) or a process whose clock is ahead opened next month just now
+    const now = new Date();
+    const next = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 7);
+    await h.orm.em.fork().nativeUpdate(AccountSchema, { id: account.id }, { allowanceRemaining: 100, purchasedBalance: 0, allowancePeriod: next });
+    const predict = (n: number, seed: number) => h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(n, seed) });
+    // the reserving path, then the small calls' shared charge, then a large call
+    const answers = [await predict(1, 1), await predict(1, 2), await predict(50, 3)];
+    expect(answers.map((r) => [r.status, r.headers[REMAINING]])).toEqual([
+      [200, '99'],
+      [200, '98'],
+      [200, '48'],
+    ]);
+    const after = await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id });
+    expect([after.allowancePeriod, after.allowanceRemaining]).toEqual([next, 48]);
+    const charges = await h.orm.em.fork().find(CreditLedgerSchema, { accountId: account.id, kind: 'charge' }, { orderBy: { createdAt: 'asc' } });
+    expect(charges.map((l) => l.allowanceDelta)).toEqual([-1, -1, -50]);
+  });
+
   it('refuses an admin key with ADMIN_KEY_CANNOT_PREDICT', async () => {
     const { adminKey, modelId } = await trainedModel();
     expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', adminKey).send({ rows: rows(1) }), 403, 'ADMIN_KEY_CANNOT_PREDICT');
