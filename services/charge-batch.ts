@@ -61,7 +61,7 @@ with calls as (
 ), old as (
   select a.id, a.allowance_remaining as a0, a.purchased_balance as b0, t.total
     from accounts a join totals t on t.account_id = a.id
-   where a.allowance_period = $10 and a.allowance_remaining::bigint + a.purchased_balance >= t.total
+   where a.allowance_period >= $10 and a.allowance_remaining::bigint + a.purchased_balance >= t.total
    order by a.id
    for update of a
 ), upd as (

@@ -120,7 +120,10 @@ export interface ChargeSpec {
  * The charge as CTEs of one statement: `current` (the model guard, when given), then lock the account
  * row if it can pay, draw the allowance first and the purchased balance after, append the ledger row
  * (`led`) and the reservation row. Concurrent statements queue on the row lock and re-check the
- * balance they find, so they can never overdraw.
+ * balance they find, so they can never overdraw. The account's month is this process's or a later
+ * one: at a month's start a process whose clock is a little behind (or the Schedule, dated by
+ * Temporal) may have opened the new month already, and its allowance is the one to draw (a twelfth
+ * probe: such a charge answered 402 "needs 1 credits and 80999 remain").
  */
 function chargeCtes(p: SqlParams, id: string, spec: ChargeSpec): string {
   const amount = p.add(spec.amount);
@@ -131,7 +134,7 @@ function chargeCtes(p: SqlParams, id: string, spec: ChargeSpec): string {
   return `current as (${guard}), old as (
   select id, allowance_remaining as a0, purchased_balance as b0
     from accounts
-   where id = ${p.add(spec.accountId)} and allowance_period = ${p.add(currentPeriod(new Date()))} and allowance_remaining::bigint + purchased_balance >= ${amount}
+   where id = ${p.add(spec.accountId)} and allowance_period >= ${p.add(currentPeriod(new Date()))} and allowance_remaining::bigint + purchased_balance >= ${amount}
      and exists (select 1 from current)
    for update
 ), upd as (

@@ -82,7 +82,7 @@ async function computePerformance(em: EntityManager, model: Model, days: number)
   const classes = ((version?.report as { classes?: string[] } | undefined)?.classes ?? []).map(String);
   const [counted] = await em
     .getConnection()
-    .execute<Array<{ n: number }>>(`select coalesce(sum(row_count), 0)::int as n from prediction_calls where model_id = ? and created_at >= ?`, [model.id, since]);
+    .execute<Array<{ n: number }>>(`select coalesce(sum(row_count), 0)::float8 as n from prediction_calls where model_id = ? and created_at >= ?`, [model.id, since]);
   const metric = validation.metric ?? 'rmse';
   const { matched, score } = await observedScore(em, metric, model.id, since, classes);
   const expected = validation.score ?? null;

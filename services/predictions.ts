@@ -363,7 +363,7 @@ export async function prunePredictions(em: EntityManager, now: Date): Promise<nu
   const cutoff = new Date(now.getTime() - PREDICTION_RETENTION_DAYS * 86_400_000);
   const rows = await em
     .getConnection()
-    .execute<Array<{ n: number }>>(`with gone as (delete from prediction_calls where created_at < ? returning row_count) select coalesce(sum(row_count), 0)::int as n from gone`, [cutoff]);
+    .execute<Array<{ n: number }>>(`with gone as (delete from prediction_calls where created_at < ? returning row_count) select coalesce(sum(row_count), 0)::float8 as n from gone`, [cutoff]);
   return rows[0]?.n ?? 0;
 }
 
@@ -394,7 +394,7 @@ export async function predictionHistory(
 ): Promise<{ items: PredictionHistoryEntry[]; total: number }> {
   try {
     const connection = em.getConnection();
-    const [counted] = await connection.execute<Array<{ n: number }>>(`select coalesce(sum(row_count), 0)::int as n from prediction_calls where model_id = ?`, [model.id]);
+    const [counted] = await connection.execute<Array<{ n: number }>>(`select coalesce(sum(row_count), 0)::float8 as n from prediction_calls where model_id = ?`, [model.id]);
     const rows = await connection.execute<HistoryRow[]>(
       `with calls as (
          select id, row_count, sum(row_count) over (order by created_at desc, id desc) as upto

@@ -124,11 +124,15 @@ export async function requestLogPage(
   }
 }
 
-/** Credits and calls of a workspace by UTC day and operation; 503 USAGE_UNAVAILABLE when unreadable. */
+/**
+ * Credits and calls of a workspace by UTC day and operation; 503 USAGE_UNAVAILABLE when unreadable.
+ * The credit sums are read as float8 (exact to 2^53): a contract account's month can charge about two
+ * billion credits, more than a 32-bit integer holds (a twelfth probe got 503 for it).
+ */
 export async function usageByDay(em: EntityManager, workspaceId: string, window: LogWindow): Promise<Array<{ day: string; operation: string; credits: number; calls: number }>> {
   try {
     const rows = await em.getConnection().execute<Array<{ day: string; operation: string; credits: number; calls: number }>>(
-      `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, operation, coalesce(sum(credits), 0)::int as credits, count(*)::int as calls
+      `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, operation, coalesce(sum(credits), 0)::float8 as credits, count(*)::int as calls
          from request_log where workspace_id = ? and created_at >= ? and created_at <= ?
         group by day, operation order by day, operation`,
       [workspaceId, window.from, window.to],

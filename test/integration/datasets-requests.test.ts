@@ -178,6 +178,21 @@ describe('request log and usage', () => {
     }
   });
 
+  it('sums more than 2^31 credits in a window without failing (a twelfth probe: a contract month of three billion credits answered 503 USAGE_UNAVAILABLE)', async () => {
+    const { apiKey, account, workspace } = await h.provision('build');
+    const at = new Date(Date.now() - 60_000);
+    // three calls of a billion credits each: more than a 32-bit sum holds, on one day and operation
+    await h.orm.em.getConnection().execute(
+      `insert into request_log (id, workspace_id, account_id, method, path, operation, status, credits, duration_ms, created_at)
+       select 'req_big_' || g || '_' || ?, ?, ?, 'POST', '/v1/forecast', 'forecast', 200, 1000000000, 5, ? from generate_series(1, 3) g`,
+      [workspace.id, workspace.id, account.id, at],
+    );
+    const usage = await h.http.get('/v1/usage').set('X-API-Key', apiKey);
+    expect(usage.status).toBe(200);
+    expect(usage.body.total_credits).toBe(3_000_000_000);
+    expect(usage.body.by_day).toEqual([{ day: at.toISOString().slice(0, 10), operation: 'forecast', credits: 3_000_000_000, calls: 3 }]);
+  });
+
   it('does not log another workspace’s calls', async () => {
     const a = await h.provision('build');
     const b = await h.provision('build');

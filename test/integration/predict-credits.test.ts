@@ -1,4 +1,5 @@
 import { AccountSchema, CreditLedgerSchema, ModelVersionSchema, PredictionSchema } from '../../db/entities';
+import { prunePredictions } from '../../services/predictions';
 import { churnRows, toCsv, withoutTarget } from '../support/datasets';
 import { expectError, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 
@@ -100,6 +101,26 @@ describe('prediction, credits and idempotency', () => {
     expect(await h.orm.em.fork().count(CreditLedgerSchema, { accountId: account.id, kind: 'charge' })).toBe(20);
   });
 
+  it('charges an account whose next month another clock opened already (a twelfth probe: 402 "needs 1 credits and 80999 remain")', async () => {
+    const { apiKey, modelId, account } = await trainedModel();
+    // the Schedule (dated by Temporal) or a process whose clock is ahead opened next month just now
+    const now = new Date();
+    const next = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 7);
+    await h.orm.em.fork().nativeUpdate(AccountSchema, { id: account.id }, { allowanceRemaining: 100, purchasedBalance: 0, allowancePeriod: next });
+    const predict = (n: number, seed: number) => h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(n, seed) });
+    // the reserving path, then the small calls' shared charge, then a large call
+    const answers = [await predict(1, 1), await predict(1, 2), await predict(50, 3)];
+    expect(answers.map((r) => [r.status, r.headers[REMAINING]])).toEqual([
+      [200, '99'],
+      [200, '98'],
+      [200, '48'],
+    ]);
+    const after = await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id });
+    expect([after.allowancePeriod, after.allowanceRemaining]).toEqual([next, 48]);
+    const charges = await h.orm.em.fork().find(CreditLedgerSchema, { accountId: account.id, kind: 'charge' }, { orderBy: { createdAt: 'asc' } });
+    expect(charges.map((l) => l.allowanceDelta)).toEqual([-1, -1, -50]);
+  });
+
   it('refuses an admin key with ADMIN_KEY_CANNOT_PREDICT', async () => {
     const { adminKey, modelId } = await trainedModel();
     expectError(await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', adminKey).send({ rows: rows(1) }), 403, 'ADMIN_KEY_CANNOT_PREDICT');
@@ -147,6 +168,28 @@ describe('prediction, credits and idempotency', () => {
     expect(kinds).toEqual(['charge', 'refund']);
     const after = await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id });
     expect(after.allowanceRemaining).toBe(20_000);
+  });
+
+  it('counts more than 2^31 stored rows of a model: history, performance and the retention prune (a twelfth probe: 503 PREDICTION_HISTORY_UNAVAILABLE and PERFORMANCE_UNAVAILABLE)', async () => {
+    const { apiKey, modelId, workspace } = await trainedModel();
+    // two calls of 1.2 billion rows each, as a busy model stores within the 400-day retention
+    const insert = (at: Date, tag: string) =>
+      h.orm.em.getConnection().execute(
+        `insert into prediction_calls (id, model_id, workspace_id, version_number, http_request_id, first_index, row_count, features, output, created_at)
+         select 'pcl_big_' || ? || g, ?, ?, 1, 'req_big_' || ? || g, 0, 1200000000, '[]', '[]', ? from generate_series(1, 2) g`,
+        [tag + modelId, modelId, workspace.id, tag + modelId, at],
+      );
+    await insert(new Date(Date.now() - 86_400_000), 'a');
+    const history = await h.http.get(`/v1/models/${modelId}/predictions?limit=2`).set('X-API-Key', apiKey);
+    expect(history.status).toBe(200);
+    expect(history.body.pagination.total).toBe(2_400_000_000);
+    const performance = await h.http.get(`/v1/models/${modelId}/performance`).set('X-API-Key', apiKey);
+    expect(performance.status).toBe(200);
+    expect(performance.body.predictions).toBe(2_400_000_000);
+    // the prune of rows past their retention counts what it dropped, instead of failing (and keeping them)
+    await insert(new Date(Date.now() - 1000 * 86_400_000), 'old');
+    expect(await prunePredictions(h.orm.em.fork(), new Date())).toBeGreaterThanOrEqual(2_400_000_000);
+    expect((await h.http.get(`/v1/models/${modelId}/predictions?limit=2`).set('X-API-Key', apiKey)).body.pagination.total).toBe(2_400_000_000);
   });
 
   it('lists the prediction history newest first, limited', async () => {
