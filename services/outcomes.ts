@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { classLabelOf, MAX_TARGET_MAGNITUDE, toNumber } from '../engines/tabular';
+import { classLabelReader, MAX_TARGET_MAGNITUDE, toNumber } from '../engines/tabular';
 import type { Logger } from 'pino';
 import { pendingOutcomesLimit, type PlanName } from '../config/plans';
 import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema, type Model, type ModelVersion } from '../db/entities';
@@ -28,23 +28,29 @@ export function assertServing(model: Model): void {
  * by the engine's own rule (toNumber), not JavaScript's Number(), which also reads "0x10", "0b101" and
  * "0o17": the refresh's engine found such a target non-numeric, so every later refresh of the model
  * failed (422) and the performance route could not cast it (503). A class is read by the engine's
- * label rule too (classLabelOf: "TRUE" names true, "1.0" names 1). Answers the value to store: a
- * regression's actual as the number the engine reads, a class as the label the model predicts.
+ * label rule too (classLabelReader: "TRUE" names true, "1.0" names 1). Answers the checker of a
+ * batch, which gives the value to store: a regression's actual as the number the engine reads, a
+ * class as the label the model predicts.
  */
-function checkedActual(model: Model, version: ModelVersion, actual: OutcomeInput['actual'], i: number): OutcomeInput['actual'] {
+function actualChecker(model: Model, version: ModelVersion): (actual: OutcomeInput['actual'], i: number) => OutcomeInput['actual'] {
   if (model.task === 'regression') {
-    const value = typeof actual === 'boolean' ? NaN : toNumber(actual);
-    if (!(Math.abs(value) <= MAX_TARGET_MAGNITUDE)) {
-      throw validationError(`Invalid body.outcomes.${i}.actual: this regression model needs a number within ±${MAX_TARGET_MAGNITUDE}; got ${quoted(actual)}.`);
-    }
-    return value;
+    return (actual, i) => {
+      const value = typeof actual === 'boolean' ? NaN : toNumber(actual);
+      if (!(Math.abs(value) <= MAX_TARGET_MAGNITUDE)) {
+        throw validationError(`Invalid body.outcomes.${i}.actual: this regression model needs a number within ±${MAX_TARGET_MAGNITUDE}; got ${quoted(actual)}.`);
+      }
+      return value;
+    };
   }
   const classes = ((version.report as { classes?: unknown[] }).classes ?? []).map(String);
-  const label = classLabelOf(actual, classes);
-  if (label === null) {
-    throw validationError(`Invalid body.outcomes.${i}.actual: this ${model.task} model knows the classes ${classes.slice(0, 10).map((c) => quoted(c)).join(', ')}${classes.length > 10 ? ` and ${classes.length - 10} more` : ''}; got ${quoted(actual)}.`);
-  }
-  return label;
+  const labelOf = classLabelReader(classes);
+  return (actual, i) => {
+    const label = labelOf(actual);
+    if (label === null) {
+      throw validationError(`Invalid body.outcomes.${i}.actual: this ${model.task} model knows the classes ${classes.slice(0, 10).map((c) => quoted(c)).join(', ')}${classes.length > 10 ? ` and ${classes.length - 10} more` : ''}; got ${quoted(actual)}.`);
+    }
+    return label;
+  };
 }
 
 export interface ReportedOutcomes {
@@ -143,6 +149,7 @@ export async function recordOutcomes(em: EntityManager, model: Model, outcomes: 
   const byId = new Map((await scoredFeatures(em, model.id, requestIds)).map((p) => [p.id, p]));
   const version = await em.findOneOrFail(ModelVersionSchema, { model: model.id, number: model.currentVersion ?? 0 });
   const now = new Date();
+  const checkedActual = actualChecker(model, version);
   const rows = outcomes.map((o, i) => {
     let features: Row;
     let predictionId: string | null = null;
@@ -156,7 +163,7 @@ export async function recordOutcomes(em: EntityManager, model: Model, outcomes: 
     } else {
       features = o.features ?? {};
     }
-    const actual = checkedActual(model, version, o.actual, i);
+    const actual = checkedActual(o.actual, i);
     // Features must fit the training columns and types, or every later refresh would fail on them.
     checkPredictionRows(model, version, [features], i);
     return { id: newId('outcome'), model_id: model.id, workspace_id: model.workspace.id, prediction_id: predictionId, features, actual };

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ModelVersionSchema, type Model } from '../db/entities';
-import { classLabelOf } from '../engines/tabular';
+import { classLabelReader } from '../engines/tabular';
 import { AppError } from './errors';
 import { RUN_STEM_LENGTH } from './ids';
 
@@ -29,7 +29,7 @@ const MATCHED_CTE = `with m as (
 /**
  * The observed score over predictions matched to outcomes, aggregated in PostgreSQL so that a year
  * of pairs never travels to the API process. ROC AUC uses average ranks for ties (Mann-Whitney).
- * An outcome names a class by the model's label (as outcomes are stored since classLabelOf) or, stored
+ * An outcome names a class by the model's label (as outcomes are stored since classLabelReader) or, stored
  * before, by the class's text; jsonb compares numbers by value, so 1e-7 is matched however PostgreSQL
  * spells it (as text it is 0.0000001, which matched no class).
  */
@@ -48,7 +48,7 @@ async function observedScore(em: EntityManager, metric: string, modelId: string,
       `${MATCHED_CTE}, s as (select coalesce((output->>?)::float8, 0) as score, (actual = ?::jsonb or actual #>> '{}' = ?) as pos from m),
        r as (select pos, rank() over (order by score) + (count(*) over (partition by score) - 1) / 2.0 as rk from s)
        select count(*)::int as n, coalesce(sum(case when pos then 1 else 0 end), 0)::int as positives, sum(case when pos then rk else 0 end)::float8 as rank_sum from r`,
-      [modelId, since, `proba_${positive}`, JSON.stringify(classLabelOf(positive, classes)), positive],
+      [modelId, since, `proba_${positive}`, JSON.stringify(classLabelReader(classes)(positive)), positive],
     );
     const n = row?.n ?? 0;
     const positives = row?.positives ?? 0;
@@ -57,7 +57,8 @@ async function observedScore(em: EntityManager, metric: string, modelId: string,
     return { matched: n, score: ((row?.rank_sum ?? 0) - (positives * (positives + 1)) / 2) / (positives * negatives) };
   }
   // log loss (multiclass): each outcome's class found among the model's (label, text) pairs
-  const pairs = JSON.stringify(classes.map((c) => [classLabelOf(c, classes), c]));
+  const labelOf = classLabelReader(classes);
+  const pairs = JSON.stringify(classes.map((c) => [labelOf(c), c]));
   const [row] = await connection.execute<Array<{ n: number; score: number | null }>>(
     `${MATCHED_CTE} select count(*)::int as n, avg(-ln(greatest(1e-15, coalesce((output->>(
        select 'proba_' || (k->>1) from jsonb_array_elements(?::jsonb) k where k->0 = actual or k->>1 = actual #>> '{}' limit 1))::float8, 0)))) as score from m`,

@@ -29,7 +29,7 @@ export type { EngineVersion };
 export type { Row, DataReport, TabularModel, Prediction, TrialReport, EngineConfig, EngineConfigOverride, TaskOption };
 export type { ColumnReport, ColumnType, Task, ClassLabel } from './schema';
 export { TabularDataError, TabularModelFormatError };
-export { classLabelOf, MAX_TARGET_MAGNITUDE, toNumber } from './schema';
+export { classLabelReader, MAX_TARGET_MAGNITUDE, toNumber } from './schema';
 
 export interface TrainOptions {
   target: string;

@@ -189,25 +189,30 @@ function labelKey(v: unknown): string {
 }
 
 /**
- * The class label that `value` names for a model whose classes are `classes` (their string forms, as
- * the training report lists them), read by the rule training read its target with, or null when it
- * names none. Boolean classes read true and "TRUE"; numeric classes read 1, "1.0" and " 1 " as 1, and
- * 1e-7 as 1e-7 whatever its spelling; other classes are matched by their text. The label comes back in
- * the type training gave it, so an outcome stored with it is what the model predicts and the refresh
- * reads, and PostgreSQL's spelling of a number (1e-7 as 0.0000001) cannot make it another class.
+ * The reader of the class labels that values name for a model whose classes are `classes` (their
+ * string forms, as the training report lists them), by the rule training read its target with: it
+ * answers a value's label, or null when it names none. Boolean classes read true and "TRUE"; numeric
+ * classes read 1, "1.0" and " 1 " as 1, and 1e-7 as 1e-7 whatever its spelling; other classes are
+ * matched by their text. The label comes back in the type training gave it, so an outcome stored with
+ * it is what the model predicts and the refresh reads, and PostgreSQL's spelling of a number (1e-7 as
+ * 0.0000001) cannot make it another class. The kind of the classes is found once, not per value.
  */
-export function classLabelOf(value: unknown, classes: readonly string[]): ClassLabel | null {
-  let label: ClassLabel | null;
+export function classLabelReader(classes: readonly string[]): (value: unknown) => ClassLabel | null {
+  const known = new Set(classes);
+  const named = (label: ClassLabel | null): ClassLabel | null => (label !== null && known.has(labelKey(label)) ? label : null);
   if (classes.every((c) => c === 'false' || c === 'true')) {
-    const b = typeof value === 'boolean' || typeof value === 'string' ? toBool(value) : NaN;
-    label = Number.isNaN(b) ? null : b === 1;
-  } else if (classes.every((c) => !Number.isNaN(toNumber(c)))) {
-    const n = toNumber(value);
-    label = Number.isNaN(n) ? null : n;
-  } else {
-    label = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? labelKey(value) : null;
+    return (value) => {
+      const b = typeof value === 'boolean' || typeof value === 'string' ? toBool(value) : NaN;
+      return named(Number.isNaN(b) ? null : b === 1);
+    };
   }
-  return label !== null && classes.includes(labelKey(label)) ? label : null;
+  if (classes.every((c) => !Number.isNaN(toNumber(c)))) {
+    return (value) => {
+      const n = toNumber(value);
+      return named(Number.isNaN(n) ? null : n);
+    };
+  }
+  return (value) => named(typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? labelKey(value) : null);
 }
 
 /** Column names in order of first appearance. */

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expectError, startHarness, type Harness } from '../support/harness';
+import { eventually } from '../support/billing';
 import { manySeries } from '../support/datasets';
 
 describe('free engine calls: bounded per account, dropped when their client leaves', () => {
@@ -11,12 +12,9 @@ describe('free engine calls: bounded per account, dropped when their client leav
   afterAll(() => h.stop());
 
   const body = { target: 'y', timestamp: 't', item_id: 'id', horizon: 2, data: manySeries(1500, 12) };
-  const until = async (what: () => boolean): Promise<void> => {
-    const deadline = Date.now() + 30_000;
-    while (!what()) {
-      if (Date.now() > deadline) throw new Error('timed out');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+  /** Waits until a count of the free queue reaches `wanted`; fails the test if it does not within 30 s. */
+  const reach = async (count: () => number, wanted: number): Promise<void> => {
+    expect(await eventually(async () => count(), (n) => n === wanted, 30_000)).toBe(wanted);
   };
 
   it('answers an account\'s third concurrent free call 429 RATE_LIMITED with Retry-After, while another account\'s is served, and a validation counts as one of the two', async () => {
@@ -24,9 +22,9 @@ describe('free engine calls: bounded per account, dropped when their client leav
     const b = await h.provision('build');
     const free = h.enginePool.freeWork;
     const first = h.http.post('/v1/forecast/backtest').set('X-API-Key', a.apiKey).send(body).then((res) => res);
-    await until(() => free.activeCount === 1);
+    await reach(() => free.activeCount, 1);
     const second = h.http.post('/v1/forecast/backtest').set('X-API-Key', a.apiKey).send(body).then((res) => res);
-    await until(() => free.pendingCount === 1);
+    await reach(() => free.pendingCount, 1);
 
     const third = await h.http.post('/v1/forecast/backtest').set('X-API-Key', a.apiKey).send(body);
     expectError(third, 429, 'RATE_LIMITED');
@@ -50,16 +48,16 @@ describe('free engine calls: bounded per account, dropped when their client leav
     const free = h.enginePool.freeWork;
     let answered = false;
     const running = h.http.post('/v1/forecast/backtest').set('X-API-Key', a.apiKey).send(body).then((res) => ((answered = true), res));
-    await until(() => free.activeCount === 1);
+    await reach(() => free.activeCount, 1);
 
     const { port } = h.server.address() as AddressInfo;
     const payload = JSON.stringify(body);
     const leaving = http.request({ port, method: 'POST', path: '/v1/forecast/backtest', headers: { 'X-API-Key': b.apiKey, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } });
     leaving.on('error', () => undefined);
     leaving.end(payload);
-    await until(() => free.pendingCount === 1);
+    await reach(() => free.pendingCount, 1);
     leaving.destroy();
-    await until(() => free.pendingCount === 0);
+    await reach(() => free.pendingCount, 0);
     // the first backtest still runs: the hung-up one left the queue without waiting for its turn
     expect(answered).toBe(false);
     expect(free.activeCount).toBe(1);

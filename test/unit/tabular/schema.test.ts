@@ -1,5 +1,5 @@
 import { analyseDataset, TabularDataError, type Row } from '../../../engines/tabular/index';
-import { classLabelOf, parseIsoDate } from '../../../engines/tabular/schema';
+import { classLabelReader, parseIsoDate } from '../../../engines/tabular/schema';
 
 function base(n: number, extra: (i: number) => Row): Row[] {
   return Array.from({ length: n }, (_, i) => ({ ...extra(i), target: i % 2 === 0 ? 'a' : 'b' }));
@@ -146,33 +146,33 @@ describe('data errors', () => {
   });
 });
 
-describe('classLabelOf: the class an outcome names, by the rule training read the target with', () => {
+describe('classLabelReader: the class an outcome names, by the rule training read the target with', () => {
   const classesOf = (target: unknown[]) =>
     analyseDataset(target.map((t, i) => ({ x: i % 5, target: t })), { target: 'target', task: 'classification' }).classes ?? [];
 
   it('reads numeric classes by value, whatever the spelling, in the type training gave them', () => {
     const classes = classesOf(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? '0.0000001' : '1')));
     expect(classes).toEqual(['1e-7', '1']);
-    for (const v of [1e-7, '0.0000001', '1e-7', ' 1e-7 ']) expect(classLabelOf(v, classes)).toBe(1e-7);
-    for (const v of [1, '1', '1.0']) expect(classLabelOf(v, classes)).toBe(1);
-    for (const v of [2, 'one', '', null, {}]) expect(classLabelOf(v, classes)).toBeNull();
+    for (const v of [1e-7, '0.0000001', '1e-7', ' 1e-7 ']) expect(classLabelReader(classes)(v)).toBe(1e-7);
+    for (const v of [1, '1', '1.0']) expect(classLabelReader(classes)(v)).toBe(1);
+    for (const v of [2, 'one', '', null, {}]) expect(classLabelReader(classes)(v)).toBeNull();
   });
 
   it('reads boolean classes from booleans and their text in any case, and not from 0 or 1', () => {
     const classes = classesOf(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? 'TRUE' : false)));
     expect(classes).toEqual(['false', 'true']);
-    expect(classLabelOf('TRUE', classes)).toBe(true);
-    expect(classLabelOf(' false ', classes)).toBe(false);
-    expect(classLabelOf(1, classes)).toBeNull();
-    expect(classLabelOf('yes', classes)).toBeNull();
+    expect(classLabelReader(classes)('TRUE')).toBe(true);
+    expect(classLabelReader(classes)(' false ')).toBe(false);
+    expect(classLabelReader(classes)(1)).toBeNull();
+    expect(classLabelReader(classes)('yes')).toBeNull();
   });
 
   it('matches text classes by their text only: "007" is not 7', () => {
     const classes = classesOf(Array.from({ length: 30 }, (_, i) => ['007', 'x', 5][i % 3]));
     expect(classes).toEqual(['007', '5', 'x']);
-    expect(classLabelOf('007', classes)).toBe('007');
-    expect(classLabelOf(5, classes)).toBe('5');
-    expect(classLabelOf(7, classes)).toBeNull();
-    expect(classLabelOf('7', classes)).toBeNull();
+    expect(classLabelReader(classes)('007')).toBe('007');
+    expect(classLabelReader(classes)(5)).toBe('5');
+    expect(classLabelReader(classes)(7)).toBeNull();
+    expect(classLabelReader(classes)('7')).toBeNull();
   });
 });
