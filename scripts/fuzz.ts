@@ -160,15 +160,19 @@ async function main(): Promise<number> {
 
     const session = await signInByMail(service.url ?? '', 'fuzz@example.test', mailbox);
     const failures: string[] = [];
-    for (const [label, header, seconds] of [
+    const phases = [
       ['usage key', `X-API-Key: ${account.apiKey}`, maxTime],
       ['admin key', `X-API-Key: ${account.adminKey}`, maxTime],
       // A web session reaches every route of its account, the account routes included.
       ['web session', `Authorization: Bearer ${session}`, sessionMaxTime],
-    ] as const) {
+    ] as const;
+    const configFileOf = (label: string) => path.join(dataDir, `schemathesis-${label.replace(' ', '-')}.toml`);
+    // Every phase's models and spare keys are made before any phase runs: a phase that fuzzes
+    // POST /v1/api-keys can fill the workspace's 100 live keys, after which no spare key could be made.
+    for (const [label] of phases) await writeFuzzConfig(service.url ?? '', account, configFileOf(label));
+    for (const [label, header, seconds] of phases) {
       console.log(`\n== schemathesis with the ${label}`);
-      const configFile = path.join(dataDir, `schemathesis-${label.replace(' ', '-')}.toml`);
-      await writeFuzzConfig(service.url ?? '', account, configFile);
+      const configFile = configFileOf(label);
       const code = await run(
         schemathesis,
         [
