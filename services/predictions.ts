@@ -10,7 +10,7 @@ import type { Row } from './datasets';
 import { INLINE_MAX_ROWS, type EnginePool } from './engine-pool';
 import { AppError, notFound, quoted } from './errors';
 import { newIdRun } from './ids';
-import { sql, SqlParams, type Queryable } from './sql';
+import { OrmParams, sql, SqlParams, type Queryable } from './sql';
 import { LRUCache } from 'lru-cache';
 import { isServable } from './models';
 
@@ -95,7 +95,7 @@ interface ScoredBatch {
  */
 const storedRows =
   (batch: ScoredBatch, onlyAfter: string | null) =>
-  (p: SqlParams): string =>
+  (p: SqlParams | OrmParams): string =>
     `stored as (
   insert into prediction_calls (id, model_id, workspace_id, version_number, http_request_id, first_index, row_count, features, output, created_at)
   select ${p.add(batch.rows.stem)}, ${p.add(batch.modelId)}, ${p.add(batch.workspaceId)}, ${p.add(batch.versionNumber)}, ${p.add(batch.httpRequestId)}, 0,
@@ -114,11 +114,18 @@ select id from settled`;
   if ((await sql(callPool, text, p.values)).length !== 1) throw callExpired();
 }
 
-/** The rows of a call whose answer is stored for replay (Idempotency-Key): settled with that answer. */
-async function storeUnsettled(callPool: Queryable, batch: ScoredBatch): Promise<void> {
-  const p = new SqlParams();
-  await sql(callPool, `with ${storedRows(batch, null)(p)} select 1`, p.values);
-}
+/**
+ * The rows of a call whose answer is stored for replay (Idempotency-Key), written in the transaction
+ * that settles its credits and stores that answer: a call that then expires or whose key a retry took
+ * over keeps no rows, as it keeps no credits.
+ */
+const storedInTransaction =
+  (batch: ScoredBatch) =>
+  async (tx: EntityManager): Promise<void> => {
+    const p = new OrmParams();
+    const text = `with ${storedRows(batch, null)(p)} select 1`;
+    await tx.getConnection().execute(text, p.values, 'all', tx.getTransactionContext());
+  };
 
 /** Versions never change once stored: their metadata is cached (the engine threads cache the models). */
 const versionCache = new LRUCache<string, ModelVersion>({ max: 256 });
@@ -151,6 +158,8 @@ export interface PredictResult {
   remaining: number;
   /** Held until the caller stores the answer (settle) or the sweep gives it back; null when settled here. */
   reservationId: string | null;
+  /** With a held reservation: the rows, to store in the transaction that settles it with the answer. */
+  storeWithAnswer: ((tx: EntityManager) => Promise<void>) | null;
 }
 
 /** What scoring needs of a model. */
@@ -234,7 +243,7 @@ async function score(pool: EnginePool, stores: Pick<CallStores, 'em'>, version: 
  *   neither for each call; an account that ran dry meanwhile costs one small computation, then
  *   takes the path below);
  * - otherwise the credits are reserved before any computation (402 first) and settled with the
- *   stored rows, or stay held for the caller to settle with its stored answer (Idempotency-Key); a
+ *   stored rows, or stay held for the caller to settle with its stored answer and the rows (Idempotency-Key); a
  *   failure here releases them at once, and a process that dies leaves them to the sweep.
  */
 export async function predict(
@@ -302,13 +311,14 @@ export async function predict(
       model: { id: modelId, version: version.number },
     };
     const batch = (scored: ScoredRows): ScoredBatch => ({ modelId, workspaceId, versionNumber: version.number, httpRequestId: input.httpRequestId, rows: scored });
-    const result = (scored: ScoredRows, remaining: number, reservationId: string | null): PredictResult => ({
+    const result = (scored: ScoredRows, remaining: number, reservationId: string | null = null): PredictResult => ({
       modelId,
       version: { id: version.id, number: version.number },
       predictions: scored.outputs,
       charged: cost,
       remaining,
       reservationId,
+      storeWithAnswer: reservationId === null ? null : storedInTransaction(batch(scored)),
     });
 
     if (input.settleWithAnswer && rows.length <= CHARGED_WITH_ANSWER_MAX_ROWS && knownToAfford(input.accountId, cost)) {
@@ -325,7 +335,7 @@ export async function predict(
       }
       if (shared.kind === 'charged') {
         await noteCharged(stores, input.accountId, shared.remaining);
-        return result(scored, shared.remaining, null);
+        return result(scored, shared.remaining);
       }
       // The account could not cover its calls of that statement together: this call alone decides
       // between its charge and 402, as any single charge (a month to open included).
@@ -335,7 +345,7 @@ export async function predict(
         model = await readFresh();
         continue;
       }
-      return result(scored, charged.reservation.remaining, null);
+      return result(scored, charged.reservation.remaining);
     }
 
     await confirmKey();
@@ -347,9 +357,9 @@ export async function predict(
     const { reservation } = held;
     try {
       const scored = await score(pool, stores, version, rows);
-      if (input.settleWithAnswer) await storeWithSettlement(callPool, reservation.id, batch(scored));
-      else await storeUnsettled(callPool, batch(scored));
-      return result(scored, reservation.remaining, input.settleWithAnswer ? null : reservation.id);
+      if (!input.settleWithAnswer) return result(scored, reservation.remaining, reservation.id);
+      await storeWithSettlement(callPool, reservation.id, batch(scored));
+      return result(scored, reservation.remaining);
     } catch (err) {
       // Gives the credits back now rather than at the sweep; the sweep stays the guarantee.
       await releaseReservation(stores.em, reservation.id);

@@ -36,6 +36,18 @@ export class SqlParams {
   }
 }
 
+/**
+ * The same with `?` placeholders, for a statement run on the ORM's connection (inside one of its
+ * transactions); the values are added in the order their placeholders appear in the text.
+ */
+export class OrmParams {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return '?';
+  }
+}
+
 /** `?` placeholders, in order, as `$1`, `$2`, … (for statements written in the ORM's style). */
 export function positional(text: string): string {
   let n = 0;

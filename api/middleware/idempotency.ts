@@ -44,9 +44,16 @@ function storedAnswer(ctx: Context): StoredResponse {
   return { status: ctx.status, body: serialiseBody(ctx.body), headers };
 }
 
-/** A paid route's handler names the credits it holds here; the answer settles them. */
-export function holdCredits(ctx: Context, reservationId: string | null): void {
+/** What a call writes in the transaction that settles its credits with its stored answer. */
+export type WrittenWithAnswer = (tx: EntityManager) => Promise<void>;
+
+/**
+ * A paid route's handler names the credits it holds here, and what it writes with its answer (a
+ * predict's rows): the answer settles them, and those writes commit with it or not at all.
+ */
+export function holdCredits(ctx: Context, reservationId: string | null, writeWithAnswer: WrittenWithAnswer | null = null): void {
   if (reservationId) ctx.state.reservationId = reservationId;
+  if (writeWithAnswer) ctx.state.writeWithAnswer = writeWithAnswer;
 }
 
 /** Whether the call's answer is stored for replay (then it settles with that, not on its own). */
@@ -112,8 +119,10 @@ export async function runCommitted(
       return;
     }
     const claim = held;
+    const writeWithAnswer = ctx.state.writeWithAnswer as WrittenWithAnswer | undefined;
     await em().transactional(async (tx) => {
       if (reservationId && !(await settleReservation(tx, reservationId))) throw callExpired();
+      if (writeWithAnswer) await writeWithAnswer(tx);
       // A retry that took the key over (this call outlived its lease) answers for it: this call's
       // settlement is rolled back with it, so the key's call is charged once.
       if (!(await completeIdempotencyKey(tx, claim, storedAnswer(ctx)))) throw keyTakenOver();

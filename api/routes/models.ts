@@ -247,7 +247,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
           settleWithAnswer: !answersForReplay(ctx, true),
           unreadKey: a.type === 'api_key' && a.confirm ? { id: a.keyId, confirm: a.confirm } : null,
         });
-        holdCredits(ctx, result.reservationId);
+        holdCredits(ctx, result.reservationId, result.storeWithAnswer);
         ctx.state.creditsCharged = result.charged;
         ctx.set(REMAINING_HEADER, String(result.remaining));
         ctx.body = {

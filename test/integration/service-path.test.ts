@@ -309,6 +309,7 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       const first = predict().then((res) => res);
       const reservationId = await heldReservation(account.id, 'the first call');
       const blocker = await h.callPool.connect();
+      let retryRequestId = '';
       try {
         await blocker.query('begin');
         await blocker.query('select id from credit_reservations where id = $1 for update', [reservationId]);
@@ -316,6 +317,7 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
         await h.callPool.query(`update idempotency_records set lease_until = now() - interval '1 second' where key = 'outlived'`);
         const retry = await predict();
         expect(retry.status).toBe(200);
+        retryRequestId = retry.headers['x-request-id'] as string;
         expect(retry.headers['idempotent-replayed']).toBeUndefined();
         await blocker.query('rollback');
         expectError(await first, 503, 'CALL_EXPIRED');
@@ -327,6 +329,9 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       }
       expect(await credits(account.id)).toBe(before - 2_000);
       expect((await reservationsOf(account.id)).map((r) => r.state).sort()).toEqual(['released', 'settled']);
+      // Its rows went with its credits: the history holds the retry's call only.
+      const calls = await h.callPool.query<{ http_request_id: string; row_count: number }>(`select http_request_id, row_count from prediction_calls where model_id = $1`, [modelId]);
+      expect(calls.rows).toEqual([{ http_request_id: retryRequestId, row_count: 2_000 }]);
     });
 
     it('a call whose key a retry took over neither releases, renews nor completes the retry\'s claim', async () => {
