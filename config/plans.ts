@@ -134,10 +134,14 @@ export const IDEMPOTENCY_TTL_HOURS = 24;
 /**
  * Sign-in budgets (docs/DECISIONS.md, "Accounts and web sessions"): attempts per window, per address
  * and per client address, for each step. Counted in PostgreSQL so that every API process shares them.
- * `addressPerClient`: the address's budget is counted per client (address and client together), for
- * the steps that only send a mail. Counted per address alone, anyone could spend it and keep the
- * address's owner from asking for a link for the window (a tenth probe); what an inbox receives is
- * bounded by SIGN_IN_MAIL_INTERVAL_SECONDS whoever asks.
+ * `addressPerClient`: the address's budget is counted per client (address and client together).
+ * - The steps that only send a mail: counted per address alone, anyone could spend the budget and keep
+ *   the address's owner from asking for a link for the window (a tenth probe); what an inbox receives
+ *   is bounded by SIGN_IN_MAIL_INTERVAL_SECONDS whoever asks.
+ * - The staff steps (`password`, and `code_verify`, which only the staff code uses): a staff address
+ *   has no link to fall back on, so a budget anyone could spend kept its staff out for as long as
+ *   someone spent it, five wrong passwords every 15 minutes. A right password only mails a code to the
+ *   staff inbox, and a staff code closes on its fifth wrong guess whoever sends them.
  */
 export const SIGN_IN_STEPS = ['login', 'magic_link_request', 'magic_link_verify', 'password', 'code_verify', 'refresh', 'oauth'] as const;
 export type SignInStep = (typeof SIGN_IN_STEPS)[number];
@@ -145,8 +149,8 @@ export const SIGN_IN_LIMITS: Record<SignInStep, { perAddress: number | null; per
   login: { perAddress: 20, perClient: 60, windowSeconds: 15 * 60, addressPerClient: true },
   magic_link_request: { perAddress: 5, perClient: 30, windowSeconds: 60 * 60, addressPerClient: true },
   magic_link_verify: { perAddress: 10, perClient: 30, windowSeconds: 15 * 60 },
-  password: { perAddress: 5, perClient: 20, windowSeconds: 15 * 60 },
-  code_verify: { perAddress: 10, perClient: 30, windowSeconds: 15 * 60 },
+  password: { perAddress: 5, perClient: 20, windowSeconds: 15 * 60, addressPerClient: true },
+  code_verify: { perAddress: 10, perClient: 30, windowSeconds: 15 * 60, addressPerClient: true },
   refresh: { perAddress: null, perClient: 120, windowSeconds: 15 * 60 },
   oauth: { perAddress: null, perClient: 60, windowSeconds: 15 * 60 },
 };

@@ -1,4 +1,5 @@
 import { SIGN_IN_LIMITS } from '../../config/plans';
+import { createStaffAccount } from '../../services/accounts';
 import { newId } from '../../services/ids';
 import { STAFF_DOMAIN, expectError, mailedCode, startHarness, type Harness } from '../support/harness';
 
@@ -79,4 +80,25 @@ test('per address: wrong codes that spend an address\'s budget leave the link ma
   expectError(await h.http.post('/v1/auth/magic-link/verify').set('X-Forwarded-For', newClient()).send({ email, code }), 429, 'RATE_LIMITED');
   const linked = await h.http.post('/v1/auth/magic-link/verify').set('X-Forwarded-For', newClient()).send({ token, email });
   expect({ status: linked.status, created: linked.body.account_created }).toEqual({ status: 200, created: true });
+});
+
+test('per address and client: wrong passwords and wrong codes sent for a staff address by one client leave its staff free to sign in from theirs (they spent the address\'s budget for everyone, and a staff address has no link to fall back on)', async () => {
+  const email = address(STAFF_DOMAIN);
+  const password = 'a staff password long enough';
+  await createStaffAccount(h.orm.em.fork(), { email, password, staffDomains: [STAFF_DOMAIN] });
+  const spender = newClient();
+  for (let i = 0; i < SIGN_IN_LIMITS.password.perAddress!; i += 1) {
+    expectError(await h.http.post('/v1/auth/login/password').set('X-Forwarded-For', spender).send({ email, password: 'wrong password' }), 401, 'STAFF_LOGIN_INVALID');
+  }
+  expectError(await h.http.post('/v1/auth/login/password').set('X-Forwarded-For', spender).send({ email, password }), 429, 'RATE_LIMITED');
+  for (let i = 0; i < SIGN_IN_LIMITS.code_verify.perAddress!; i += 1) {
+    expectError(await h.http.post('/v1/auth/login/verify').set('X-Forwarded-For', spender).send({ email, code: '000000' }), 401, 'STAFF_LOGIN_INVALID');
+  }
+  expectError(await h.http.post('/v1/auth/login/verify').set('X-Forwarded-For', spender).send({ email, code: '000000' }), 429, 'RATE_LIMITED');
+  const staffClient = newClient();
+  const before = h.mailbox.lastId();
+  expect((await h.http.post('/v1/auth/login/password').set('X-Forwarded-For', staffClient).send({ email, password })).status).toBe(202);
+  const { code } = await mailedCode(h, email, before);
+  const signedIn = await h.http.post('/v1/auth/login/verify').set('X-Forwarded-For', staffClient).send({ email, code });
+  expect(signedIn.status).toBe(200);
 });
