@@ -1,5 +1,5 @@
 import { AppError } from '../../services/errors';
-import { runBacktest, runForecast } from '../../services/forecasting';
+import { MAX_FORECAST_ANSWER_VALUES, runBacktest, runForecast } from '../../services/forecasting';
 import { callStores } from '../../services/credits';
 import type { EnginePool } from '../../services/engine-pool';
 import type { AppDeps } from '../app';
@@ -45,7 +45,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
       responses: {
         200: {
           description:
-            'CSV, one row per series and future step: the timestamp column, the item_id column (when given), `<target>_prediction` (the point estimate), then one `quantile_<q>` column per requested quantile.',
+            `CSV, one row per series and future step: the timestamp column, the item_id column (when given), \`<target>_prediction\` (the point estimate), then one \`quantile_<q>\` column per requested quantile. At most ${MAX_FORECAST_ANSWER_VALUES} numbers (series × horizon × (1 + quantiles)) a call: 400 INVALID_INPUT, reason ANSWER_TOO_LARGE, beyond.`,
           contentType: 'text/csv',
           schema: z.string().openapi({ example: 'date,sales_prediction,quantile_0.1,quantile_0.9\n2026-12-01,104.2,96.8,111.5\n' }),
           headers: { [REMAINING_HEADER]: { description: 'Credits left (monthly allowance + purchased balance).', schema: { type: 'integer' } } },

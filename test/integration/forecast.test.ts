@@ -225,6 +225,21 @@ describe('forecast and backtest routes', () => {
     expect(await balance()).toBe(before);
   });
 
+  it('refuses, charging nothing, a forecast whose answer would hold more than 2,000,000 numbers (150 series × horizon 1,000 × 99 quantiles answered 270 MB and held the event loop 11 s: a thirteenth probe)', async () => {
+    const { apiKey, account } = await h.provision('pro');
+    const balance = async () => (await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id })).allowanceRemaining;
+    const before = await balance();
+    const quantiles = Array.from({ length: 99 }, (_, k) => (k + 1) / 100);
+    const data = Array.from({ length: 21 }, (_, s) => Array.from({ length: 1000 }, (_, i) => ({ t: i + 1, id: `s${s}`, y: 100 + ((i * 7919 + s) % 13) }))).flat();
+    const refused = await forecast(apiKey, { target: 'y', timestamp: 't', item_id: 'id', horizon: 1000, quantiles, data });
+    expectError(refused, 400, 'INVALID_INPUT');
+    expect(refused.body).toMatchObject({ reason: 'ANSWER_TOO_LARGE', limit: 2_000_000, values: 21 * 1000 * 100 });
+    expect(await balance()).toBe(before);
+    // the same series with a shorter horizon are answered
+    const fits = await forecast(apiKey, { target: 'y', timestamp: 't', item_id: 'id', horizon: 10, quantiles, data });
+    expect(fits.status).toBe(200);
+  });
+
   it('forecasts integer positions up to 2^53 - 1 and refuses, charging nothing, a horizon that would run past it (positions were printed rounded: 9007199254740992 twice)', async () => {
     const { apiKey, account } = await h.provision('build');
     const lastRead = Number.MAX_SAFE_INTEGER - 3;
