@@ -37,8 +37,10 @@ const WEEK = 7 * DAY;
 
 const RE_MONTH = /^(\d{4})-(\d{2})$/;
 const RE_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+// RFC 3339 (§5.6) lets "T" and "Z" be written in lower case: "z" was read, a date-time with "t" was not
+// a timestamp at all (a thirteenth probe: its column was not found, or UNPARSEABLE_TIMESTAMP when named)
 const RE_DATETIME =
-  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /**
  * UTC milliseconds of a date-time in any year from 1 to 9999. Date.UTC alone reads years 0-99 as

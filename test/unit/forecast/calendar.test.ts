@@ -46,6 +46,12 @@ describe('interval inference', () => {
     expect(fc.timestamps).toEqual(['2024-03-10T12:00:00Z', '2024-03-10T13:00:00Z']);
   });
 
+  test('RFC 3339 date-times in lower case ("t" and "z") are date-times, found without naming the column', () => {
+    const rows = values(12).map((_, i) => ({ ts: `2024-03-10t${String(i).padStart(2, '0')}:00:00z`, y: 100 + i }));
+    const s = prepareSeries(rows, { target: 'y' })[0]!;
+    expect([s.interval.unit, s.format, s.timestamps[0]]).toEqual(['hour', 'datetime', '2024-03-10T00:00:00Z']);
+  });
+
   test('days; season 7; YYYY-MM-DD in, YYYY-MM-DD out', () => {
     const ts = values(14).map((_, i) => new Date(Date.UTC(2024, 1, 20 + i)).toISOString().slice(0, 10));
     const s = prep(ts);
