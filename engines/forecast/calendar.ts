@@ -159,13 +159,24 @@ export function inferInterval(sortedMs: number[], positions = false): IntervalRe
   const tod = timeOfDay(sortedMs[0]);
   const mi0 = monthIndex(sortedMs[0]);
   const k = monthIndex(sortedMs[1]) - mi0;
+  // a series whose first points follow a calendar step of k months and that breaks it later: why it
+  // is irregular, said in months (the fixed lengths' reason named the first two months of unequal length)
+  let calendarBreak: string | null = null;
   if (k >= 1) {
     let anchor = 0;
     for (const t of sortedMs) anchor = Math.max(anchor, new Date(t).getUTCDate());
     let ok = true;
     for (let i = 0; i < n && ok; i++) {
       const expected = calendarMs(mi0 + i * k, anchor, tod);
-      if (expected !== sortedMs[i]) ok = false;
+      if (expected !== sortedMs[i]) {
+        ok = false;
+        if (i >= 2) {
+          const at = (ms: number) => new Date(ms).toISOString();
+          calendarBreak =
+            `irregular interval: steps of ${k} month(s) until ${at(sortedMs[i - 1])}, then ${at(sortedMs[i])} where ${at(expected)} was expected ` +
+            `(at position ${i + 1} after sorting); the series needs one regular step with no gaps`;
+        }
+      }
     }
     if (ok) {
       // anchor >= 28 with every point on its month's last day: month ends
@@ -192,7 +203,7 @@ export function inferInterval(sortedMs: number[], positions = false): IntervalRe
     if (sortedMs[i] - sortedMs[i - 1] !== d) {
       return {
         ok: false,
-        reason: `irregular interval: steps of ${describeMs(d)} and ${describeMs(sortedMs[i] - sortedMs[i - 1])} (at position ${i + 1} after sorting); the series needs one regular step with no gaps`,
+        reason: calendarBreak ?? `irregular interval: steps of ${describeMs(d)} and ${describeMs(sortedMs[i] - sortedMs[i - 1])} (at position ${i + 1} after sorting); the series needs one regular step with no gaps`,
       };
     }
   }

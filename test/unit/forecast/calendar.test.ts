@@ -126,6 +126,17 @@ describe('refusals', () => {
     expectRefusal(() => prep(ts), 'IRREGULAR_INTERVAL');
   });
 
+  test('a monthly series with a missing month is refused naming that month, not the first two months of unequal length (a thirteenth probe)', () => {
+    const ts = values(24)
+      .map((_, i) => `${2024 + Math.floor(i / 12)}-${String((i % 12) + 1).padStart(2, '0')}-01`)
+      .filter((t) => t !== '2024-08-01');
+    expectRefusal(() => prep(ts), 'IRREGULAR_INTERVAL');
+    expect(() => prep(ts)).toThrow('steps of 1 month(s) until 2024-07-01T00:00:00.000Z, then 2024-09-01T00:00:00.000Z where 2024-08-01T00:00:00.000Z was expected (at position 8 after sorting)');
+    // local midnights whose offset changes with daylight saving time: the hour that moved is named
+    const local = values(12).map((_, i) => `2024-${String(i + 1).padStart(2, '0')}-01T00:00:00${i >= 3 && i <= 9 ? '+02:00' : '+01:00'}`);
+    expect(() => prep(local)).toThrow('then 2024-03-31T22:00:00.000Z where 2024-03-31T23:00:00.000Z was expected (at position 4 after sorting)');
+  });
+
   test('duplicate timestamps', () => {
     const ts = values(10).map((_, i) => `${2000 + i}-01-01`);
     ts.push('2003-01-01');
