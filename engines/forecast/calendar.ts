@@ -38,9 +38,10 @@ const WEEK = 7 * DAY;
 const RE_MONTH = /^(\d{4})-(\d{2})$/;
 const RE_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 // RFC 3339 (§5.6) lets "T" and "Z" be written in lower case: "z" was read, a date-time with "t" was not
-// a timestamp at all (a thirteenth probe: its column was not found, or UNPARSEABLE_TIMESTAMP when named)
+// a timestamp at all (a thirteenth probe: its column was not found, or UNPARSEABLE_TIMESTAMP when named).
+// A zone written `UTC` (BigQuery's CSV exports: "2026-01-01 00:00:00 UTC") is Z; no other zone name is read.
 const RE_DATETIME =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?\s*(Z|z|UTC|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /**
  * UTC milliseconds of a date-time in any year from 1 to 9999. Date.UTC alone reads years 0-99 as
@@ -103,7 +104,7 @@ export function parseTimestamp(value: unknown): ParsedTimestamp | null {
     if (!validDate(y, mo, d) || hh > 23 || mi > 59 || ss > 59) return null;
     let ms = utcMs(y, mo - 1, d, hh, mi, ss, frac);
     const tz = m[8];
-    if (tz && tz !== 'Z' && tz !== 'z') {
+    if (tz && tz !== 'Z' && tz !== 'z' && tz !== 'UTC') {
       const sign = tz[0] === '-' ? -1 : 1;
       const digits = tz.slice(1).replace(':', '');
       const oh = +digits.slice(0, 2);

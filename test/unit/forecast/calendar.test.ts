@@ -52,6 +52,12 @@ describe('interval inference', () => {
     expect([s.interval.unit, s.format, s.timestamps[0]]).toEqual(['hour', 'datetime', '2024-03-10T00:00:00Z']);
   });
 
+  test('a date-time whose zone is written UTC (BigQuery\'s CSV exports) is read as Z', () => {
+    const rows = values(12).map((_, i) => ({ ts: `2024-03-10 ${String(i).padStart(2, '0')}:00:00 UTC`, y: 100 + i }));
+    const s = prepareSeries(rows, { target: 'y' })[0]!;
+    expect([s.interval.unit, s.format, s.timestamps[0]]).toEqual(['hour', 'datetime', '2024-03-10T00:00:00Z']);
+  });
+
   test('days; season 7; YYYY-MM-DD in, YYYY-MM-DD out', () => {
     const ts = values(14).map((_, i) => new Date(Date.UTC(2024, 1, 20 + i)).toISOString().slice(0, 10));
     const s = prep(ts);
