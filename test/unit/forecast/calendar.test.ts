@@ -143,6 +143,15 @@ describe('refusals', () => {
     expect(() => prep(local)).toThrow('then 2024-03-31T22:00:00.000Z where 2024-03-31T23:00:00.000Z was expected (at position 4 after sorting)');
   });
 
+  test('integer positions that read as dates written YYYYMMDD say so when they are irregular (a thirteenth probe)', () => {
+    const ts = values(12).map((_, i) => String(20260125 + i + (i >= 7 ? 70 - 1 : 0)));
+    expect(ts.slice(5, 9)).toEqual(['20260130', '20260131', '20260201', '20260202']);
+    expectRefusal(() => prep(ts), 'IRREGULAR_INTERVAL');
+    expect(() => prep(ts)).toThrow(/look like dates written YYYYMMDD.*write them as YYYY-MM-DD/);
+    // other irregular positions get no such hint
+    expect(() => prep(values(12).map((_, i) => String(i < 6 ? i : i + 1)))).toThrow(/^(?!.*YYYYMMDD)/);
+  });
+
   test('duplicate timestamps', () => {
     const ts = values(10).map((_, i) => `${2000 + i}-01-01`);
     ts.push('2003-01-01');
