@@ -18,6 +18,17 @@ export interface ForecastRequest {
   pointEstimate: 'mean' | 'median';
   /** Our addition: the season (steps per cycle); inferred from a calendar, none for integer positions. */
   seasonLength?: number;
+  /** The caller sent no horizon: `horizon` is the route's default, and a refusal because of it says so. */
+  horizonDefaulted?: boolean;
+}
+
+/**
+ * What a refusal caused by the horizon adds when the caller sent none: a series of 10 or 11 points (the
+ * contract's minimum is 10) sent without a horizon was told it had "fewer than the horizon 12", a
+ * number it never sent (a thirteenth probe).
+ */
+function defaultHorizonNote(request: Pick<ForecastRequest, 'horizon' | 'horizonDefaulted'>): string {
+  return request.horizonDefaulted ? ` No horizon was sent, so the default of ${request.horizon} applies; send a smaller horizon (or prediction_length).` : '';
 }
 
 /** Names the series and the reason; `code` is the contract's code for the route. */
@@ -187,7 +198,7 @@ export async function runForecast(
     throw new AppError(
       'INVALID_INPUT',
       400,
-      `${short.id === null ? 'The series' : `Series "${short.id}"`} has ${short.values.length} points, fewer than the horizon ${request.horizon}; send at least as many points as the horizon (preferably several times more).`,
+      `${short.id === null ? 'The series' : `Series "${short.id}"`} has ${short.values.length} points, fewer than the horizon ${request.horizon}; send at least as many points as the horizon (preferably several times more).${defaultHorizonNote(request)}`,
       { reason: 'SHORTER_THAN_HORIZON' },
     );
   }
@@ -230,7 +241,12 @@ export async function runBacktest(pool: EnginePool, request: Omit<ForecastReques
   try {
     results = await pool.backtest(call, { rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId, horizon: request.horizon, seasonLength: request.seasonLength });
   } catch (err) {
-    if (err instanceof EngineDataError) throw seriesRefusal(err, 'VALIDATION_ERROR');
+    if (err instanceof EngineDataError) {
+      const refusal = seriesRefusal(err, 'VALIDATION_ERROR');
+      // the engine's TOO_SHORT names the window the horizon asks for
+      if (err.code !== 'TOO_SHORT' || !request.horizonDefaulted || !/backtest window/.test(err.message)) throw refusal;
+      throw new AppError(refusal.code, refusal.status, `${refusal.detail}.${defaultHorizonNote(request)}`, refusal.extra);
+    }
     // the free queue's refusals (429, 503) and a hung-up client's 499 stay what they are
     if (err instanceof AppError) throw err;
     // a series the members cannot fit: the forecast route's answer to the same body (422), not a 500

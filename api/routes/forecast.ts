@@ -18,6 +18,8 @@ function horizonOf(body: ForecastInput, code: 'INVALID_INPUT' | 'VALIDATION_ERRO
   return body.horizon ?? body.prediction_length ?? DEFAULT_HORIZON;
 }
 
+const horizonDefaulted = (body: ForecastInput): boolean => body.horizon === undefined && body.prediction_length === undefined;
+
 async function rowsOf(pool: EnginePool, body: ForecastInput, upload: UploadedFile | null, code: 'INVALID_INPUT' | 'VALIDATION_ERROR') {
   try {
     // the series' identifiers as the file wrote them: "007" and "7" are two series, named so in the answer
@@ -67,7 +69,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
         const result = await runForecast(
           callStores(deps.orm, deps.callPool),
           deps.enginePool,
-          { rows: await rowsOf(deps.enginePool, body, upload, 'INVALID_INPUT'), target: body.target, horizon, timestamp: body.timestamp, itemId: body.item_id, quantiles, pointEstimate: body.point_estimate, seasonLength: body.season_length },
+          { rows: await rowsOf(deps.enginePool, body, upload, 'INVALID_INPUT'), target: body.target, horizon, horizonDefaulted: horizonDefaulted(body), timestamp: body.timestamp, itemId: body.item_id, quantiles, pointEstimate: body.point_estimate, seasonLength: body.season_length },
           { accountId: a.accountId, workspaceId: a.workspaceId, httpRequestId: requestId, holdSeconds: deps.config.CREDIT_HOLD_SECONDS },
         );
         holdCredits(ctx, result.reservationId);
@@ -102,6 +104,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
             rows: await rowsOf(deps.enginePool, body, upload, 'VALIDATION_ERROR'),
             target: body.target,
             horizon: horizonOf(body, 'VALIDATION_ERROR'),
+            horizonDefaulted: horizonDefaulted(body),
             timestamp: body.timestamp,
             itemId: body.item_id,
             seasonLength: body.season_length,
