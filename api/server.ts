@@ -6,7 +6,13 @@ import { newId } from '../services/ids';
 /** What Node's HTTP parser refuses before any request reaches Koa, as the contract's envelope. */
 const PARSER_REFUSALS: Record<string, { status: number; code: string; detail: string }> = {
   HPE_HEADER_OVERFLOW: { status: 431, code: 'HEADERS_TOO_LARGE', detail: 'The request headers are larger than the server accepts (16 KiB).' },
+  // Node's headersTimeout (60 s for the headers) and requestTimeout (300 s for the whole request): a
+  // client too slow was told 400 "not valid HTTP" (a thirteenth probe), where Node itself answers 408
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'REQUEST_TIMEOUT', detail: 'The request did not arrive in full within the time the server waits for it.' },
 };
+
+/** The latest response of each connection, to tell whether the request being read was answered already. */
+const lastResponse = new WeakMap<Duplex, http.ServerResponse>();
 
 /**
  * Answers a request Node's parser refused (headers too large, malformed HTTP) in the error envelope
@@ -14,7 +20,10 @@ const PARSER_REFUSALS: Record<string, { status: number; code: string; detail: st
  * just closed.
  */
 function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
-  if (!socket.writable) {
+  // A request answered before its body arrived (an early 413, 401 or 415) whose body then stops: a
+  // second status line after that answer would be an answer to no request, so the connection is closed.
+  const last = lastResponse.get(socket);
+  if (!socket.writable || (last?.headersSent && !last.req.complete)) {
     socket.destroy();
     return;
   }
@@ -28,10 +37,11 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex): void
   );
 }
 
-/** A Node HTTP server for the Koa app; Koa handles its own errors, so its promise is not awaited here. */
-export function createHttpServer(app: Koa): http.Server {
+/** A Node HTTP server for the Koa app (Node's options, its defaults when none); Koa handles its own errors, so its promise is not awaited here. */
+export function createHttpServer(app: Koa, options: http.ServerOptions = {}): http.Server {
   const handle = app.callback();
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(options, (req, res) => {
+    lastResponse.set(req.socket, res);
     void handle(req, res);
   });
   server.on('clientError', answerClientError);

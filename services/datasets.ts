@@ -86,14 +86,37 @@ export function checkRows(rows: unknown[], where: string): Row[] {
 
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 const WINDOWS_1252 = new TextDecoder('windows-1252');
+const STRICT_UTF16LE = new TextDecoder('utf-16le', { fatal: true });
+const STRICT_UTF16BE = new TextDecoder('utf-16be', { fatal: true });
 
 /**
- * An uploaded file's text. JSON is UTF-8 (RFC 8259): other bytes are 400 INVALID_JSON. A CSV that is
- * not valid UTF-8 is read as Windows-1252, what spreadsheets on Western systems write as "CSV": every
+ * A CSV that starts with a UTF-16 byte order mark is UTF-16 text: what Excel's "Unicode Text" and
+ * Windows PowerShell's `Out-File` write. It was read as Windows-1252, and its every other byte, a NUL,
+ * refused it as "not text" (a thirteenth probe). Null when the file has no such mark.
+ */
+function utf16Text(content: Buffer): string | null {
+  const le = content.length >= 2 && content[0] === 0xff && content[1] === 0xfe;
+  const be = content.length >= 2 && content[0] === 0xfe && content[1] === 0xff;
+  if (!le && !be) return null;
+  try {
+    // the decoder drops the mark itself
+    return (le ? STRICT_UTF16LE : STRICT_UTF16BE).decode(content);
+  } catch {
+    throw unreadable('The file starts with a UTF-16 byte order mark but is not UTF-16 text.');
+  }
+}
+
+/**
+ * An uploaded file's text. JSON is UTF-8 (RFC 8259): other bytes are 400 INVALID_JSON. A CSV with a
+ * UTF-16 byte order mark is UTF-16; one that is not valid UTF-8 is read as Windows-1252, what spreadsheets on Western systems write as "CSV": every
  * byte maps to its own character, so distinct values stay distinct. Read as UTF-8, each such byte
  * became U+FFFD, and "Zürich" and "Zärich" one category.
  */
 function fileText(content: Buffer, kind: 'csv' | 'json'): string {
+  if (kind === 'csv') {
+    const utf16 = utf16Text(content);
+    if (utf16 !== null) return utf16;
+  }
   try {
     return STRICT_UTF8.decode(content);
   } catch {

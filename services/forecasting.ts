@@ -1,4 +1,3 @@
-import Papa from 'papaparse';
 import type { Backtest, SeriesForecast } from '../engines/forecast';
 import { beatsBaseline } from '../engines/forecast/backtest';
 import { FORECAST_ENGINE, futureWithinCalendar } from '../engines/forecast';
@@ -19,6 +18,17 @@ export interface ForecastRequest {
   pointEstimate: 'mean' | 'median';
   /** Our addition: the season (steps per cycle); inferred from a calendar, none for integer positions. */
   seasonLength?: number;
+  /** The caller sent no horizon: `horizon` is the route's default, and a refusal because of it says so. */
+  horizonDefaulted?: boolean;
+}
+
+/**
+ * What a refusal caused by the horizon adds when the caller sent none: a series of 10 or 11 points (the
+ * contract's minimum is 10) sent without a horizon was told it had "fewer than the horizon 12", a
+ * number it never sent (a thirteenth probe).
+ */
+function defaultHorizonNote(request: Pick<ForecastRequest, 'horizon' | 'horizonDefaulted'>): string {
+  return request.horizonDefaulted ? ` No horizon was sent, so the default of ${request.horizon} applies; send a smaller horizon (or prediction_length).` : '';
 }
 
 /** Names the series and the reason; `code` is the contract's code for the route. */
@@ -59,21 +69,58 @@ function refuseAmbiguousColumns(request: ForecastRequest, timestampColumn: strin
   );
 }
 
+/** A text cell as papaparse writes it: quoted when it holds a quote, the comma, a line break or a BOM, or starts or ends with a space. */
+function csvText(value: string): string {
+  const escaped = value.replace(/"/g, '""');
+  const quoted = /[",\r\n\uFEFF]/.test(value) || escaped.startsWith(' ') || escaped.endsWith(' ');
+  return quoted ? `"${escaped}"` : escaped;
+}
+
+/** A cell: numbers as `String(n)` (never quoted), text through csvText, nothing as an empty cell. */
+function csvCell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'number' ? String(value) : csvText(String(value));
+}
+
+/**
+ * The answer's CSV, cell for cell what papaparse's `unparse` wrote (header included), built line by
+ * line: `unparse` examined every number as text for quoting, and took 16 s of the API's event loop
+ * for a 270 MB answer (150 series × 1,000 steps × 99 quantiles), during which every other call of the
+ * process waited (a thirteenth probe). Numbers never need quoting.
+ */
 export function forecastCsv(request: ForecastRequest, timestampColumn: string, forecasts: SeriesForecast[]): string {
-  const fields = answerColumns(request, timestampColumn);
-  const data: unknown[][] = [];
+  const lines: string[] = [answerColumns(request, timestampColumn).map(csvText).join(',')];
+  const quantileKeys = request.quantiles.map((q) => String(q));
   for (const f of forecasts) {
     const point = request.pointEstimate === 'median' ? f.median : f.mean;
+    const item = request.itemId ? `,${csvCell(neutraliseCell(f.id ?? ''))}` : '';
+    const quantiles = quantileKeys.map((q) => f.quantiles[q]);
     f.timestamps.forEach((ts, step) => {
-      data.push([
-        neutraliseCell(ts),
-        ...(request.itemId ? [neutraliseCell(f.id ?? '')] : []),
-        point[step],
-        ...request.quantiles.map((q) => f.quantiles[String(q)]?.[step]),
-      ]);
+      const cells = [csvCell(neutraliseCell(ts)) + item, csvCell(point[step])];
+      for (const values of quantiles) cells.push(csvCell(values?.[step]));
+      lines.push(cells.join(','));
     });
   }
-  return Papa.unparse({ fields, data }, { newline: '\n' });
+  return lines.join('\n');
+}
+
+/**
+ * The most numbers one forecast answers (series × horizon × (1 + quantiles)): about 40 MB of CSV. The
+ * answer is built in the API process, and without a bound its size followed the credits, not the body:
+ * a thirteenth probe's 5.8 MB body (150 series of 1,000 points, horizon 1,000, 99 quantiles) answered
+ * 270 MB, grew the API process from 0.7 to 3.9 GB and held its event loop (every other call) for 11 s.
+ */
+export const MAX_FORECAST_ANSWER_VALUES = 2_000_000;
+
+function refuseOversizedAnswer(series: number, horizon: number, quantiles: number): void {
+  const values = series * horizon * (1 + quantiles);
+  if (values <= MAX_FORECAST_ANSWER_VALUES) return;
+  throw new AppError(
+    'INVALID_INPUT',
+    400,
+    `The answer would hold ${values} numbers (${series} series × horizon ${horizon} × ${1 + quantiles} columns), more than the ${MAX_FORECAST_ANSWER_VALUES} one call answers; ask for fewer quantiles or a shorter horizon, or split the series over several calls.`,
+    { reason: 'ANSWER_TOO_LARGE', limit: MAX_FORECAST_ANSWER_VALUES, values },
+  );
 }
 
 export interface ForecastResult {
@@ -151,7 +198,7 @@ export async function runForecast(
     throw new AppError(
       'INVALID_INPUT',
       400,
-      `${short.id === null ? 'The series' : `Series "${short.id}"`} has ${short.values.length} points, fewer than the horizon ${request.horizon}; send at least as many points as the horizon (preferably several times more).`,
+      `${short.id === null ? 'The series' : `Series "${short.id}"`} has ${short.values.length} points, fewer than the horizon ${request.horizon}; send at least as many points as the horizon (preferably several times more).${defaultHorizonNote(request)}`,
       { reason: 'SHORTER_THAN_HORIZON' },
     );
   }
@@ -166,6 +213,7 @@ export async function runForecast(
     throw new AppError('INVALID_INPUT', 400, `${name} would be forecast past the year 9999, which dates cannot express; shorten the horizon.`, { reason: 'PAST_YEAR_9999' });
   }
   refuseAmbiguousColumns(request, prepared.timestampColumn);
+  refuseOversizedAnswer(prepared.series.length, request.horizon, request.quantiles.length);
   const price = findEngine(FORECAST_ENGINE.id)?.creditPricePerRow ?? FORECAST_ENGINE.creditPricePerPoint;
   const cost = request.horizon * prepared.series.length * price;
   const reservation = await reserveCredits(stores, { ...billing, amount: cost, operation: 'forecast', reference: billing.httpRequestId });
@@ -193,7 +241,12 @@ export async function runBacktest(pool: EnginePool, request: Omit<ForecastReques
   try {
     results = await pool.backtest(call, { rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId, horizon: request.horizon, seasonLength: request.seasonLength });
   } catch (err) {
-    if (err instanceof EngineDataError) throw seriesRefusal(err, 'VALIDATION_ERROR');
+    if (err instanceof EngineDataError) {
+      const refusal = seriesRefusal(err, 'VALIDATION_ERROR');
+      // the engine's TOO_SHORT names the window the horizon asks for
+      if (err.code !== 'TOO_SHORT' || !request.horizonDefaulted || !/backtest window/.test(err.message)) throw refusal;
+      throw new AppError(refusal.code, refusal.status, `${refusal.detail}.${defaultHorizonNote(request)}`, refusal.extra);
+    }
     // the free queue's refusals (429, 503) and a hung-up client's 499 stay what they are
     if (err instanceof AppError) throw err;
     // a series the members cannot fit: the forecast route's answer to the same body (422), not a 500

@@ -7,7 +7,7 @@ import getRawBody from 'raw-body';
 import { findUnstorable, parseJsonBody } from '../../services/json';
 import type { File } from 'formidable';
 import { PLANS, type PlanName } from '../../config/plans';
-import { AppError } from '../../services/errors';
+import { AppError, validationError } from '../../services/errors';
 import type { AppConfig } from '../../config/env';
 
 /**
@@ -209,6 +209,16 @@ async function readMultipart(ctx: Context, limits: (typeof PLANS)[PlanName], upl
     if (Array.isArray(value)) {
       throw new AppError('VALIDATION_ERROR', 400, `The multipart field ${JSON.stringify(name.slice(0, 64))} is sent ${value.length} times; send each field once (a list as JSON text such as [0.1, 0.9], or comma-separated).`);
     }
+  }
+  // A part named `file` without a file name (`curl -F "file=<data.csv"`, `FormData.append("file", text)`)
+  // is a text field to formidable, and was refused as 'Unrecognized key: "file"', the one field the
+  // route asks for (a thirteenth probe). It is not read as the dataset: a text field is decoded as UTF-8
+  // on the way in, so a file in another encoding would lose its characters, where a file part keeps its bytes.
+  if (Object.hasOwn((ctx.request.body ?? {}) as object, 'file')) {
+    throw validationError(
+      'The multipart field "file" arrived as a text field (a part without a file name); send the dataset as a file part with a file name, such as curl -F "file=@data.csv" or FormData.append("file", blob, "data.csv").',
+      [{ path: 'body.file', message: 'send the dataset as a file part, with a file name' }],
+    );
   }
   const unstorable = findUnstorable(ctx.request.body, 'body');
   if (unstorable) throw new AppError('VALIDATION_ERROR', 400, `Invalid ${unstorable}.`);

@@ -1,5 +1,5 @@
 import { AppError } from '../../services/errors';
-import { runBacktest, runForecast } from '../../services/forecasting';
+import { MAX_FORECAST_ANSWER_VALUES, runBacktest, runForecast } from '../../services/forecasting';
 import { callStores } from '../../services/credits';
 import type { EnginePool } from '../../services/engine-pool';
 import type { AppDeps } from '../app';
@@ -17,6 +17,8 @@ function horizonOf(body: ForecastInput, code: 'INVALID_INPUT' | 'VALIDATION_ERRO
   }
   return body.horizon ?? body.prediction_length ?? DEFAULT_HORIZON;
 }
+
+const horizonDefaulted = (body: ForecastInput): boolean => body.horizon === undefined && body.prediction_length === undefined;
 
 async function rowsOf(pool: EnginePool, body: ForecastInput, upload: UploadedFile | null, code: 'INVALID_INPUT' | 'VALIDATION_ERROR') {
   try {
@@ -45,7 +47,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
       responses: {
         200: {
           description:
-            'CSV, one row per series and future step: the timestamp column, the item_id column (when given), `<target>_prediction` (the point estimate), then one `quantile_<q>` column per requested quantile.',
+            `CSV, one row per series and future step: the timestamp column, the item_id column (when given), \`<target>_prediction\` (the point estimate), then one \`quantile_<q>\` column per requested quantile. At most ${MAX_FORECAST_ANSWER_VALUES} numbers (series × horizon × (1 + quantiles)) a call: 400 INVALID_INPUT, reason ANSWER_TOO_LARGE, beyond.`,
           contentType: 'text/csv',
           schema: z.string().openapi({ example: 'date,sales_prediction,quantile_0.1,quantile_0.9\n2026-12-01,104.2,96.8,111.5\n' }),
           headers: { [REMAINING_HEADER]: { description: 'Credits left (monthly allowance + purchased balance).', schema: { type: 'integer' } } },
@@ -67,7 +69,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
         const result = await runForecast(
           callStores(deps.orm, deps.callPool),
           deps.enginePool,
-          { rows: await rowsOf(deps.enginePool, body, upload, 'INVALID_INPUT'), target: body.target, horizon, timestamp: body.timestamp, itemId: body.item_id, quantiles, pointEstimate: body.point_estimate, seasonLength: body.season_length },
+          { rows: await rowsOf(deps.enginePool, body, upload, 'INVALID_INPUT'), target: body.target, horizon, horizonDefaulted: horizonDefaulted(body), timestamp: body.timestamp, itemId: body.item_id, quantiles, pointEstimate: body.point_estimate, seasonLength: body.season_length },
           { accountId: a.accountId, workspaceId: a.workspaceId, httpRequestId: requestId, holdSeconds: deps.config.CREDIT_HOLD_SECONDS },
         );
         holdCredits(ctx, result.reservationId);
@@ -102,6 +104,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
             rows: await rowsOf(deps.enginePool, body, upload, 'VALIDATION_ERROR'),
             target: body.target,
             horizon: horizonOf(body, 'VALIDATION_ERROR'),
+            horizonDefaulted: horizonDefaulted(body),
             timestamp: body.timestamp,
             itemId: body.item_id,
             seasonLength: body.season_length,

@@ -37,8 +37,11 @@ const WEEK = 7 * DAY;
 
 const RE_MONTH = /^(\d{4})-(\d{2})$/;
 const RE_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+// RFC 3339 (§5.6) lets "T" and "Z" be written in lower case: "z" was read, a date-time with "t" was not
+// a timestamp at all (a thirteenth probe: its column was not found, or UNPARSEABLE_TIMESTAMP when named).
+// A zone written `UTC` (BigQuery's CSV exports: "2026-01-01 00:00:00 UTC") is Z; no other zone name is read.
 const RE_DATETIME =
-  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?\s*(Z|z|UTC|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /**
  * UTC milliseconds of a date-time in any year from 1 to 9999. Date.UTC alone reads years 0-99 as
@@ -101,7 +104,7 @@ export function parseTimestamp(value: unknown): ParsedTimestamp | null {
     if (!validDate(y, mo, d) || hh > 23 || mi > 59 || ss > 59) return null;
     let ms = utcMs(y, mo - 1, d, hh, mi, ss, frac);
     const tz = m[8];
-    if (tz && tz !== 'Z' && tz !== 'z') {
+    if (tz && tz !== 'Z' && tz !== 'z' && tz !== 'UTC') {
       const sign = tz[0] === '-' ? -1 : 1;
       const digits = tz.slice(1).replace(':', '');
       const oh = +digits.slice(0, 2);
@@ -157,13 +160,24 @@ export function inferInterval(sortedMs: number[], positions = false): IntervalRe
   const tod = timeOfDay(sortedMs[0]);
   const mi0 = monthIndex(sortedMs[0]);
   const k = monthIndex(sortedMs[1]) - mi0;
+  // a series whose first points follow a calendar step of k months and that breaks it later: why it
+  // is irregular, said in months (the fixed lengths' reason named the first two months of unequal length)
+  let calendarBreak: string | null = null;
   if (k >= 1) {
     let anchor = 0;
     for (const t of sortedMs) anchor = Math.max(anchor, new Date(t).getUTCDate());
     let ok = true;
     for (let i = 0; i < n && ok; i++) {
       const expected = calendarMs(mi0 + i * k, anchor, tod);
-      if (expected !== sortedMs[i]) ok = false;
+      if (expected !== sortedMs[i]) {
+        ok = false;
+        if (i >= 2) {
+          const at = (ms: number) => new Date(ms).toISOString();
+          calendarBreak =
+            `irregular interval: steps of ${k} month(s) until ${at(sortedMs[i - 1])}, then ${at(sortedMs[i])} where ${at(expected)} was expected ` +
+            `(at position ${i + 1} after sorting); the series needs one regular step with no gaps`;
+        }
+      }
     }
     if (ok) {
       // anchor >= 28 with every point on its month's last day: month ends
@@ -190,7 +204,7 @@ export function inferInterval(sortedMs: number[], positions = false): IntervalRe
     if (sortedMs[i] - sortedMs[i - 1] !== d) {
       return {
         ok: false,
-        reason: `irregular interval: steps of ${describeMs(d)} and ${describeMs(sortedMs[i] - sortedMs[i - 1])} (at position ${i + 1} after sorting); the series needs one regular step with no gaps`,
+        reason: calendarBreak ?? `irregular interval: steps of ${describeMs(d)} and ${describeMs(sortedMs[i] - sortedMs[i - 1])} (at position ${i + 1} after sorting); the series needs one regular step with no gaps`,
       };
     }
   }

@@ -2,6 +2,7 @@
  * Series preparation: rows → validated, sorted, regular series (one per item id).
  */
 import {
+  daysInMonth,
   formatTimestamp,
   inferInterval,
   Interval,
@@ -158,6 +159,21 @@ export function prepareSeries(rows: Row[], spec: SeriesSpec): PreparedSeries[] {
   return out;
 }
 
+/**
+ * Whether an integer position reads as a date written YYYYMMDD (20260131): such dates are integer
+ * positions, regular only within a month, so a series crossing a month was refused as "irregular
+ * positions: steps of 1 and 70" with nothing to say why (a thirteenth probe).
+ */
+function isCompactDate(position: number): boolean {
+  if (!Number.isInteger(position) || position < 10000101 || position > 99991231) return false;
+  const year = Math.floor(position / 10000);
+  const month = Math.floor(position / 100) % 100;
+  const day = position % 100;
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
+}
+
+const COMPACT_DATES_HINT = '; the values look like dates written YYYYMMDD, which are read as integer positions: write them as YYYY-MM-DD';
+
 function prepareOne(rows: Row[], id: string | null, target: string, tsCol: string): PreparedSeries {
   const pts: { ms: number; v: number | null }[] = [];
   const formats = new Set<TimestampFormat>();
@@ -217,7 +233,7 @@ function prepareOne(rows: Row[], id: string | null, target: string, tsCol: strin
   }
   const timeMs = kept.map((p) => p.ms);
   const res = inferInterval(timeMs, positions);
-  if (!res.ok) throw new SeriesError('IRREGULAR_INTERVAL', res.reason, id);
+  if (!res.ok) throw new SeriesError('IRREGULAR_INTERVAL', res.reason + (positions && timeMs.every(isCompactDate) ? COMPACT_DATES_HINT : ''), id);
   const known = kept.filter((p) => p.v !== null).length;
   if (known < MIN_POINTS) {
     throw new SeriesError('TOO_SHORT', `${known} point(s) with a target value; at least ${MIN_POINTS} are needed`, id);

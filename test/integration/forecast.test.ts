@@ -225,6 +225,36 @@ describe('forecast and backtest routes', () => {
     expect(await balance()).toBe(before);
   });
 
+  it('says when a refusal for the horizon comes from the default horizon the caller never sent: a 10-point series (the contract\'s minimum) without a horizon was told "fewer than the horizon 12" (a thirteenth probe)', async () => {
+    const { apiKey } = await h.provision('build');
+    const data = seasonalRows(11);
+    const defaulted = await forecast(apiKey, { target: 'sales', data });
+    expectError(defaulted, 400, 'INVALID_INPUT');
+    expect(defaulted.body.reason).toBe('SHORTER_THAN_HORIZON');
+    expect(defaulted.body.messageDetail).toMatch(/fewer than the horizon 12;.* No horizon was sent, so the default of 12 applies/);
+    const sent = await forecast(apiKey, { target: 'sales', data, horizon: 12 });
+    expect(sent.body.messageDetail).not.toMatch(/No horizon was sent/);
+    const backtest = await h.http.post('/v1/forecast/backtest').set('X-API-Key', apiKey).send({ target: 'sales', data: seasonalRows(20) });
+    expectError(backtest, 400, 'VALIDATION_ERROR');
+    expect(backtest.body.messageDetail).toMatch(/backtest window of 12 step\(s\).* No horizon was sent, so the default of 12 applies/);
+    expect((await forecast(apiKey, { target: 'sales', data, horizon: 3 })).status).toBe(200);
+  });
+
+  it('refuses, charging nothing, a forecast whose answer would hold more than 2,000,000 numbers (150 series × horizon 1,000 × 99 quantiles answered 270 MB and held the event loop 11 s: a thirteenth probe)', async () => {
+    const { apiKey, account } = await h.provision('pro');
+    const balance = async () => (await h.orm.em.fork().findOneOrFail(AccountSchema, { id: account.id })).allowanceRemaining;
+    const before = await balance();
+    const quantiles = Array.from({ length: 99 }, (_, k) => (k + 1) / 100);
+    const data = Array.from({ length: 21 }, (_, s) => Array.from({ length: 1000 }, (_, i) => ({ t: i + 1, id: `s${s}`, y: 100 + ((i * 7919 + s) % 13) }))).flat();
+    const refused = await forecast(apiKey, { target: 'y', timestamp: 't', item_id: 'id', horizon: 1000, quantiles, data });
+    expectError(refused, 400, 'INVALID_INPUT');
+    expect(refused.body).toMatchObject({ reason: 'ANSWER_TOO_LARGE', limit: 2_000_000, values: 21 * 1000 * 100 });
+    expect(await balance()).toBe(before);
+    // the same series with a shorter horizon are answered
+    const fits = await forecast(apiKey, { target: 'y', timestamp: 't', item_id: 'id', horizon: 10, quantiles, data });
+    expect(fits.status).toBe(200);
+  });
+
   it('forecasts integer positions up to 2^53 - 1 and refuses, charging nothing, a horizon that would run past it (positions were printed rounded: 9007199254740992 twice)', async () => {
     const { apiKey, account } = await h.provision('build');
     const lastRead = Number.MAX_SAFE_INTEGER - 3;

@@ -1,5 +1,7 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
+import getRawBody from 'raw-body';
+import Koa from 'koa';
 import { createHttpServer } from '../../api/server';
 import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
@@ -146,6 +148,51 @@ describe('HTTP conventions', () => {
       status: 'ok',
       dependencies: { postgres: expect.objectContaining({ status: 'up' }), temporal: expect.objectContaining({ status: 'up' }) },
     });
+  });
+});
+
+describe('HTTP conventions for slow clients', () => {
+  /** What a raw connection receives after sending `sent` and nothing more, until the server closes it. */
+  async function answerTo(server: http.Server, sent: string): Promise<string> {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      return await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(sent));
+        let received = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => (received += chunk));
+        socket.on('close', () => resolve(received));
+        socket.on('error', reject);
+      });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it('answers a request whose headers or body do not arrive in time with 408 REQUEST_TIMEOUT in the envelope (it was 400 BAD_REQUEST "not valid HTTP", written even after the request had its answer: a thirteenth probe)', async () => {
+    const app = new Koa();
+    app.use(async (ctx) => {
+      if (ctx.path === '/early') {
+        // answered before its body is read, as a body over the limit or an unknown key is
+        ctx.status = 413;
+        ctx.body = { status: 'error', message: 'PAYLOAD_TOO_LARGE' };
+        return;
+      }
+      ctx.body = await getRawBody(ctx.req);
+    });
+    const timeouts = { connectionsCheckingInterval: 50, headersTimeout: 200, requestTimeout: 400 };
+    const slowHeaders = await answerTo(createHttpServer(app, timeouts), 'GET /v1/models HTTP/1.1\r\nHost: x\r\n');
+    expect(slowHeaders).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(slowHeaders).toMatch(/\r\nx-request-id: req_/);
+    expect(JSON.parse(slowHeaders.slice(slowHeaders.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'error', message: 'REQUEST_TIMEOUT', messageDetail: expect.any(String) });
+    const slowBody = await answerTo(createHttpServer(app, timeouts), 'POST /v1/forecast HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"tar');
+    expect(slowBody).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    // a request answered already whose body then stops gets no second answer (one to no request): closed
+    const answered = await answerTo(createHttpServer(app, timeouts), 'POST /early HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"tar');
+    expect(answered).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answered.match(/HTTP\/1\.1 /g)).toHaveLength(1);
   });
 });
 

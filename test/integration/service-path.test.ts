@@ -570,6 +570,22 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       for (const parameter of integers) expect(parameter.schema.type).toBe('integer');
     });
 
+    it('names a multipart "file" sent as a text field (no file name: curl -F "file=<data.csv") instead of refusing it as an unknown key, with no charge (a thirteenth probe)', async () => {
+      const { apiKey, account } = await h.provision('build');
+      const before = await credits(account.id);
+      const csv = ['date,value', ...dailySeriesRows(1, 30).map(({ date, value }) => `${date},${value}`)].join('\n');
+      const answers = [
+        await h.http.post('/v1/forecast').set('X-API-Key', apiKey).field('target', 'value').field('file', csv),
+        await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'value').field('file', csv),
+      ];
+      for (const res of answers) {
+        expectError(res, 400, 'VALIDATION_ERROR');
+        expect(res.body.messageDetail).toMatch(/^The multipart field "file" arrived as a text field/);
+        expect(res.body.errors).toEqual([{ path: 'body.file', message: expect.any(String) }]);
+      }
+      expect(await credits(account.id)).toBe(before);
+    });
+
     it('answers a second multipart file part with 400, not FILE_TOO_LARGE', async () => {
       const { apiKey } = await h.provision('build');
       const csv = Buffer.from('x,y\n1,2\n');

@@ -46,6 +46,18 @@ describe('interval inference', () => {
     expect(fc.timestamps).toEqual(['2024-03-10T12:00:00Z', '2024-03-10T13:00:00Z']);
   });
 
+  test('RFC 3339 date-times in lower case ("t" and "z") are date-times, found without naming the column', () => {
+    const rows = values(12).map((_, i) => ({ ts: `2024-03-10t${String(i).padStart(2, '0')}:00:00z`, y: 100 + i }));
+    const s = prepareSeries(rows, { target: 'y' })[0]!;
+    expect([s.interval.unit, s.format, s.timestamps[0]]).toEqual(['hour', 'datetime', '2024-03-10T00:00:00Z']);
+  });
+
+  test('a date-time whose zone is written UTC (BigQuery\'s CSV exports) is read as Z', () => {
+    const rows = values(12).map((_, i) => ({ ts: `2024-03-10 ${String(i).padStart(2, '0')}:00:00 UTC`, y: 100 + i }));
+    const s = prepareSeries(rows, { target: 'y' })[0]!;
+    expect([s.interval.unit, s.format, s.timestamps[0]]).toEqual(['hour', 'datetime', '2024-03-10T00:00:00Z']);
+  });
+
   test('days; season 7; YYYY-MM-DD in, YYYY-MM-DD out', () => {
     const ts = values(14).map((_, i) => new Date(Date.UTC(2024, 1, 20 + i)).toISOString().slice(0, 10));
     const s = prep(ts);
@@ -118,6 +130,26 @@ describe('refusals', () => {
   test('irregular interval (a gap)', () => {
     const ts = values(11).map((_, i) => new Date(Date.UTC(2024, 0, 1 + i + (i > 5 ? 1 : 0))).toISOString().slice(0, 10));
     expectRefusal(() => prep(ts), 'IRREGULAR_INTERVAL');
+  });
+
+  test('a monthly series with a missing month is refused naming that month, not the first two months of unequal length (a thirteenth probe)', () => {
+    const ts = values(24)
+      .map((_, i) => `${2024 + Math.floor(i / 12)}-${String((i % 12) + 1).padStart(2, '0')}-01`)
+      .filter((t) => t !== '2024-08-01');
+    expectRefusal(() => prep(ts), 'IRREGULAR_INTERVAL');
+    expect(() => prep(ts)).toThrow('steps of 1 month(s) until 2024-07-01T00:00:00.000Z, then 2024-09-01T00:00:00.000Z where 2024-08-01T00:00:00.000Z was expected (at position 8 after sorting)');
+    // local midnights whose offset changes with daylight saving time: the hour that moved is named
+    const local = values(12).map((_, i) => `2024-${String(i + 1).padStart(2, '0')}-01T00:00:00${i >= 3 && i <= 9 ? '+02:00' : '+01:00'}`);
+    expect(() => prep(local)).toThrow('then 2024-03-31T22:00:00.000Z where 2024-03-31T23:00:00.000Z was expected (at position 4 after sorting)');
+  });
+
+  test('integer positions that read as dates written YYYYMMDD say so when they are irregular (a thirteenth probe)', () => {
+    const ts = values(12).map((_, i) => String(20260125 + i + (i >= 7 ? 70 - 1 : 0)));
+    expect(ts.slice(5, 9)).toEqual(['20260130', '20260131', '20260201', '20260202']);
+    expectRefusal(() => prep(ts), 'IRREGULAR_INTERVAL');
+    expect(() => prep(ts)).toThrow(/look like dates written YYYYMMDD.*write them as YYYY-MM-DD/);
+    // other irregular positions get no such hint
+    expect(() => prep(values(12).map((_, i) => String(i < 6 ? i : i + 1)))).toThrow(/^(?!.*YYYYMMDD)/);
   });
 
   test('duplicate timestamps', () => {

@@ -42,4 +42,19 @@ describe('CSV ingestion', () => {
     expect(parseUploadedFile({ name: 'x.json', mimetype: null, content: Buffer.from(JSON.stringify({ data: rows })) })).toEqual(rows);
     expect(() => parseUploadedFile({ name: 'x.json', mimetype: null, content: Buffer.from('{"data": [[1]]}') })).toThrow(/row must be an object/);
   });
+
+  it('reads a CSV with a UTF-16 byte order mark (Excel\'s "Unicode Text", tab-separated) as UTF-16: it was refused as "not text" for its NUL bytes (a thirteenth probe)', () => {
+    const text = 'city\tsales\r\nZürich\t1,5\r\n東京\t2\r\n';
+    const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const be = Buffer.from(le);
+    be.swap16();
+    const expected = [
+      { city: 'Zürich', sales: '1,5' },
+      { city: '東京', sales: 2 },
+    ];
+    expect(parseUploadedFile({ name: 'export.txt', mimetype: 'text/plain', content: le })).toEqual(expected);
+    expect(parseUploadedFile({ name: 'export.csv', mimetype: null, content: be })).toEqual(expected);
+    // a mark followed by an odd number of bytes is not UTF-16
+    expect(() => parseUploadedFile({ name: 'x.csv', mimetype: null, content: Buffer.concat([le, Buffer.from([0x41])]) })).toThrow(/not UTF-16 text/);
+  });
 });
