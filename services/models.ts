@@ -236,7 +236,7 @@ export function modelVersionEventData(model: Model, version: ModelVersion): Reco
 export async function listModels(
   em: EntityManager,
   workspaceId: string,
-  query: { status?: 'archived'; limit: number; offset: number },
+  query: { status?: 'serving' | 'archived'; limit: number; offset: number },
 ): Promise<{ items: Model[]; total: number }> {
   // Models still training are not listed: they cannot serve yet (the contract lists serving models).
   const statuses: ModelStatus[] = query.status === 'archived' ? ['archived'] : ['serving'];

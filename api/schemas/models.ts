@@ -56,7 +56,10 @@ export const modelListSchema = z.object({ data: z.array(modelSchema), pagination
 export const versionListSchema = z.object({ data: z.array(versionSchema), pagination: paginationSchema }).openapi('ModelVersionList');
 
 export const modelListQuerySchema = pageQuerySchema().extend({
-  status: z.enum(['archived']).optional().openapi({ description: 'archived lists archived models; default: serving models (models still training are not listed).' }),
+  status: z
+    .enum(['serving', 'archived'])
+    .optional()
+    .openapi({ description: 'archived lists archived models; serving, or no status, lists serving models (models still training are not listed).' }),
 });
 
 export const modelIdParamsSchema = z.object({ id: z.string().min(1).max(64) });

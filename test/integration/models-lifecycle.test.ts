@@ -130,7 +130,7 @@ describe('models: training, resource and state transitions', () => {
     expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
   });
 
-  it('walks the model state table: quota, archive, restore, delete', async () => {
+  it('walks the model state table: quota, archive, restore, delete, and lists by status (serving by default or named, archived)', async () => {
     const { apiKey, adminKey, account } = await h.provision('free');
     const first = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
     expect(first.status).toBe(201);
@@ -151,6 +151,9 @@ describe('models: training, resource and state transitions', () => {
     // archived frees the slot: a second model trains
     const second = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
     expect(second.status).toBe(201);
+    // status=serving names the default listing (it was 400, only archived was accepted: a thirteenth probe)
+    const servingList = await h.http.get('/v1/models?status=serving').set('X-API-Key', apiKey);
+    expect({ status: servingList.status, ids: servingList.body.data.map((m: { id: string }) => m.id) }).toEqual({ status: 200, ids: [second.body.id] });
 
     // archived → restore with the plan full: 402, stays archived
     expectError(await h.http.post(`/v1/models/${id}/restore`).set('X-API-Key', apiKey), 402, 'QUOTA_MODELS_EXCEEDED');
