@@ -23,6 +23,19 @@ export interface ParseOptions {
 }
 
 /**
+ * A separator ending every line (what some exports write) makes a last column with no name and no
+ * value: it is not a column of the data, so it is left out (a thirteenth probe: such files were 400,
+ * "empty column name"). A nameless column holding any value is still refused below.
+ */
+function dropTrailingEmptyColumn(fields: string[], rows: Row[]): void {
+  const last = fields[fields.length - 1];
+  if (fields.length < 2 || last === undefined || last.trim() !== '') return;
+  if (!rows.every((row) => row[last] === null || row[last] === undefined || row[last] === '')) return;
+  fields.pop();
+  for (const row of rows) delete row[last];
+}
+
+/**
  * Parses CSV text: separator detected among comma, semicolon, tab and pipe; numeric text typed
  * (except in `textColumns`); empty cells null (papaparse). Anything that is not a well-formed table
  * answers 400 CSV_UNREADABLE.
@@ -43,6 +56,7 @@ export function parseCsv(text: string, options: ParseOptions = {}): Row[] {
     throw unreadable(`The CSV could not be parsed${where}: ${fatal.message}.`);
   }
   const fields = parsed.meta.fields ?? [];
+  dropTrailingEmptyColumn(fields, parsed.data);
   if (fields.length === 0 || fields.some((f) => f.trim() === '')) throw unreadable('The CSV header row has an empty column name.');
   const renamed = (parsed.meta as { renamedHeaders?: Record<string, string> | null }).renamedHeaders;
   if (new Set(fields).size !== fields.length || (renamed && Object.keys(renamed).length > 0)) {

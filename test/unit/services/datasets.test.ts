@@ -20,6 +20,18 @@ describe('CSV ingestion', () => {
   });
 
   it.each([
+    [',', 'comma'],
+    [';', 'semicolon'],
+  ])('leaves out the nameless, valueless last column of a file whose every line ends with the %s (%s) separator', (sep) => {
+    expect(parseCsv(`a${sep}b${sep}\n1${sep}x${sep}\n2${sep}y${sep}\n`)).toEqual([
+      { a: 1, b: 'x' },
+      { a: 2, b: 'y' },
+    ]);
+  });
+
+  it.each([
+    ['a nameless last column holding a value', 'a,b,\n1,2,\n3,4,5\n'],
+    ['a nameless column before the last', 'a,,b\n1,,2\n'],
     ['an unterminated quote', 'a,b\n"1,2\n'],
     ['a row with too many fields', 'a,b\n1,2,3\n'],
     ['binary content', 'a,b\n\u0000\u0001,2\n'],
