@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MAX_PREDICT_ROWS_PER_CALL, PREDICTION_RETENTION_DAYS } from '../config/plans';
-import { ModelVersionSchema, OutcomeSchema, type Model, type ModelVersion, type Prediction } from '../db/entities';
+import { ModelVersionSchema, type Model, type ModelVersion } from '../db/entities';
 import { findEngine } from '../engines/catalogue';
 import { toNumber } from '../engines/tabular';
 import { gunzipText } from './compression';
@@ -377,35 +377,36 @@ export async function prunePredictions(em: EntityManager, now: Date): Promise<nu
   return rows[0]?.n ?? 0;
 }
 
-export interface PredictionHistoryEntry {
-  prediction: Prediction;
-  /** The outcome reported for it, when there is one. */
-  outcome?: unknown;
-}
-
-interface HistoryRow {
-  id: string;
-  version_number: number;
-  http_request_id: string;
-  features: Record<string, unknown>;
-  output: Record<string, unknown>;
-  created_at: Date;
+/**
+ * A page of the prediction history as its answer's `data` array, already in JSON (`items`), with the
+ * number of entries in it. Each entry is `{request_id, version_number, features, output, outcome?,
+ * created_at}`, the features and outputs as they were stored.
+ */
+export interface PredictionHistoryPage {
+  itemsJson: string;
+  count: number;
+  total: number;
 }
 
 /**
- * A page of a model's scored rows, newest first (calls by time, a call's rows from its last), with their
- * reported outcomes. Only the calls that hold the page's rows are unpacked: the running sum of the
- * calls' row counts says which ones.
+ * A page of a model's scored rows, newest first (calls by time, a call's rows from its last), each with
+ * the outcome last reported for it. Only the calls that hold the page's rows are unpacked: the running
+ * sum of the calls' row counts says which ones.
+ *
+ * PostgreSQL writes the page's JSON, and the API passes the text on: the features are stored as the
+ * JSON text they were sent as, and reading them into objects only to write them out again held the
+ * API's event loop (every other call of the process) for the whole page, for free and as often as the
+ * rate limit allows: 0.6-0.8 s for a page of 500 rows of 1,000 features, 1.5 s for 5,000 (a thirteenth
+ * probe).
  */
-export async function predictionHistory(
-  em: EntityManager,
-  model: Pick<Model, 'id'> & { workspace: { id: string } },
-  page: { limit: number; offset: number },
-): Promise<{ items: PredictionHistoryEntry[]; total: number }> {
+export async function predictionHistory(em: EntityManager, model: Pick<Model, 'id'>, page: { limit: number; offset: number }): Promise<PredictionHistoryPage> {
   try {
     const connection = em.getConnection();
     const [counted] = await connection.execute<Array<{ n: number }>>(`select coalesce(sum(row_count), 0)::float8 as n from prediction_calls where model_id = ?`, [model.id]);
-    const rows = await connection.execute<HistoryRow[]>(
+    const entry = (withOutcome: boolean): string =>
+      `json_build_object('request_id', g.id, 'version_number', g.version_number, 'features', g.features, 'output', g.output,${withOutcome ? " 'outcome', o.actual," : ''}
+                         'created_at', to_char(g.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+    const [built] = await connection.execute<Array<{ items: string; n: number }>>(
       `with calls as (
          select id, row_count, sum(row_count) over (order by created_at desc, id desc) as upto
            from prediction_calls where model_id = ?
@@ -414,29 +415,16 @@ export async function predictionHistory(
        ), numbered as (
          select p.*, k.before + row_number() over (partition by p.call_id order by p.id desc) - 1 as position
            from picked k join predictions p on p.call_id = k.id
+       ), page as (
+         select * from numbered where position >= ? and position < ?
        )
-       select id, version_number, http_request_id, features, output, created_at from numbered
-        where position >= ? and position < ? order by position`,
+       select coalesce(json_agg(case when o.actual is null then ${entry(false)} else ${entry(true)} end order by g.position), '[]'::json)::text as items,
+              count(*)::int as n
+         from page g
+         left join lateral (select actual from outcomes where prediction_id = g.id order by created_at desc, id desc limit 1) o on true`,
       [model.id, page.offset, page.offset + page.limit, page.offset, page.offset + page.limit],
     );
-    const predictions: Prediction[] = rows.map((r) => ({
-      id: r.id,
-      modelId: model.id,
-      workspaceId: model.workspace.id,
-      versionNumber: r.version_number,
-      httpRequestId: r.http_request_id,
-      features: r.features,
-      output: r.output,
-      createdAt: new Date(r.created_at),
-    }));
-    const outcomes = predictions.length
-      ? await em.find(OutcomeSchema, { predictionId: { $in: predictions.map((p) => p.id) } }, { fields: ['predictionId', 'actual'] })
-      : [];
-    const actualOf = new Map(outcomes.map((o) => [o.predictionId, o.actual]));
-    return {
-      items: predictions.map((prediction) => (actualOf.has(prediction.id) ? { prediction, outcome: actualOf.get(prediction.id) } : { prediction })),
-      total: counted?.n ?? 0,
-    };
+    return { itemsJson: built?.items ?? '[]', count: built?.n ?? 0, total: counted?.n ?? 0 };
   } catch (err) {
     throw new AppError('PREDICTION_HISTORY_UNAVAILABLE', 503, 'The prediction history cannot be read right now; retry later.', {}, err);
   }

@@ -21,7 +21,7 @@ import { REMAINING_HEADER } from '../middleware/errors';
 import { loggerOf } from '../middleware/request-logger';
 import { presentModel, presentVersion } from '../presenters';
 import { route, type AnyRoute } from '../route';
-import { pageQuerySchema, paginated } from '../schemas/common';
+import { pageQuerySchema, paginated, pagination } from '../schemas/common';
 import {
   modelIdParamsSchema,
   modelListQuerySchema,
@@ -273,19 +273,10 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       async handler(ctx, { params, query, auth }) {
         const fork = em();
         const model = await getModel(fork, requireAuth(auth).workspaceId, params.id);
-        const { items, total } = await predictionHistory(fork, model, query);
-        ctx.body = paginated(
-          items.map(({ prediction: p, ...matched }) => ({
-            request_id: p.id,
-            version_number: p.versionNumber,
-            features: p.features,
-            output: p.output,
-            ...('outcome' in matched ? { outcome: matched.outcome } : {}),
-            created_at: p.createdAt.toISOString(),
-          })),
-          total,
-          query,
-        );
+        const page = await predictionHistory(fork, model, query);
+        // The page's entries arrive as JSON text (see predictionHistory): passed on, not parsed again.
+        ctx.type = 'application/json';
+        ctx.body = `{"data":${page.itemsJson},"pagination":${JSON.stringify(pagination(page.count, page.total, query))}}`;
       },
     }),
     route({

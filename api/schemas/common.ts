@@ -43,11 +43,13 @@ export function pageOf<T>(items: T[], page: { limit: number; offset: number }) {
   return paginated(items.slice(page.offset, page.offset + page.limit), items.length, page);
 }
 
+/** The `pagination` object of a page of `count` items. */
+export function pagination(count: number, total: number, page: { limit: number; offset: number }) {
+  return { total, limit: page.limit, offset: page.offset, has_more: page.offset + count < total };
+}
+
 export function paginated<T>(items: T[], total: number, page: { limit: number; offset: number }) {
-  return {
-    data: items,
-    pagination: { total, limit: page.limit, offset: page.offset, has_more: page.offset + items.length < total },
-  };
+  return { data: items, pagination: pagination(items.length, total, page) };
 }
 
 /**

@@ -204,6 +204,27 @@ describe('prediction, credits and idempotency', () => {
     expect(history.body.data[0].features).toEqual(rows(1, 9)[0]);
   });
 
+  it('shows each history row with the outcome last reported for it and no outcome member for a row without one, in the documented shape', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: rows(2, 31) });
+    const [firstId, secondId] = scored.body.predictions.map((p: { request_id: string }) => p.request_id);
+    for (const actual of ['no', 'yes']) {
+      expect((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ request_id: firstId, actual }] })).status).toBe(201);
+    }
+    const history = await h.http.get(`/v1/models/${modelId}/predictions`).set('X-API-Key', apiKey);
+    expect(history.status).toBe(200);
+    expect(history.headers['content-type']).toMatch(/^application\/json/);
+    const [second, first] = history.body.data;
+    expect(Object.keys(first)).toEqual(['request_id', 'version_number', 'features', 'output', 'outcome', 'created_at']);
+    expect({ id: first.request_id, outcome: first.outcome, features: first.features, version: first.version_number }).toEqual({ id: firstId, outcome: 'yes', features: rows(2, 31)[0], version: 1 });
+    expect(first.output).toEqual(scored.body.predictions[0]);
+    expect(Object.keys(second)).toEqual(['request_id', 'version_number', 'features', 'output', 'created_at']);
+    expect(second.request_id).toBe(secondId);
+    expect(first.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Math.abs(Date.parse(first.created_at) - Date.now())).toBeLessThan(60_000);
+    expect(history.body.pagination).toEqual({ total: 2, limit: 50, offset: 0, has_more: false });
+  });
+
   it('pages the prediction history across calls: newest call first, a call from its last row, each row once, with its total', async () => {
     const { apiKey, modelId } = await trainedModel();
     const ids: string[][] = [];

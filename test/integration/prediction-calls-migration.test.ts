@@ -57,9 +57,10 @@ describe('migration to one stored row per call', () => {
     const em = orm.em.fork();
     const found = await scoredFeatures(em, 'mdl_old', [legacy[2]!.id, legacy[0]!.id, `${legacy[1]!.id.slice(0, 22)}zzzz`]);
     expect(new Map(found.map((r) => [r.id, r.features]))).toEqual(new Map([legacy[2]!, legacy[0]!].map((r) => [r.id, r.features])));
-    const history = await predictionHistory(em, { id: 'mdl_old', workspace: { id: 'ws_old' } }, { limit: 10, offset: 0 });
-    expect(history.total).toBe(3);
-    expect(history.items.map(({ prediction: p }) => [p.id, p.features, p.output, p.createdAt.toISOString()])).toEqual(
+    const history = await predictionHistory(em, { id: 'mdl_old' }, { limit: 10, offset: 0 });
+    expect({ total: history.total, count: history.count }).toEqual({ total: 3, count: 3 });
+    const items = JSON.parse(history.itemsJson) as Array<{ request_id: string; features: unknown; output: unknown; created_at: string }>;
+    expect(items.map((p) => [p.request_id, p.features, p.output, p.created_at])).toEqual(
       [...legacy].reverse().map((r) => [r.id, r.features, { request_id: r.id, ...r.output }, r.createdAt.toISOString()]),
     );
 
