@@ -53,7 +53,7 @@ describe('training, prediction and artefact', () => {
   it('round-trips the artefact to byte-identical predictions', () => {
     const text = serialiseModel(trained.model);
     const parsed = JSON.parse(text) as { formatVersion: number; engine: { id: string } };
-    // 17.0.0 (the default) writes format 5 (format 4 plus an optional kNN part), the newest this engine reads
+    // 18.0.0 (the default) writes format 5, as 17.0.0 (format 4 plus an optional kNN part), the newest this engine reads
     expect(parsed.formatVersion).toBe(5);
     expect(TABULAR_ENGINE.artefactFormatVersion).toBe(5);
     expect(parsed.engine.id).toBe('tabular-gbdt');
