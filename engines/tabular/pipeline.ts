@@ -65,6 +65,15 @@ export const ENGINE_ID = 'tabular-gbdt';
  */
 export const ENGINE_VERSIONS = ['1.0.0', '2.0.0', '3.0.0', '4.0.0', '5.0.0', '6.0.0', '7.0.0', '8.0.0', '9.0.0', '10.0.0', '11.0.0', '12.0.0', '13.0.0', '14.0.0', '15.0.0', '16.0.0', '17.0.0', '18.0.0'] as const;
 export type EngineVersion = (typeof ENGINE_VERSIONS)[number];
+
+/**
+ * Whether `version` is `first` or a later version of the main line (4.0.0 onwards; every rule
+ * introduced by a version is kept by the versions after it). 2.0.0 and 3.0.0, candidates never made
+ * the default, come before 4.0.0.
+ */
+export function since(version: EngineVersion, first: EngineVersion): boolean {
+  return ENGINE_VERSIONS.indexOf(version) >= ENGINE_VERSIONS.indexOf(first);
+}
 /**
  * The version new models are trained with: 18.0.0 (17.0.0 whose regressions above small data boost at a
  * learning rate of 0.15; bench/RESULTS.md, twenty-third round of issue 15: the same wins and binary scores on
@@ -101,7 +110,7 @@ export interface Prepared {
 
 /** The category rule of an engine version (schema.ts): 10.0.0 to 15.0.0 keep frequent categories beyond the 63 most frequent. */
 export function categoryRuleFor(version: EngineVersion, override?: Partial<CategoryRule>): CategoryRule {
-  const rule = version === '10.0.0' || version === '11.0.0' || version === '12.0.0' || version === '13.0.0' || version === '14.0.0' || version === '15.0.0' || version === '16.0.0' || version === '17.0.0' || version === '18.0.0' ? CATEGORY_RULE_V10 : CATEGORY_RULE_V1;
+  const rule = since(version, '10.0.0') ? CATEGORY_RULE_V10 : CATEGORY_RULE_V1;
   return override ? { ...rule, ...override } : rule;
 }
 
@@ -329,7 +338,7 @@ export function resolveConfigV18(p: Prepared, override?: EngineConfigOverride): 
 
 /** The group member's options of an engine version (11.0.0-18.0.0) with an override (experiments) on top. */
 export function groupOptionsFor(version: EngineVersion, override?: Partial<GroupOptions>): Partial<GroupOptions> | undefined {
-  if (version !== '13.0.0' && version !== '14.0.0' && version !== '15.0.0' && version !== '16.0.0' && version !== '17.0.0' && version !== '18.0.0') return override;
+  if (!since(version, '13.0.0')) return override;
   return { ...GROUP_OPTIONS_V13, ...(override ?? {}) };
 }
 
@@ -361,9 +370,9 @@ export const V16_FOREST_MAX_ROWS = 100000;
  * member's trees at the budget's work each (bench/RESULTS.md, seventeenth round of issue 15).
  */
 export function forestOverrideFor(version: EngineVersion, p: Prepared, override?: Partial<ForestOptions>): Partial<ForestOptions> | undefined {
-  if ((version !== '15.0.0' && version !== '16.0.0' && version !== '17.0.0' && version !== '18.0.0') || p.task !== 'binary' || isSmallData(p)) return override;
+  if (!since(version, '15.0.0') || p.task !== 'binary' || isSmallData(p)) return override;
   if (p.n * Math.max(1, Math.round(Math.sqrt(p.F))) > V15_BINARY_FOREST_MAX_WORK) {
-    if ((version !== '16.0.0' && version !== '17.0.0' && version !== '18.0.0') || p.n > V16_FOREST_MAX_ROWS) return override;
+    if (!since(version, '16.0.0') || p.n > V16_FOREST_MAX_ROWS) return override;
     return { maxRows: p.n, treeWork: V15_BINARY_FOREST_MAX_WORK, outOfBag: true, ...(override ?? {}) };
   }
   return { maxRows: p.n, ...(override ?? {}) };
@@ -584,7 +593,7 @@ export const V17_KNN_MIN_GAIN = 0.008;
  * addKnnMember); engines 1-16: no member unless an override asks for one (experiments).
  */
 export function knnOptionsFor(version: EngineVersion, override?: Partial<KnnOptions>): KnnOptions | undefined {
-  if (version === '17.0.0' || version === '18.0.0') return { ...DEFAULT_KNN_OPTIONS, minGain: V17_KNN_MIN_GAIN, ...(override ?? {}) };
+  if (since(version, '17.0.0')) return { ...DEFAULT_KNN_OPTIONS, minGain: V17_KNN_MIN_GAIN, ...(override ?? {}) };
   if (!override) return undefined;
   return { ...DEFAULT_KNN_OPTIONS, ...override };
 }
@@ -727,7 +736,7 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     ? (done: number, total: number) => settings.onProgress?.({ done, total })
     : undefined;
   const input = { X: p.X, n: p.n, F: p.F, categorical: p.categorical, y: p.y, task: p.task, nClasses: p.nClasses };
-  const start = version === '12.0.0' || version === '13.0.0' || version === '14.0.0' || version === '15.0.0' || version === '16.0.0' || version === '17.0.0' || version === '18.0.0' ? linearStart(p, settings.config?.linear) : undefined;
+  const start = since(version, '12.0.0') ? linearStart(p, settings.config?.linear) : undefined;
   const started = (): LinearPart | undefined => start?.part();
   const trees = version === '1.0.0'
     ? fitCore(input, resolveConfig(p, settings.config), seed, onRound)
@@ -744,9 +753,9 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
     : version === '18.0.0'
     ? fitCore(input, resolveConfigV18(p, settings.config), seed, onRound, start?.offsets)
     : fitPortfolio(input, resolveMembers(p, settings.config, version), seed, onRound, settings.config?.blendStart).core;
-  const withGroup = version === '11.0.0' || version === '12.0.0' || version === '13.0.0' || version === '14.0.0' || version === '15.0.0' || version === '16.0.0' || version === '17.0.0' || version === '18.0.0';
-  const withForest = version === '8.0.0' || version === '9.0.0' || version === '10.0.0' || withGroup;
-  const withLinear = version === '6.0.0' || version === '7.0.0' || withForest;
+  const withGroup = since(version, '11.0.0');
+  const withForest = since(version, '8.0.0');
+  const withLinear = since(version, '6.0.0');
   const startPart = started();
   const linear = startPart ? { part: startPart, core: trees } : withLinear ? addLinearMember(p, trees, settings.config?.linear) : undefined;
   const core = linear ? linear.core : trees;
@@ -765,7 +774,7 @@ export function trainPrepared(p: Prepared, settings: TrainSettings): TrainResult
   const a = p.analysis;
   const model: TabularModel = {
     engine: { id: ENGINE_ID, version },
-    formatVersion: version === '17.0.0' || version === '18.0.0' ? 5 : withGroup ? 4 : withForest ? 3 : withLinear ? 2 : 1,
+    formatVersion: since(version, '17.0.0') ? 5 : withGroup ? 4 : withForest ? 3 : withLinear ? 2 : 1,
     task: p.task,
     target: a.report.target,
     classes: a.target.classes,
