@@ -720,10 +720,7 @@ export class Billing {
         }
         return true;
       }
-      await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`stripe-subscription:${owner.id}`]);
-      const latest = await stripe.subscriptions.retrieve(subscriptionId);
-      const account = await lockAccount(tx, owner.id, new Date());
-      await this.applySubscription(tx, account, latest);
+      await applyLatestSubscription(tx, stripe, this.deps.logger, owner.id, subscriptionId);
       return true;
     });
     return { duplicate: !recorded };
@@ -742,54 +739,108 @@ export class Billing {
     this.deps.logger.warn({ subscriptionId, accountId }, 'a live Stripe subscription of a deleted account: set to end with its period');
     await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
   }
+}
 
-  /**
-   * Whether `sub` is another subscription than the account's own, which is live: the account's
-   * subscription is asked for at Stripe, as its last event here may be stale.
-   */
-  private async isSecondSubscription(account: Account, sub: Stripe.Subscription): Promise<boolean> {
-    const own = account.subscriptionId;
-    if (own === null || own === sub.id || !hasLiveSubscription(account)) return false;
-    const stripe = this.stripe();
-    const current = await callStripe(() => stripe.subscriptions.retrieve(own));
-    return LIVE_STATUSES.has(current.status);
-  }
+/**
+ * Whether `sub` is another subscription than the account's own, which is live: the account's
+ * subscription is asked for at Stripe, as its last event here may be stale.
+ */
+async function isSecondSubscription(stripe: Stripe, account: Account, sub: Stripe.Subscription): Promise<boolean> {
+  const own = account.subscriptionId;
+  if (own === null || own === sub.id || !hasLiveSubscription(account)) return false;
+  const current = await callStripe(() => stripe.subscriptions.retrieve(own));
+  return LIVE_STATUSES.has(current.status);
+}
 
-  /** Brings the account (locked by the caller, its month opened) to the subscription's state, in the event's transaction. */
-  private async applySubscription(tx: EntityManager, account: Account, sub: Stripe.Subscription): Promise<void> {
-    const customerId = idOf(sub.customer);
-    const now = new Date();
-    const item = sub.items.data[0];
-    const adopt = () => {
-      account.subscriptionId = sub.id;
-      account.subscriptionStatus = sub.status;
-      account.subscriptionPeriodEnd = item ? new Date(item.current_period_end * 1000) : null;
-      account.subscriptionCancelAtPeriodEnd = sub.cancel_at_period_end;
-      if (!account.stripeCustomerId && customerId) account.stripeCustomerId = customerId;
-    };
-    if (LIVE_STATUSES.has(sub.status) && (await this.isSecondSubscription(account, sub))) {
-      // Two Checkout Sessions paid (or a subscription made outside the service): the account keeps the
-      // one it has, and the other stops at once, prorated, before it can bill again or move the plan.
-      // Cancelled inside the event's transaction: if the cancel fails, nothing is recorded and Stripe
-      // delivers the event again; a cancelled subscription's later events are not the account's.
-      const stripe = this.stripe();
-      // asked again under the account's lock: another delivery may have cancelled it meanwhile
-      const fresh = await callStripe(() => stripe.subscriptions.retrieve(sub.id));
-      if (LIVE_STATUSES.has(fresh.status)) {
-        this.deps.logger.warn({ accountId: account.id, kept: account.subscriptionId, cancelled: sub.id }, 'a second live Stripe subscription: cancelled');
-        await callStripe(() => stripe.subscriptions.cancel(sub.id, { prorate: true }));
-      }
-    } else if (LIVE_STATUSES.has(sub.status)) {
-      adopt();
-      const plan = planOfSubscription(sub);
-      if (plan) movePlan(tx, account, plan, sub.id, now);
-      else this.deps.logger.warn({ subscriptionId: sub.id }, 'Stripe subscription with no plan_<plan> price: plan unchanged');
-    } else if (account.subscriptionId === null || account.subscriptionId === sub.id) {
-      // An ended subscription counts only while it is the account's own: a late event of an older
-      // subscription never ends the current one.
-      adopt();
-      if (ENDED_STATUSES.has(sub.status) && account.plan !== 'contract') movePlan(tx, account, 'free', sub.id, now);
+/** Brings the account (locked by the caller, its month opened) to the subscription's state, in the event's transaction. */
+async function applySubscription(tx: EntityManager, stripe: Stripe, logger: Logger, account: Account, sub: Stripe.Subscription): Promise<void> {
+  const customerId = idOf(sub.customer);
+  const now = new Date();
+  const item = sub.items.data[0];
+  const adopt = () => {
+    account.subscriptionId = sub.id;
+    account.subscriptionStatus = sub.status;
+    account.subscriptionPeriodEnd = item ? new Date(item.current_period_end * 1000) : null;
+    account.subscriptionCancelAtPeriodEnd = sub.cancel_at_period_end;
+    if (!account.stripeCustomerId && customerId) account.stripeCustomerId = customerId;
+  };
+  if (LIVE_STATUSES.has(sub.status) && (await isSecondSubscription(stripe, account, sub))) {
+    // Two Checkout Sessions paid (or a subscription made outside the service): the account keeps the
+    // one it has, and the other stops at once, prorated, before it can bill again or move the plan.
+    // Cancelled inside the event's transaction: if the cancel fails, nothing is recorded and Stripe
+    // delivers the event again; a cancelled subscription's later events are not the account's.
+    // Asked again under the account's lock: another delivery may have cancelled it meanwhile.
+    const fresh = await callStripe(() => stripe.subscriptions.retrieve(sub.id));
+    if (LIVE_STATUSES.has(fresh.status)) {
+      logger.warn({ accountId: account.id, kept: account.subscriptionId, cancelled: sub.id }, 'a second live Stripe subscription: cancelled');
+      await callStripe(() => stripe.subscriptions.cancel(sub.id, { prorate: true }));
     }
-    await tx.flush();
+  } else if (LIVE_STATUSES.has(sub.status)) {
+    adopt();
+    const plan = planOfSubscription(sub);
+    if (plan) movePlan(tx, account, plan, sub.id, now);
+    else logger.warn({ subscriptionId: sub.id }, 'Stripe subscription with no plan_<plan> price: plan unchanged');
+  } else if (account.subscriptionId === null || account.subscriptionId === sub.id) {
+    // An ended subscription counts only while it is the account's own: a late event of an older
+    // subscription never ends the current one.
+    adopt();
+    if (ENDED_STATUSES.has(sub.status) && account.plan !== 'contract') movePlan(tx, account, 'free', sub.id, now);
   }
+  await tx.flush();
+}
+
+/**
+ * Reads the subscription from Stripe and brings the account to it, in the caller's transaction: the
+ * account's subscription events are serialised first (a transaction-scoped advisory lock of the
+ * account), so a state read here is never applied after a newer one; the account's row is locked only
+ * once Stripe has answered (paid calls take that lock).
+ */
+async function applyLatestSubscription(tx: EntityManager, stripe: Stripe, logger: Logger, accountId: string, subscriptionId: string): Promise<Account> {
+  await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`stripe-subscription:${accountId}`]);
+  const latest = await stripe.subscriptions.retrieve(subscriptionId);
+  const account = await lockAccount(tx, accountId, new Date());
+  await applySubscription(tx, stripe, logger, account, latest);
+  return account;
+}
+
+/** How long after its period's end a live subscription may go without news from Stripe before it is asked. */
+export const SUBSCRIPTION_RECONCILE_GRACE_MS = 60 * 60 * 1000;
+/** How long before an account asked about already, whose subscription Stripe still shows past its period, is asked again. */
+export const SUBSCRIPTION_RECHECK_MS = 60 * 60 * 1000;
+/** Accounts asked about per sweep: each costs one Stripe read. */
+export const SUBSCRIPTION_RECONCILE_BATCH = 20;
+
+/**
+ * Subscriptions the service still holds live past their period's end plus an hour: Stripe renews a
+ * subscription, or ends it, at that moment and reports it with an event; when that event never came
+ * (an endpoint down beyond Stripe's three days of retries, an event disabled in the Stripe dashboard),
+ * the account kept its paid plan, and a new allowance every month, for ever. Each is read from Stripe
+ * and applied as an event would (the same lock and rules): renewed, it gets its new period end; ended,
+ * the account falls to free. Run by the sweep, at most SUBSCRIPTION_RECONCILE_BATCH accounts a run, and
+ * an account Stripe still shows past its period is asked again only after SUBSCRIPTION_RECHECK_MS. A
+ * failed read is logged and left to the next sweep. Answers how many accounts were read.
+ */
+export async function reconcileLapsedSubscriptions(em: EntityManager, stripe: Stripe | null, logger: Logger, now: Date): Promise<number> {
+  if (!stripe) return 0;
+  const due = await em.getConnection().execute<Array<{ id: string; subscription_id: string }>>(
+    `select id, subscription_id from accounts
+      where deleted_at is null and subscription_id is not null and subscription_status in ('active', 'trialing', 'past_due')
+        and subscription_period_end < ? and (subscription_checked_at is null or subscription_checked_at < ?)
+      order by subscription_period_end limit ?`,
+    [new Date(now.getTime() - SUBSCRIPTION_RECONCILE_GRACE_MS), new Date(now.getTime() - SUBSCRIPTION_RECHECK_MS), SUBSCRIPTION_RECONCILE_BATCH],
+  );
+  let read = 0;
+  for (const row of due) {
+    try {
+      await em.fork().transactional(async (tx) => {
+        const account = await applyLatestSubscription(tx, stripe, logger, row.id, row.subscription_id);
+        account.subscriptionCheckedAt = now;
+        await tx.flush();
+      });
+      read += 1;
+    } catch (err) {
+      logger.warn({ err, accountId: row.id, subscriptionId: row.subscription_id }, 'could not read a lapsed subscription from Stripe: the next sweep asks again');
+    }
+  }
+  return read;
 }

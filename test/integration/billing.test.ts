@@ -6,6 +6,7 @@ import { sweepCreditAlerts } from '../../services/credit-alerts';
 import type { StripeStandIn } from '../../scripts/lib/stripe-standin';
 import { accountOf, eventually, ledgerOf, postEvent, startBillingHarness, WEBHOOK_PATH } from '../support/billing';
 import { expectError, type Harness } from '../support/harness';
+import type { SweepResult } from '../../workflows/sweep-ended-keys';
 
 /**
  * Billing over HTTP: the service's stripe SDK talks to the Stripe stand-in; the stand-in's checkout
@@ -388,6 +389,43 @@ describe('billing with Stripe', () => {
       await stripe.setSubscriptionStatus(stripe.sessions.get(checkout.body.id)?.subscription as string, 'unpaid');
       const after = await eventually(() => accountOf(h, account.account.id), (a) => a.plan === 'free');
       expect(after).toEqual(expect.objectContaining({ plan: 'free', subscriptionStatus: 'unpaid', monthlyAllowance: 1000 }));
+    });
+
+    it("asks Stripe about a subscription still live here an hour past its period's end: one whose end was never reported falls to free, one whose renewal was never reported takes its new period; each is asked once", async () => {
+      const sweep = () =>
+        h.client.workflow.execute<() => Promise<SweepResult>>('sweepEndedKeysWorkflow', { taskQueue: h.taskQueue, workflowId: `test-sweep-${Date.now()}-${Math.random()}` });
+      const lapse = (id: string) =>
+        h.orm.em.fork().getConnection().execute(`update accounts set subscription_period_end = now() - interval '2 hours' where id = ?`, [id]);
+      const ended = await subscribedToBuildEventsHeld();
+      stripe.autoDeliver = true;
+      const renewed = await subscribedToBuildEventsHeld();
+      // Events held from here on, and never delivered. One is cancelled at period end, then ended at
+      // Stripe; the other is renewed at Stripe.
+      await ended.sdk.subscriptions.update(ended.subId, { cancel_at_period_end: true });
+      await stripe.endPeriod(ended.subId);
+      await stripe.endPeriod(renewed.subId);
+      stripe.outbox.length = 0;
+      await lapse(ended.id);
+      await lapse(renewed.id);
+      expect((await accountOf(h, ended.id)).plan).toBe('build');
+
+      const before = stripe.requests.length;
+      expect((await sweep()).subscriptionsReconciled).toBeGreaterThanOrEqual(2);
+      expect(await accountOf(h, ended.id)).toEqual(expect.objectContaining({ plan: 'free', subscriptionStatus: 'canceled', monthlyAllowance: PLANS.free.monthlyAllowance }));
+      const renewedAfter = await accountOf(h, renewed.id);
+      expect(renewedAfter).toEqual(expect.objectContaining({ plan: 'build', subscriptionStatus: 'active' }));
+      expect(renewedAfter.subscriptionPeriodEnd!.getTime()).toBeGreaterThan(Date.now() + 20 * 86_400_000);
+      expect(await ledgerOf(h, ended.id, ['adjustment'])).toEqual([
+        expect.objectContaining({ operation: 'plan_upgrade', reference: `${ended.subId}:build` }),
+        expect.objectContaining({ operation: 'plan_downgrade', reference: `${ended.subId}:free` }),
+      ]);
+      const reads = (subId: string) => stripe.requests.slice(before).filter((r) => r === `GET /v1/subscriptions/${subId}`).length;
+      expect(reads(ended.subId)).toBe(1);
+      expect(reads(renewed.subId)).toBe(1);
+      // Neither is asked again: one is no longer live, the other's period lies ahead.
+      await sweep();
+      expect(reads(ended.subId)).toBe(1);
+      expect(reads(renewed.subId)).toBe(1);
     });
   });
 
