@@ -50,6 +50,14 @@ export const hasLiveSubscription = (account: Pick<Account, 'subscriptionId' | 's
 const noActiveSubscription = (): AppError =>
   new AppError('NO_ACTIVE_SUBSCRIPTION', 409, 'The account has no active subscription; subscribe through POST /v1/billing/checkout first.');
 
+/**
+ * A contract's plan, allowance and quotas are the operator's: a subscription through Checkout would
+ * move the account to the subscribed plan (a fourteenth probe's contract of 5,000,000 credits a month
+ * became build, 20,000 a month, and nothing but the database could give it back).
+ */
+const planByContract = (): AppError =>
+  new AppError('PLAN_BY_CONTRACT', 409, 'The account is on a contract plan: its plan is changed by contract, not through Checkout.');
+
 const planOfLookupKey = (key: string | null | undefined): PaidPlan | null => {
   const match = /^plan_(.+)$/.exec(key ?? '');
   return match && (PAID_PLANS as readonly string[]).includes(match[1]!) ? (match[1] as PaidPlan) : null;
@@ -329,6 +337,7 @@ export class Billing {
   /** A Checkout Session in subscription mode; the plan changes only when Stripe reports the subscription active. */
   async checkout(accountId: string, plan: PaidPlan): Promise<{ id: string; url: string; expiresAt: Date }> {
     const account = await this.account(accountId);
+    if (account.plan === 'contract') throw planByContract();
     if (hasLiveSubscription(account)) {
       throw new AppError('SUBSCRIPTION_EXISTS', 409, 'The account already has an active subscription: change its plan with PATCH /v1/billing/subscription.');
     }
@@ -764,15 +773,16 @@ async function applySubscription(tx: EntityManager, stripe: Stripe, logger: Logg
     account.subscriptionCancelAtPeriodEnd = sub.cancel_at_period_end;
     if (!account.stripeCustomerId && customerId) account.stripeCustomerId = customerId;
   };
-  if (LIVE_STATUSES.has(sub.status) && (await isSecondSubscription(stripe, account, sub))) {
-    // Two Checkout Sessions paid (or a subscription made outside the service): the account keeps the
-    // one it has, and the other stops at once, prorated, before it can bill again or move the plan.
+  if (LIVE_STATUSES.has(sub.status) && (account.plan === 'contract' || (await isSecondSubscription(stripe, account, sub)))) {
+    // Two Checkout Sessions paid (or a subscription made outside the service), or a subscription of an
+    // account on a contract (a page opened before the contract): the account keeps the plan it has,
+    // and the subscription stops at once, prorated, before it can bill again or move the plan.
     // Cancelled inside the event's transaction: if the cancel fails, nothing is recorded and Stripe
     // delivers the event again; a cancelled subscription's later events are not the account's.
     // Asked again under the account's lock: another delivery may have cancelled it meanwhile.
     const fresh = await callStripe(() => stripe.subscriptions.retrieve(sub.id));
     if (LIVE_STATUSES.has(fresh.status)) {
-      logger.warn({ accountId: account.id, kept: account.subscriptionId, cancelled: sub.id }, 'a second live Stripe subscription: cancelled');
+      logger.warn({ accountId: account.id, plan: account.plan, kept: account.subscriptionId, cancelled: sub.id }, 'a second live Stripe subscription, or one of a contract: cancelled');
       await callStripe(() => stripe.subscriptions.cancel(sub.id, { prorate: true }));
     }
   } else if (LIVE_STATUSES.has(sub.status)) {

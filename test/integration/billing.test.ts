@@ -7,6 +7,8 @@ import type { StripeStandIn } from '../../scripts/lib/stripe-standin';
 import { accountOf, eventually, ledgerOf, postEvent, startBillingHarness, WEBHOOK_PATH } from '../support/billing';
 import { expectError, type Harness } from '../support/harness';
 import type { SweepResult } from '../../workflows/sweep-ended-keys';
+import { provisionAccount } from '../../services/accounts';
+import { newId } from '../../services/ids';
 
 /**
  * Billing over HTTP: the service's stripe SDK talks to the Stripe stand-in; the stand-in's checkout
@@ -389,6 +391,36 @@ describe('billing with Stripe', () => {
       await stripe.setSubscriptionStatus(stripe.sessions.get(checkout.body.id)?.subscription as string, 'unpaid');
       const after = await eventually(() => accountOf(h, account.account.id), (a) => a.plan === 'free');
       expect(after).toEqual(expect.objectContaining({ plan: 'free', subscriptionStatus: 'unpaid', monthlyAllowance: 1000 }));
+    });
+
+    it('keeps a contract account on its contract: checkout answers 409 PLAN_BY_CONTRACT and asks Stripe nothing, and a subscription paid anyway (a page opened earlier) is cancelled without moving the plan', async () => {
+      const contract = await provisionAccount(h.orm.em.fork(), { email: `${newId('account').toLowerCase()}@example.test`, plan: 'contract', contractAllowance: 5_000_000 });
+      const id = contract.account.id;
+      const before = stripe.requests.length;
+      expectError(await h.http.post('/v1/billing/checkout').set('X-API-Key', contract.adminKey).send({ plan: 'build' }), 409, 'PLAN_BY_CONTRACT');
+      expect(stripe.requests.length).toBe(before);
+
+      // A session opened while the account was not on a contract yet (made here through the stand-in, as Checkout would).
+      const sdk = new Stripe('sk_test_other', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
+      const customer = await sdk.customers.create({ email: contract.account.email });
+      await h.orm.em.fork().getConnection().execute(`update accounts set stripe_customer_id = ? where id = ?`, [customer.id, id]);
+      const price = (await sdk.prices.list({ lookup_keys: ['plan_build'] })).data[0]!;
+      const session = await sdk.checkout.sessions.create({
+        mode: 'subscription',
+        customer: customer.id,
+        client_reference_id: id,
+        line_items: [{ price: price.id, quantity: 1 }],
+        metadata: { account_id: id, plan: 'build' },
+        subscription_data: { metadata: { account_id: id, plan: 'build' } },
+        success_url: 'https://example.com/ok',
+      });
+      await stripe.completeCheckout(session.id);
+      const subId = stripe.sessions.get(session.id)?.subscription as string;
+      await eventually(async () => stripe.subscriptions.get(subId)?.status, (status) => status === 'canceled');
+      expect(stripe.subscriptions.get(subId)?.status).toBe('canceled');
+      // A contract of 5,000,000 credits a month had become build (20,000 a month from the next period, 10 models).
+      expect(await accountOf(h, id)).toEqual(expect.objectContaining({ plan: 'contract', monthlyAllowance: 5_000_000, allowanceRemaining: 5_000_000 }));
+      expect(await ledgerOf(h, id, ['adjustment'])).toEqual([]);
     });
 
     it("asks Stripe about a subscription still live here an hour past its period's end: one whose end was never reported falls to free, one whose renewal was never reported takes its new period; each is asked once", async () => {
