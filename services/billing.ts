@@ -520,14 +520,27 @@ export class Billing {
     return { account, hasBillingAccount: account.stripeCustomerId !== null };
   }
 
-  /** Asks Stripe for another plan; the account's plan changes when Stripe's update event arrives. */
-  async changePlan(accountId: string, plan: PaidPlan): Promise<SubscriptionState & { pendingPlan: PaidPlan | null }> {
+  /**
+   * Asks Stripe for another plan; the account's plan changes when Stripe's update event arrives. A
+   * subscription set to end with its period (DELETE) goes on: choosing a plan, the current one
+   * included, is choosing to keep paying for it (a fourteenth probe's customer cancelled, then upgraded
+   * and paid the difference, and the subscription still ended with the period). The cancellation is
+   * undone by its own update first: Stripe accepts only price and proration parameters in an update
+   * whose payment may stay pending.
+   */
+  async changePlan(accountId: string, plan: PaidPlan): Promise<SubscriptionState & { pendingPlan: PaidPlan | null; cancelAtPeriodEnd: boolean }> {
     const account = await this.account(accountId);
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
-    if (account.plan === plan) return { ...(await this.subscription(accountId)), pendingPlan: null };
+    if (account.plan === plan && !account.subscriptionCancelAtPeriodEnd) {
+      return { ...(await this.subscription(accountId)), pendingPlan: null, cancelAtPeriodEnd: false };
+    }
     const stripe = await this.stripeFor(accountId);
     const subscriptionId = account.subscriptionId;
-    const current = await callStripe(() => stripe.subscriptions.retrieve(subscriptionId));
+    let current = await callStripe(() => stripe.subscriptions.retrieve(subscriptionId));
+    if (current.cancel_at_period_end) {
+      current = await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: false }));
+    }
+    if (account.plan === plan) return { ...(await this.subscription(accountId)), pendingPlan: null, cancelAtPeriodEnd: current.cancel_at_period_end };
     const item = current.items.data[0];
     if (!item) throw new AppError('PAYMENT_PROVIDER_ERROR', 502, 'The Stripe subscription has no item to change.');
     const price = await this.price(planPriceLookupKey(plan));
@@ -539,7 +552,7 @@ export class Billing {
         payment_behavior: 'pending_if_incomplete',
       }),
     );
-    return { ...(await this.subscription(accountId)), pendingPlan: plan };
+    return { ...(await this.subscription(accountId)), pendingPlan: plan, cancelAtPeriodEnd: current.cancel_at_period_end };
   }
 
   /** Cancels at the end of the period: the plan stays until Stripe reports the subscription ended. */

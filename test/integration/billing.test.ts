@@ -393,6 +393,36 @@ describe('billing with Stripe', () => {
       expect(after).toEqual(expect.objectContaining({ plan: 'free', subscriptionStatus: 'unpaid', monthlyAllowance: 1000 }));
     });
 
+    it('keeps a subscription set to end when the customer changes or re-chooses its plan: PATCH clears cancel_at_period_end, so a paid upgrade is not ended with the period', async () => {
+      const account = await h.provision('free');
+      const id = account.account.id;
+      const sub = () => h.http.get('/v1/billing/subscription').set('X-API-Key', account.adminKey);
+      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      await stripe.completeCheckout(checkout.body.id);
+      const built = await eventually(sub, (r) => r.body.plan === 'build');
+      const subId = built.body.subscription_id as string;
+
+      // Cancelled, then the same plan chosen again: the subscription goes on.
+      expect((await h.http.delete('/v1/billing/subscription').set('X-API-Key', account.adminKey)).body.cancel_at_period_end).toBe(true);
+      await eventually(sub, (r) => r.body.cancel_at_period_end === true);
+      const again = await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual(expect.objectContaining({ plan: 'build', cancel_at_period_end: false, pending_plan: null }));
+      expect(stripe.subscriptions.get(subId)?.cancel_at_period_end).toBe(false);
+      await eventually(sub, (r) => r.body.cancel_at_period_end === false);
+
+      // Cancelled, then upgraded: the upgrade is paid for, and the subscription goes on past the period.
+      await h.http.delete('/v1/billing/subscription').set('X-API-Key', account.adminKey);
+      await eventually(sub, (r) => r.body.cancel_at_period_end === true);
+      const upgrade = await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'pro' });
+      expect(upgrade.status).toBe(200);
+      expect(upgrade.body).toEqual(expect.objectContaining({ pending_plan: 'pro', cancel_at_period_end: false }));
+      await eventually(sub, (r) => r.body.plan === 'pro' && r.body.cancel_at_period_end === false);
+      await stripe.endPeriod(subId);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await accountOf(h, id)).toEqual(expect.objectContaining({ plan: 'pro', subscriptionStatus: 'active' }));
+    });
+
     it('keeps a contract account on its contract: checkout answers 409 PLAN_BY_CONTRACT and asks Stripe nothing, and a subscription paid anyway (a page opened earlier) is cancelled without moving the plan', async () => {
       const contract = await provisionAccount(h.orm.em.fork(), { email: `${newId('account').toLowerCase()}@example.test`, plan: 'contract', contractAllowance: 5_000_000 });
       const id = contract.account.id;
