@@ -839,27 +839,27 @@ export const SUBSCRIPTION_RECONCILE_BATCH = 20;
  * (an endpoint down beyond Stripe's three days of retries, an event disabled in the Stripe dashboard),
  * the account kept its paid plan, and a new allowance every month, for ever. Each is read from Stripe
  * and applied as an event would (the same lock and rules): renewed, it gets its new period end; ended,
- * the account falls to free. Run by the sweep, at most SUBSCRIPTION_RECONCILE_BATCH accounts a run, and
- * an account Stripe still shows past its period is asked again only after SUBSCRIPTION_RECHECK_MS. A
- * failed read is logged and left to the next sweep. Answers how many accounts were read.
+ * the account falls to free. Run by the sweep, at most SUBSCRIPTION_RECONCILE_BATCH accounts a run, each
+ * claimed first (`subscription_checked_at`) and asked again only after SUBSCRIPTION_RECHECK_MS, if
+ * Stripe still shows it past its period or the read failed (logged). Answers how many were read.
  */
 export async function reconcileLapsedSubscriptions(em: EntityManager, stripe: Stripe | null, logger: Logger, now: Date): Promise<number> {
   if (!stripe) return 0;
+  // Claimed before Stripe is asked: a sweep that overlaps this one (or Stripe failing) does not ask
+  // about the same accounts again within the hour.
   const due = await em.getConnection().execute<Array<{ id: string; subscription_id: string }>>(
-    `select id, subscription_id from accounts
-      where deleted_at is null and subscription_id is not null and subscription_status in ('active', 'trialing', 'past_due')
-        and subscription_period_end < ? and (subscription_checked_at is null or subscription_checked_at < ?)
-      order by subscription_period_end limit ?`,
-    [new Date(now.getTime() - SUBSCRIPTION_RECONCILE_GRACE_MS), new Date(now.getTime() - SUBSCRIPTION_RECHECK_MS), SUBSCRIPTION_RECONCILE_BATCH],
+    `update accounts set subscription_checked_at = ?
+      where id in (select id from accounts
+                    where deleted_at is null and subscription_id is not null and subscription_status in ('active', 'trialing', 'past_due')
+                      and subscription_period_end < ? and (subscription_checked_at is null or subscription_checked_at < ?)
+                    order by subscription_period_end limit ? for update skip locked)
+      returning id, subscription_id`,
+    [now, new Date(now.getTime() - SUBSCRIPTION_RECONCILE_GRACE_MS), new Date(now.getTime() - SUBSCRIPTION_RECHECK_MS), SUBSCRIPTION_RECONCILE_BATCH],
   );
   let read = 0;
   for (const row of due) {
     try {
-      await em.fork().transactional(async (tx) => {
-        const account = await applyLatestSubscription(tx, stripe, logger, row.id, row.subscription_id);
-        account.subscriptionCheckedAt = now;
-        await tx.flush();
-      });
+      await em.fork().transactional((tx) => applyLatestSubscription(tx, stripe, logger, row.id, row.subscription_id));
       read += 1;
     } catch (err) {
       logger.warn({ err, accountId: row.id, subscriptionId: row.subscription_id }, 'could not read a lapsed subscription from Stripe: the next sweep asks again');
