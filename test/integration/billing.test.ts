@@ -555,6 +555,35 @@ describe('billing with Stripe', () => {
       expect(await pending()).toBe(10);
     });
 
+    it('does not count toward the 10 waiting purchases one whose Checkout Session Stripe refused, once 10 minutes have passed (it has no payment page to pay)', async () => {
+      const account = await h.provision('build');
+      const id = account.account.id;
+      const first = await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 100 });
+      const customer = (await accountOf(h, id)).stripeCustomerId!;
+      // Stripe refuses the session: its customer was deleted between the service's check and the call.
+      const held = stripe.hold('POST', '/v1/checkout/sessions');
+      const failing = h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 100 }).then((r) => r);
+      await held.arrived;
+      await stripe.deleteCustomer(customer);
+      held.release();
+      expectError(await failing, 502, 'PAYMENT_PROVIDER_ERROR');
+      const db = h.orm.em.fork().getConnection();
+      const [orphan] = await db.execute<Array<{ id: string }>>(`select id from credit_purchases where account_id = ? and checkout_session_id is null`, [id]);
+      expect(orphan).toBeDefined();
+      // Nine more such refusals, all more than 10 minutes ago, beside the one pending purchase with a payment page.
+      for (let i = 0; i < 9; i += 1) {
+        await db.execute(
+          `insert into credit_purchases (id, account_id, workspace_id, plan, units, amount, currency, state, expires_at, created_at)
+           select ?, account_id, workspace_id, plan, units, amount, currency, state, expires_at, created_at from credit_purchases where id = ?`,
+          [`pur_${first.body.id.slice(4, 14)}${i}x${orphan!.id.slice(-10)}`, orphan!.id],
+        );
+      }
+      await db.execute(`update credit_purchases set created_at = now() - interval '11 minutes' where account_id = ? and checkout_session_id is null`, [id]);
+      const next = await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 100 });
+      expect(next.status).toBe(200);
+      expect(next.body.payment_url).toEqual(expect.any(String));
+    });
+
     it("refuses a purchase below Stripe's minimum charge with 400 before Stripe is asked (100 credits cost 0.40 USD on pro; Stripe's stand-in, like Stripe, refuses such a session), and buys the plan's minimum", async () => {
       const account = await h.provision('pro');
       const asked = stripe.requests.length;
