@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { accountWorkflowIds, endSubscriptionOf, eraseAccountStep, strandedDeletions } from '../services/account-deletion';
 import { revokeEndedKey, sweepEndedKeys } from '../services/api-keys';
 import { EngineDataError, type EnginePool } from '../services/engine-pool';
-import { closePurchase, reconcilePurchase, settlePurchase } from '../services/billing';
+import { closePurchase, reconcileLapsedSubscriptions, reconcilePurchase, settlePurchase } from '../services/billing';
 import { releaseLapsedReservations, resetAllowances } from '../services/credits';
 import type { Stripe } from '../services/stripe';
 import { pruneIdempotencyRecords } from '../services/idempotency';
@@ -197,6 +197,16 @@ export function createActivities(deps: ActivityDeps) {
     /** No verdict by the deadline: asks Stripe about the purchase's session. */
     async reconcilePurchase(purchaseId: string): Promise<string> {
       return reconcilePurchase(deps.orm.em.fork(), deps.stripe, purchaseId);
+    },
+
+    /**
+     * Subscriptions still live here past their period's end whose renewal or end Stripe never reported:
+     * read from Stripe and applied (a lost `customer.subscription.deleted` kept a paid plan for ever).
+     */
+    async reconcileLapsedSubscriptions(): Promise<number> {
+      const read = await reconcileLapsedSubscriptions(deps.orm.em.fork(), deps.stripe, activityLogger(deps.logger), new Date());
+      if (read > 0) activityLogger(deps.logger).info({ read }, 'lapsed subscriptions read from Stripe');
+      return read;
     },
 
     /** Opens `period` for every account still in an earlier one (the monthly Schedule). */

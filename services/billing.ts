@@ -26,6 +26,13 @@ import { postgresLimiter, RateLimited } from './rate-limits';
 import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { TemporalGateway } from './temporal/gateway';
 
+/**
+ * How long a purchase without a stored Checkout Session counts among those waiting for payment: its
+ * call may still be creating the session until then (a fourteenth probe: ten purchases refused by
+ * Stripe, answered 502, held the account's purchases back for a day as "waiting").
+ */
+const SESSIONLESS_PURCHASE_GRACE_MINUTES = 10;
+
 /** Stripe subscription statuses under which the plan is the subscription's. */
 const LIVE_STATUSES = new Set(['active', 'trialing', 'past_due']);
 /** Statuses of a subscription that no longer pays: the account falls back to free. */
@@ -49,6 +56,14 @@ export const hasLiveSubscription = (account: Pick<Account, 'subscriptionId' | 's
 
 const noActiveSubscription = (): AppError =>
   new AppError('NO_ACTIVE_SUBSCRIPTION', 409, 'The account has no active subscription; subscribe through POST /v1/billing/checkout first.');
+
+/**
+ * A contract's plan, allowance and quotas are the operator's: a subscription through Checkout would
+ * move the account to the subscribed plan (a fourteenth probe's contract of 5,000,000 credits a month
+ * became build, 20,000 a month, and nothing but the database could give it back).
+ */
+const planByContract = (): AppError =>
+  new AppError('PLAN_BY_CONTRACT', 409, 'The account is on a contract plan: its plan is changed by contract, not through Checkout.');
 
 const planOfLookupKey = (key: string | null | undefined): PaidPlan | null => {
   const match = /^plan_(.+)$/.exec(key ?? '');
@@ -329,6 +344,7 @@ export class Billing {
   /** A Checkout Session in subscription mode; the plan changes only when Stripe reports the subscription active. */
   async checkout(accountId: string, plan: PaidPlan): Promise<{ id: string; url: string; expiresAt: Date }> {
     const account = await this.account(accountId);
+    if (account.plan === 'contract') throw planByContract();
     if (hasLiveSubscription(account)) {
       throw new AppError('SUBSCRIPTION_EXISTS', 409, 'The account already has an active subscription: change its plan with PATCH /v1/billing/subscription.');
     }
@@ -377,12 +393,16 @@ export class Billing {
    * PURCHASED_BALANCE_LIMIT when the purchased balance, with the purchases still pending and this
    * one, would pass MAX_PURCHASED_BALANCE: the balance is a 32-bit integer, and a settlement beyond it
    * would fail for ever after the customer paid.
+   * A purchase whose Checkout Session was never stored (Stripe refused it, or its call died) has no
+   * payment page anyone saw: after SESSIONLESS_PURCHASE_GRACE_MINUTES it is no longer one waiting for
+   * payment, though its units still count toward the balance limit until its workflow closes it.
    */
   private async refuseBeyondBalanceLimit(em: EntityManager, accountId: string, units: number): Promise<void> {
     const [row] = await em.execute<Array<{ balance: number; pending: string; open: number }>>(
       `select a.purchased_balance as balance, p.pending, p.open
          from accounts a,
-              lateral (select coalesce(sum(units), 0) as pending, count(*)::int as open
+              lateral (select coalesce(sum(units), 0) as pending,
+                              count(*) filter (where checkout_session_id is not null or created_at > now() - interval '${SESSIONLESS_PURCHASE_GRACE_MINUTES} minutes')::int as open
                          from credit_purchases where account_id = a.id and state = 'pending' and expires_at > now()) p
         where a.id = ?`,
       [accountId],
@@ -511,14 +531,27 @@ export class Billing {
     return { account, hasBillingAccount: account.stripeCustomerId !== null };
   }
 
-  /** Asks Stripe for another plan; the account's plan changes when Stripe's update event arrives. */
-  async changePlan(accountId: string, plan: PaidPlan): Promise<SubscriptionState & { pendingPlan: PaidPlan | null }> {
+  /**
+   * Asks Stripe for another plan; the account's plan changes when Stripe's update event arrives. A
+   * subscription set to end with its period (DELETE) goes on: choosing a plan, the current one
+   * included, is choosing to keep paying for it (a fourteenth probe's customer cancelled, then upgraded
+   * and paid the difference, and the subscription still ended with the period). The cancellation is
+   * undone by its own update first: Stripe accepts only price and proration parameters in an update
+   * whose payment may stay pending.
+   */
+  async changePlan(accountId: string, plan: PaidPlan): Promise<SubscriptionState & { pendingPlan: PaidPlan | null; cancelAtPeriodEnd: boolean }> {
     const account = await this.account(accountId);
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
-    if (account.plan === plan) return { ...(await this.subscription(accountId)), pendingPlan: null };
+    if (account.plan === plan && !account.subscriptionCancelAtPeriodEnd) {
+      return { ...(await this.subscription(accountId)), pendingPlan: null, cancelAtPeriodEnd: false };
+    }
     const stripe = await this.stripeFor(accountId);
     const subscriptionId = account.subscriptionId;
-    const current = await callStripe(() => stripe.subscriptions.retrieve(subscriptionId));
+    let current = await callStripe(() => stripe.subscriptions.retrieve(subscriptionId));
+    if (current.cancel_at_period_end) {
+      current = await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: false }));
+    }
+    if (account.plan === plan) return { ...(await this.subscription(accountId)), pendingPlan: null, cancelAtPeriodEnd: current.cancel_at_period_end };
     const item = current.items.data[0];
     if (!item) throw new AppError('PAYMENT_PROVIDER_ERROR', 502, 'The Stripe subscription has no item to change.');
     const price = await this.price(planPriceLookupKey(plan));
@@ -530,7 +563,7 @@ export class Billing {
         payment_behavior: 'pending_if_incomplete',
       }),
     );
-    return { ...(await this.subscription(accountId)), pendingPlan: plan };
+    return { ...(await this.subscription(accountId)), pendingPlan: plan, cancelAtPeriodEnd: current.cancel_at_period_end };
   }
 
   /** Cancels at the end of the period: the plan stays until Stripe reports the subscription ended. */
@@ -720,10 +753,7 @@ export class Billing {
         }
         return true;
       }
-      await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`stripe-subscription:${owner.id}`]);
-      const latest = await stripe.subscriptions.retrieve(subscriptionId);
-      const account = await lockAccount(tx, owner.id, new Date());
-      await this.applySubscription(tx, account, latest);
+      await applyLatestSubscription(tx, stripe, this.deps.logger, owner.id, subscriptionId);
       return true;
     });
     return { duplicate: !recorded };
@@ -742,54 +772,109 @@ export class Billing {
     this.deps.logger.warn({ subscriptionId, accountId }, 'a live Stripe subscription of a deleted account: set to end with its period');
     await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
   }
+}
 
-  /**
-   * Whether `sub` is another subscription than the account's own, which is live: the account's
-   * subscription is asked for at Stripe, as its last event here may be stale.
-   */
-  private async isSecondSubscription(account: Account, sub: Stripe.Subscription): Promise<boolean> {
-    const own = account.subscriptionId;
-    if (own === null || own === sub.id || !hasLiveSubscription(account)) return false;
-    const stripe = this.stripe();
-    const current = await callStripe(() => stripe.subscriptions.retrieve(own));
-    return LIVE_STATUSES.has(current.status);
-  }
+/**
+ * Whether `sub` is another subscription than the account's own, which is live: the account's
+ * subscription is asked for at Stripe, as its last event here may be stale.
+ */
+async function isSecondSubscription(stripe: Stripe, account: Account, sub: Stripe.Subscription): Promise<boolean> {
+  const own = account.subscriptionId;
+  if (own === null || own === sub.id || !hasLiveSubscription(account)) return false;
+  const current = await callStripe(() => stripe.subscriptions.retrieve(own));
+  return LIVE_STATUSES.has(current.status);
+}
 
-  /** Brings the account (locked by the caller, its month opened) to the subscription's state, in the event's transaction. */
-  private async applySubscription(tx: EntityManager, account: Account, sub: Stripe.Subscription): Promise<void> {
-    const customerId = idOf(sub.customer);
-    const now = new Date();
-    const item = sub.items.data[0];
-    const adopt = () => {
-      account.subscriptionId = sub.id;
-      account.subscriptionStatus = sub.status;
-      account.subscriptionPeriodEnd = item ? new Date(item.current_period_end * 1000) : null;
-      account.subscriptionCancelAtPeriodEnd = sub.cancel_at_period_end;
-      if (!account.stripeCustomerId && customerId) account.stripeCustomerId = customerId;
-    };
-    if (LIVE_STATUSES.has(sub.status) && (await this.isSecondSubscription(account, sub))) {
-      // Two Checkout Sessions paid (or a subscription made outside the service): the account keeps the
-      // one it has, and the other stops at once, prorated, before it can bill again or move the plan.
-      // Cancelled inside the event's transaction: if the cancel fails, nothing is recorded and Stripe
-      // delivers the event again; a cancelled subscription's later events are not the account's.
-      const stripe = this.stripe();
-      // asked again under the account's lock: another delivery may have cancelled it meanwhile
-      const fresh = await callStripe(() => stripe.subscriptions.retrieve(sub.id));
-      if (LIVE_STATUSES.has(fresh.status)) {
-        this.deps.logger.warn({ accountId: account.id, kept: account.subscriptionId, cancelled: sub.id }, 'a second live Stripe subscription: cancelled');
-        await callStripe(() => stripe.subscriptions.cancel(sub.id, { prorate: true }));
-      }
-    } else if (LIVE_STATUSES.has(sub.status)) {
-      adopt();
-      const plan = planOfSubscription(sub);
-      if (plan) movePlan(tx, account, plan, sub.id, now);
-      else this.deps.logger.warn({ subscriptionId: sub.id }, 'Stripe subscription with no plan_<plan> price: plan unchanged');
-    } else if (account.subscriptionId === null || account.subscriptionId === sub.id) {
-      // An ended subscription counts only while it is the account's own: a late event of an older
-      // subscription never ends the current one.
-      adopt();
-      if (ENDED_STATUSES.has(sub.status) && account.plan !== 'contract') movePlan(tx, account, 'free', sub.id, now);
+/** Brings the account (locked by the caller, its month opened) to the subscription's state, in the event's transaction. */
+async function applySubscription(tx: EntityManager, stripe: Stripe, logger: Logger, account: Account, sub: Stripe.Subscription): Promise<void> {
+  const customerId = idOf(sub.customer);
+  const now = new Date();
+  const item = sub.items.data[0];
+  const adopt = () => {
+    account.subscriptionId = sub.id;
+    account.subscriptionStatus = sub.status;
+    account.subscriptionPeriodEnd = item ? new Date(item.current_period_end * 1000) : null;
+    account.subscriptionCancelAtPeriodEnd = sub.cancel_at_period_end;
+    if (!account.stripeCustomerId && customerId) account.stripeCustomerId = customerId;
+  };
+  if (LIVE_STATUSES.has(sub.status) && (account.plan === 'contract' || (await isSecondSubscription(stripe, account, sub)))) {
+    // Two Checkout Sessions paid (or a subscription made outside the service), or a subscription of an
+    // account on a contract (a page opened before the contract): the account keeps the plan it has,
+    // and the subscription stops at once, prorated, before it can bill again or move the plan.
+    // Cancelled inside the event's transaction: if the cancel fails, nothing is recorded and Stripe
+    // delivers the event again; a cancelled subscription's later events are not the account's.
+    // Asked again under the account's lock: another delivery may have cancelled it meanwhile.
+    const fresh = await callStripe(() => stripe.subscriptions.retrieve(sub.id));
+    if (LIVE_STATUSES.has(fresh.status)) {
+      logger.warn({ accountId: account.id, plan: account.plan, kept: account.subscriptionId, cancelled: sub.id }, 'a second live Stripe subscription, or one of a contract: cancelled');
+      await callStripe(() => stripe.subscriptions.cancel(sub.id, { prorate: true }));
     }
-    await tx.flush();
+  } else if (LIVE_STATUSES.has(sub.status)) {
+    adopt();
+    const plan = planOfSubscription(sub);
+    if (plan) movePlan(tx, account, plan, sub.id, now);
+    else logger.warn({ subscriptionId: sub.id }, 'Stripe subscription with no plan_<plan> price: plan unchanged');
+  } else if (account.subscriptionId === null || account.subscriptionId === sub.id) {
+    // An ended subscription counts only while it is the account's own: a late event of an older
+    // subscription never ends the current one.
+    adopt();
+    if (ENDED_STATUSES.has(sub.status) && account.plan !== 'contract') movePlan(tx, account, 'free', sub.id, now);
   }
+  await tx.flush();
+}
+
+/**
+ * Reads the subscription from Stripe and brings the account to it, in the caller's transaction: the
+ * account's subscription events are serialised first (a transaction-scoped advisory lock of the
+ * account), so a state read here is never applied after a newer one; the account's row is locked only
+ * once Stripe has answered (paid calls take that lock).
+ */
+async function applyLatestSubscription(tx: EntityManager, stripe: Stripe, logger: Logger, accountId: string, subscriptionId: string): Promise<Account> {
+  await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`stripe-subscription:${accountId}`]);
+  const latest = await stripe.subscriptions.retrieve(subscriptionId);
+  const account = await lockAccount(tx, accountId, new Date());
+  await applySubscription(tx, stripe, logger, account, latest);
+  return account;
+}
+
+/** How long after its period's end a live subscription may go without news from Stripe before it is asked. */
+export const SUBSCRIPTION_RECONCILE_GRACE_MS = 60 * 60 * 1000;
+/** How long before an account asked about already, whose subscription Stripe still shows past its period, is asked again. */
+export const SUBSCRIPTION_RECHECK_MS = 60 * 60 * 1000;
+/** Accounts asked about per sweep: each costs one Stripe read. */
+export const SUBSCRIPTION_RECONCILE_BATCH = 20;
+
+/**
+ * Subscriptions the service still holds live past their period's end plus an hour: Stripe renews a
+ * subscription, or ends it, at that moment and reports it with an event; when that event never came
+ * (an endpoint down beyond Stripe's three days of retries, an event disabled in the Stripe dashboard),
+ * the account kept its paid plan, and a new allowance every month, for ever. Each is read from Stripe
+ * and applied as an event would (the same lock and rules): renewed, it gets its new period end; ended,
+ * the account falls to free. Run by the sweep, at most SUBSCRIPTION_RECONCILE_BATCH accounts a run, each
+ * claimed first (`subscription_checked_at`) and asked again only after SUBSCRIPTION_RECHECK_MS, if
+ * Stripe still shows it past its period or the read failed (logged). Answers how many were read.
+ */
+export async function reconcileLapsedSubscriptions(em: EntityManager, stripe: Stripe | null, logger: Logger, now: Date): Promise<number> {
+  if (!stripe) return 0;
+  // Claimed before Stripe is asked: a sweep that overlaps this one (or Stripe failing) does not ask
+  // about the same accounts again within the hour.
+  const due = await em.getConnection().execute<Array<{ id: string; subscription_id: string }>>(
+    `update accounts set subscription_checked_at = ?
+      where id in (select id from accounts
+                    where deleted_at is null and subscription_id is not null and subscription_status in ('active', 'trialing', 'past_due')
+                      and subscription_period_end < ? and (subscription_checked_at is null or subscription_checked_at < ?)
+                    order by subscription_period_end limit ? for update skip locked)
+      returning id, subscription_id`,
+    [now, new Date(now.getTime() - SUBSCRIPTION_RECONCILE_GRACE_MS), new Date(now.getTime() - SUBSCRIPTION_RECHECK_MS), SUBSCRIPTION_RECONCILE_BATCH],
+  );
+  let read = 0;
+  for (const row of due) {
+    try {
+      await em.fork().transactional((tx) => applyLatestSubscription(tx, stripe, logger, row.id, row.subscription_id));
+      read += 1;
+    } catch (err) {
+      logger.warn({ err, accountId: row.id, subscriptionId: row.subscription_id }, 'could not read a lapsed subscription from Stripe: the next sweep asks again');
+    }
+  }
+  return read;
 }

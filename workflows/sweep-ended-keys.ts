@@ -9,6 +9,11 @@ const { sweepEndedKeys, strandedTrainings, strandedIntegrations, strandedDeletio
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
+// Up to SUBSCRIPTION_RECONCILE_BATCH reads from Stripe, each bounded by the SDK's timeout and retries.
+const { reconcileLapsedSubscriptions } = proxyActivities<Activities>({
+  startToCloseTimeout: '3 minutes',
+  retry: { maximumAttempts: 1 },
+});
 
 export interface SweepResult {
   expired: number;
@@ -29,6 +34,8 @@ export interface SweepResult {
   deletionsStarted: number;
   /** credits.low alerts recorded by the sweep (their charging process died first). */
   creditAlerts: number;
+  /** Live subscriptions past their period with no event from Stripe, read from Stripe and applied. */
+  subscriptionsReconciled: number;
 }
 
 /**
@@ -38,7 +45,9 @@ export interface SweepResult {
  * starts `train/<mdl>` for a model whose creating call died before starting it (the stored context
  * is all the fit needs; a workflow already running or done keeps its id and is not started twice),
  * and `integrate/<mdl>` for an auto-updated model whose outcomes wait because their signal was lost,
- * and `delete-account/<acc>` for an account whose deletion was asked but whose erasure never started.
+ * and `delete-account/<acc>` for an account whose deletion was asked but whose erasure never started;
+ * last, reads from Stripe the subscriptions still live here past their period's end (their renewal or
+ * end never reported) and applies them.
  */
 export async function sweepEndedKeysWorkflow(): Promise<SweepResult> {
   const swept = await sweepEndedKeys();
@@ -78,5 +87,6 @@ export async function sweepEndedKeysWorkflow(): Promise<SweepResult> {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
   }
-  return { ...swept, trainingsResumed, integrationsStarted, deletionsStarted };
+  const subscriptionsReconciled = await reconcileLapsedSubscriptions();
+  return { ...swept, trainingsResumed, integrationsStarted, deletionsStarted, subscriptionsReconciled };
 }

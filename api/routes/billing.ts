@@ -48,7 +48,7 @@ export function billingRoutes(deps: { billing: Billing }): AnyRoute[] {
       auth: 'admin',
       body: checkoutBodySchema,
       responses: { 200: { description: 'The Checkout Session to send the customer to.', schema: checkoutSessionSchema } },
-      errors: [[409, 'SUBSCRIPTION_EXISTS'], ...PROVIDER_ERRORS],
+      errors: [[409, 'SUBSCRIPTION_EXISTS'], [409, 'PLAN_BY_CONTRACT'], ...PROVIDER_ERRORS],
       async handler(ctx, { body, auth }) {
         const session = await billing.checkout(requireAuth(auth).accountId, body.plan);
         ctx.body = { id: session.id, url: session.url, expires_at: session.expiresAt.toISOString() };
@@ -108,7 +108,7 @@ export function billingRoutes(deps: { billing: Billing }): AnyRoute[] {
     route({
       method: 'patch',
       path: '/v1/billing/subscription',
-      summary: 'Change the plan through Stripe (it takes effect when Stripe confirms; an upgrade raises this month’s allowance at once)',
+      summary: 'Change the plan through Stripe (it takes effect when Stripe confirms; an upgrade raises this month’s allowance at once); a subscription set to end goes on',
       tag: 'Billing',
       auth: 'admin',
       body: changePlanBodySchema,
@@ -116,7 +116,7 @@ export function billingRoutes(deps: { billing: Billing }): AnyRoute[] {
       errors: [[409, 'NO_ACTIVE_SUBSCRIPTION'], ...PROVIDER_ERRORS],
       async handler(ctx, { body, auth }) {
         const changed = await billing.changePlan(requireAuth(auth).accountId, body.plan);
-        ctx.body = presentSubscription(changed, { pendingPlan: changed.pendingPlan });
+        ctx.body = presentSubscription(changed, { pendingPlan: changed.pendingPlan, cancelAtPeriodEnd: changed.cancelAtPeriodEnd });
       },
     }),
     route({

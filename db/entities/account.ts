@@ -33,6 +33,11 @@ export interface Account {
   subscriptionStatus: string | null;
   subscriptionPeriodEnd: Date | null;
   subscriptionCancelAtPeriodEnd: Opt<boolean>;
+  /**
+   * When the sweep last read the subscription from Stripe because no event had reported it past its
+   * period's end (services/billing.ts, reconcileLapsedSubscriptions).
+   */
+  subscriptionCheckedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -59,6 +64,7 @@ export const AccountSchema = new EntitySchema<Account>({
     subscriptionStatus: { type: 'string', length: 40, nullable: true },
     subscriptionPeriodEnd: { type: 'datetime', nullable: true },
     subscriptionCancelAtPeriodEnd: { type: 'boolean', default: false },
+    subscriptionCheckedAt: { type: 'datetime', nullable: true },
     createdAt: { type: 'datetime', defaultRaw: 'now()' },
     updatedAt: { type: 'datetime', defaultRaw: 'now()', onUpdate: () => new Date() },
   },

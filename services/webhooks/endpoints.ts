@@ -79,7 +79,7 @@ export async function createEndpoint(
 
 /**
  * Changes url, events or active. Turning an endpoint back on clears why it was disabled and restarts
- * its failure clock.
+ * its failure clock; so does a new URL.
  */
 export async function updateEndpoint(
   em: EntityManager,
@@ -93,6 +93,10 @@ export async function updateEndpoint(
   if (url !== undefined && url !== endpoint.url) {
     if (await em.count(WebhookEndpointSchema, { workspace: workspaceId, url })) throw urlExists();
     endpoint.url = url;
+    // Another receiver: the old one's failures say nothing about it (a fourteenth probe's endpoint
+    // moved after its old URL had failed for 5 days was disabled at the new URL's first failure,
+    // without a single retry).
+    endpoint.failingSince = null;
   }
   if (changes.events !== undefined) endpoint.events = changes.events === null ? null : [...new Set(changes.events)];
   if (changes.active !== undefined && changes.active !== endpoint.active) {

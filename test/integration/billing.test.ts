@@ -6,6 +6,9 @@ import { sweepCreditAlerts } from '../../services/credit-alerts';
 import type { StripeStandIn } from '../../scripts/lib/stripe-standin';
 import { accountOf, eventually, ledgerOf, postEvent, startBillingHarness, WEBHOOK_PATH } from '../support/billing';
 import { expectError, type Harness } from '../support/harness';
+import type { SweepResult } from '../../workflows/sweep-ended-keys';
+import { provisionAccount } from '../../services/accounts';
+import { newId } from '../../services/ids';
 
 /**
  * Billing over HTTP: the service's stripe SDK talks to the Stripe stand-in; the stand-in's checkout
@@ -389,6 +392,103 @@ describe('billing with Stripe', () => {
       const after = await eventually(() => accountOf(h, account.account.id), (a) => a.plan === 'free');
       expect(after).toEqual(expect.objectContaining({ plan: 'free', subscriptionStatus: 'unpaid', monthlyAllowance: 1000 }));
     });
+
+    it('keeps a subscription set to end when the customer changes or re-chooses its plan: PATCH clears cancel_at_period_end, so a paid upgrade is not ended with the period', async () => {
+      const account = await h.provision('free');
+      const id = account.account.id;
+      const sub = () => h.http.get('/v1/billing/subscription').set('X-API-Key', account.adminKey);
+      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      await stripe.completeCheckout(checkout.body.id);
+      const built = await eventually(sub, (r) => r.body.plan === 'build');
+      const subId = built.body.subscription_id as string;
+
+      // Cancelled, then the same plan chosen again: the subscription goes on.
+      expect((await h.http.delete('/v1/billing/subscription').set('X-API-Key', account.adminKey)).body.cancel_at_period_end).toBe(true);
+      await eventually(sub, (r) => r.body.cancel_at_period_end === true);
+      const again = await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual(expect.objectContaining({ plan: 'build', cancel_at_period_end: false, pending_plan: null }));
+      expect(stripe.subscriptions.get(subId)?.cancel_at_period_end).toBe(false);
+      await eventually(sub, (r) => r.body.cancel_at_period_end === false);
+
+      // Cancelled, then upgraded: the upgrade is paid for, and the subscription goes on past the period.
+      await h.http.delete('/v1/billing/subscription').set('X-API-Key', account.adminKey);
+      await eventually(sub, (r) => r.body.cancel_at_period_end === true);
+      const upgrade = await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'pro' });
+      expect(upgrade.status).toBe(200);
+      expect(upgrade.body).toEqual(expect.objectContaining({ pending_plan: 'pro', cancel_at_period_end: false }));
+      await eventually(sub, (r) => r.body.plan === 'pro' && r.body.cancel_at_period_end === false);
+      await stripe.endPeriod(subId);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await accountOf(h, id)).toEqual(expect.objectContaining({ plan: 'pro', subscriptionStatus: 'active' }));
+    });
+
+    it('keeps a contract account on its contract: checkout answers 409 PLAN_BY_CONTRACT and asks Stripe nothing, and a subscription paid anyway (a page opened earlier) is cancelled without moving the plan', async () => {
+      const contract = await provisionAccount(h.orm.em.fork(), { email: `${newId('account').toLowerCase()}@example.test`, plan: 'contract', contractAllowance: 5_000_000 });
+      const id = contract.account.id;
+      const before = stripe.requests.length;
+      expectError(await h.http.post('/v1/billing/checkout').set('X-API-Key', contract.adminKey).send({ plan: 'build' }), 409, 'PLAN_BY_CONTRACT');
+      expect(stripe.requests.length).toBe(before);
+
+      // A session opened while the account was not on a contract yet (made here through the stand-in, as Checkout would).
+      const sdk = new Stripe('sk_test_other', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
+      const customer = await sdk.customers.create({ email: contract.account.email });
+      await h.orm.em.fork().getConnection().execute(`update accounts set stripe_customer_id = ? where id = ?`, [customer.id, id]);
+      const price = (await sdk.prices.list({ lookup_keys: ['plan_build'] })).data[0]!;
+      const session = await sdk.checkout.sessions.create({
+        mode: 'subscription',
+        customer: customer.id,
+        client_reference_id: id,
+        line_items: [{ price: price.id, quantity: 1 }],
+        metadata: { account_id: id, plan: 'build' },
+        subscription_data: { metadata: { account_id: id, plan: 'build' } },
+        success_url: 'https://example.com/ok',
+      });
+      await stripe.completeCheckout(session.id);
+      const subId = stripe.sessions.get(session.id)?.subscription as string;
+      await eventually(async () => stripe.subscriptions.get(subId)?.status, (status) => status === 'canceled');
+      expect(stripe.subscriptions.get(subId)?.status).toBe('canceled');
+      // A contract of 5,000,000 credits a month had become build (20,000 a month from the next period, 10 models).
+      expect(await accountOf(h, id)).toEqual(expect.objectContaining({ plan: 'contract', monthlyAllowance: 5_000_000, allowanceRemaining: 5_000_000 }));
+      expect(await ledgerOf(h, id, ['adjustment'])).toEqual([]);
+    });
+
+    it("asks Stripe about a subscription still live here an hour past its period's end: one whose end was never reported falls to free, one whose renewal was never reported takes its new period; each is asked once", async () => {
+      const sweep = () =>
+        h.client.workflow.execute<() => Promise<SweepResult>>('sweepEndedKeysWorkflow', { taskQueue: h.taskQueue, workflowId: `test-sweep-${Date.now()}-${Math.random()}` });
+      const lapse = (id: string) =>
+        h.orm.em.fork().getConnection().execute(`update accounts set subscription_period_end = now() - interval '2 hours' where id = ?`, [id]);
+      const ended = await subscribedToBuildEventsHeld();
+      stripe.autoDeliver = true;
+      const renewed = await subscribedToBuildEventsHeld();
+      // Events held from here on, and never delivered. One is cancelled at period end, then ended at
+      // Stripe; the other is renewed at Stripe.
+      await ended.sdk.subscriptions.update(ended.subId, { cancel_at_period_end: true });
+      await stripe.endPeriod(ended.subId);
+      await stripe.endPeriod(renewed.subId);
+      stripe.outbox.length = 0;
+      await lapse(ended.id);
+      await lapse(renewed.id);
+      expect((await accountOf(h, ended.id)).plan).toBe('build');
+
+      const before = stripe.requests.length;
+      expect((await sweep()).subscriptionsReconciled).toBeGreaterThanOrEqual(2);
+      expect(await accountOf(h, ended.id)).toEqual(expect.objectContaining({ plan: 'free', subscriptionStatus: 'canceled', monthlyAllowance: PLANS.free.monthlyAllowance }));
+      const renewedAfter = await accountOf(h, renewed.id);
+      expect(renewedAfter).toEqual(expect.objectContaining({ plan: 'build', subscriptionStatus: 'active' }));
+      expect(renewedAfter.subscriptionPeriodEnd!.getTime()).toBeGreaterThan(Date.now() + 20 * 86_400_000);
+      expect(await ledgerOf(h, ended.id, ['adjustment'])).toEqual([
+        expect.objectContaining({ operation: 'plan_upgrade', reference: `${ended.subId}:build` }),
+        expect.objectContaining({ operation: 'plan_downgrade', reference: `${ended.subId}:free` }),
+      ]);
+      const reads = (subId: string) => stripe.requests.slice(before).filter((r) => r === `GET /v1/subscriptions/${subId}`).length;
+      expect(reads(ended.subId)).toBe(1);
+      expect(reads(renewed.subId)).toBe(1);
+      // Neither is asked again: one is no longer live, the other's period lies ahead.
+      await sweep();
+      expect(reads(ended.subId)).toBe(1);
+      expect(reads(renewed.subId)).toBe(1);
+    });
   });
 
   describe('credit purchases', () => {
@@ -453,6 +553,35 @@ describe('billing with Stripe', () => {
       await settledOrClosed(account.adminKey, paid.id);
       expect((await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 100 })).status).toBe(200);
       expect(await pending()).toBe(10);
+    });
+
+    it('does not count toward the 10 waiting purchases one whose Checkout Session Stripe refused, once 10 minutes have passed (it has no payment page to pay)', async () => {
+      const account = await h.provision('build');
+      const id = account.account.id;
+      const first = await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 100 });
+      const customer = (await accountOf(h, id)).stripeCustomerId!;
+      // Stripe refuses the session: its customer was deleted between the service's check and the call.
+      const held = stripe.hold('POST', '/v1/checkout/sessions');
+      const failing = h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 100 }).then((r) => r);
+      await held.arrived;
+      await stripe.deleteCustomer(customer);
+      held.release();
+      expectError(await failing, 502, 'PAYMENT_PROVIDER_ERROR');
+      const db = h.orm.em.fork().getConnection();
+      const [orphan] = await db.execute<Array<{ id: string }>>(`select id from credit_purchases where account_id = ? and checkout_session_id is null`, [id]);
+      expect(orphan).toBeDefined();
+      // Nine more such refusals, all more than 10 minutes ago, beside the one pending purchase with a payment page.
+      for (let i = 0; i < 9; i += 1) {
+        await db.execute(
+          `insert into credit_purchases (id, account_id, workspace_id, plan, units, amount, currency, state, expires_at, created_at)
+           select ?, account_id, workspace_id, plan, units, amount, currency, state, expires_at, created_at from credit_purchases where id = ?`,
+          [`pur_${first.body.id.slice(4, 14)}${i}x${orphan!.id.slice(-10)}`, orphan!.id],
+        );
+      }
+      await db.execute(`update credit_purchases set created_at = now() - interval '11 minutes' where account_id = ? and checkout_session_id is null`, [id]);
+      const next = await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 100 });
+      expect(next.status).toBe(200);
+      expect(next.body.payment_url).toEqual(expect.any(String));
     });
 
     it("refuses a purchase below Stripe's minimum charge with 400 before Stripe is asked (100 credits cost 0.40 USD on pro; Stripe's stand-in, like Stripe, refuses such a session), and buys the plan's minimum", async () => {

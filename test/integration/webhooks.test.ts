@@ -257,6 +257,24 @@ describe('outgoing webhooks', () => {
       expect(after.body).toEqual(expect.objectContaining({ active: false, disabled_reason: expect.stringMatching(/No successful delivery for 5 days/) }));
     });
 
+    it('restarts the failure clock when the URL changes: the new receiver is retried on the schedule, not disabled at its first failure for the old URL’s 5 days', async () => {
+      const { adminKey } = await h.provision('build');
+      const hook = await endpoint(adminKey, freshPath());
+      // the old receiver failed for more than 5 days, with no attempt since its last failure
+      await h.orm.em.fork().nativeUpdate(WebhookEndpointSchema, { id: hook.id }, { failingSince: new Date(Date.now() - 5 * 86_400_000 - 60_000) });
+      const moved = freshPath();
+      receiver.script(moved, [{ status: 503 }, { status: 200 }]);
+      const patched = await h.http.patch(`/v1/webhooks/${hook.id}`).set('X-API-Key', adminKey).send({ url: receiver.url(moved) });
+      expect(patched.status).toBe(200);
+      expect(patched.body.failing_since).toBeNull();
+      await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      const [delivery] = await settled(adminKey, hook.id);
+      expect(delivery!.state).toBe('succeeded');
+      expect(delivery!.attempts.map((a) => [a.status, a.outcome])).toEqual([[503, 'retry'], [200, 'succeeded']]);
+      const after = await h.http.get(`/v1/webhooks/${hook.id}`).set('X-API-Key', adminKey);
+      expect(after.body).toEqual(expect.objectContaining({ active: true, failing_since: null, disabled_reason: null }));
+    });
+
     it('honours Retry-After on 429 and 503 instead of the schedule', async () => {
       const { adminKey } = await h.provision('build');
       const path = freshPath();
