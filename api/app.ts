@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import type { ZodType } from 'zod';
 import type { AppConfig } from '../config/env';
 import type { EnginePool } from '../services/engine-pool';
+import type { StagedBody } from '../services/staged-bodies';
+import type { PlanName } from '../config/plans';
 import { RateLimited, RateLimits, type RateBudget } from '../services/rate-limits';
 import type { RequestLogWriter } from '../services/request-log';
 import type { TemporalGateway } from '../services/temporal/gateway';
@@ -154,6 +156,11 @@ async function withinRateLimits(ctx: Context, rateLimits: RateLimits, auth: Auth
   }
 }
 
+/** A route's large JSON body, read by an engine thread as that route reads its body (RouteDef `stagedBody`). */
+function stageBody(pool: EnginePool, kind: NonNullable<AnyRoute['stagedBody']>, bytes: Buffer, request: { method: string; path: string; plan: PlanName }): Promise<StagedBody> {
+  return kind === 'predict' ? pool.stagePredictBody(bytes, request) : pool.stageTrainingBody(bytes, request);
+}
+
 function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: AnyRoute): void {
   const bodyKind = def.bodyKind ?? (def.body ? 'json' : 'none');
   router[def.method](def.path, async (ctx: Context) => {
@@ -179,19 +186,26 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: Any
       // body arrives. Either way a refusal answers before any validation or handler runs.
       const limited = auth ? withinRateLimits(ctx, rateLimits, auth) : Promise.resolve();
       limited.catch(() => undefined);
-      const upload = await readBody(ctx, bodyKind, deps.config, auth?.plan ?? null);
+      const { upload, largeJson } = await readBody(ctx, bodyKind, deps.config, auth?.plan ?? null, def.stagedBody !== undefined);
       await limited;
+      const staged = largeJson && def.stagedBody ? await stageBody(deps.enginePool, def.stagedBody, largeJson, { method: ctx.method, path: ctx.path, plan: auth?.plan ?? 'free' }) : null;
       const run = async () => {
         const params = parseWith(def.params, ctx.params, 'params');
         const query = parseWith(def.query, ctx.query, 'query');
         const raw = ctx.is('multipart/form-data') ? coerceFormFields(def.body, ctx.request.body) : ctx.request.body;
-        const body = parseWith(def.body, raw ?? {}, 'body', def.validationCode);
-        await def.handler(ctx, { body, query, params, auth, upload, requestId: ctx.state.requestId as string });
+        // A staged body was validated by its thread, against this schema
+        const body = staged ? staged.body : parseWith(def.body, raw ?? {}, 'body', def.validationCode);
+        await def.handler(ctx, { body, query, params, auth, upload, staged, requestId: ctx.state.requestId as string });
       };
-      if (auth) {
-        const commitDeps = { orm: deps.orm, callPool: deps.callPool, idempotencyLeaseSeconds: deps.config.IDEMPOTENCY_LEASE_SECONDS };
-        await runCommitted(ctx, commitDeps, { workspaceId: auth.workspaceId, idempotent: def.idempotent === true, upload }, run);
-      } else await run();
+      try {
+        if (auth) {
+          const commitDeps = { orm: deps.orm, callPool: deps.callPool, idempotencyLeaseSeconds: deps.config.IDEMPOTENCY_LEASE_SECONDS };
+          const scope = { workspaceId: auth.workspaceId, idempotent: def.idempotent === true, upload, bodyFingerprint: staged?.fingerprint ?? null };
+          await runCommitted(ctx, commitDeps, scope, run);
+        } else await run();
+      } finally {
+        staged?.end();
+      }
     }));
   });
 }

@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import type { ZodType } from 'zod';
 import type { AuthContext, AuthRequirement } from './middleware/auth';
 import type { BodyKind, UploadedFile } from './middleware/body';
+import type { StagedBody } from '../services/staged-bodies';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
 
@@ -20,6 +21,12 @@ export interface RouteInput<B, Q, P> {
   auth: AuthContext | null;
   /** The multipart `file` of dataset routes, when one was sent. */
   upload: UploadedFile | null;
+  /**
+   * A large JSON body the route stages (`stagedBody`), read by an engine thread: a prediction's rows
+   * held there (StagedRows), a new model's rows ready to store (StagedTrainingSet). `body` is then the
+   * fields the thread validated besides the rows.
+   */
+  staged: StagedBody | null;
   requestId: string;
 }
 
@@ -38,6 +45,13 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   operation?: string;
   /** How the body is read: `json` (default when a body schema is given), `dataset` (JSON or multipart file, plan limits). */
   bodyKind?: BodyKind;
+  /**
+   * A JSON body of STAGED_JSON_FROM_BYTES or more is never parsed on the event loop: an engine thread
+   * reads it as this route's body (`predict`: services/prediction-body.ts, its rows held there for the
+   * call; `training`: services/training-body.ts, its rows checked, analysed and gzipped there) and the
+   * handler gets it as `staged`. Smaller bodies are read as usual.
+   */
+  stagedBody?: 'predict' | 'training';
   /** Error code of a body that fails its schema (default VALIDATION_ERROR). */
   validationCode?: string;
   /** Accepts an Idempotency-Key header (replays the stored answer of a completed call). */

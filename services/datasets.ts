@@ -171,6 +171,23 @@ export interface ValidationReport {
  * and on its free validation alike (validation ignored it, and answered `valid: true` for a body that
  * training then refused for its engine: a ninth probe).
  */
+/**
+ * The checks of a new model's request before its rows are analysed, in the order a client meets them:
+ * an engine is named, it is a tabular engine of the catalogue, the rows fit the plan.
+ */
+export function checkedTrainingEngine(plan: PlanName, engineId: string | undefined, rows: number): NonNullable<ReturnType<typeof findEngine>> {
+  if (!engineId) throw validationError('Invalid body.engine: required when creating a model (engine ids come from GET /v1/engines).');
+  const engine = tabularEngine(engineId);
+  refuseBeyondTrainingRows(plan, rows);
+  return engine;
+}
+
+/** The engine's refusal of a dataset (its code and message, from whichever thread), as the contract's answer. */
+export function dataRefusal(err: { code: string; message: string }): AppError {
+  if (err.code === 'TARGET_MISSING' || err.code === 'INVALID_OPTIONS') return new AppError('VALIDATION_ERROR', 400, err.message);
+  return new AppError('DATA_VALIDATION_FAILED', 422, err.message, { report: { valid: false, errors: [{ code: err.code, message: err.message }] } });
+}
+
 export function tabularEngine(engineId: string): NonNullable<ReturnType<typeof findEngine>> {
   const engine = findEngine(engineId);
   if (!engine || engine.kind !== 'tabular') throw validationError(`Invalid body.engine: ${engineId} is not a tabular engine of GET /v1/engines.`);

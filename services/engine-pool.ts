@@ -4,12 +4,14 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { LRUCache } from 'lru-cache';
 import { predictRows, type DataReport, type Prediction, type TabularModel, type TrialReport } from '../engines/tabular';
-import { AppError } from './errors';
+import { AppError, unservableVersion } from './errors';
 import { FreeWorkQueue, type FreeCall } from './free-work';
-import { watchEnginePool } from './metrics';
+import { stagedBodies, watchEnginePool } from './metrics';
+import { StagedRows, StagedTrainingSet } from './staged-bodies';
+import type { PlanName } from '../config/plans';
 import type { Row } from './datasets';
 import type { Backtest, SeriesForecast } from '../engines/forecast';
-import type { Outcome, ParsedUpload, PreparedRequest, SeriesRequest, TrainOutput } from './engine-worker';
+import type { Outcome, ParsedUpload, PreparedRequest, SeriesRequest, StagedTrainingOutcome, TrainOutput, TrainTask } from './engine-worker';
 
 /** Batches up to this many rows are scored on the main thread once the version is loaded there. */
 export const INLINE_MAX_ROWS = 16;
@@ -26,6 +28,11 @@ export function splitEvenly<T>(rows: T[], parts: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < n; i++) out.push(rows.slice(Math.floor((i * rows.length) / n), Math.floor(((i + 1) * rows.length) / n)));
   return out;
+}
+
+/** The bytes of a body, in an ArrayBuffer of their own, to move to a thread (a copy only when they share one). */
+function movable(body: Buffer): Uint8Array {
+  return body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? new Uint8Array(body.buffer) : new Uint8Array(body);
 }
 
 /** An engine refusal that crossed the thread boundary (errors are cloned, not their classes). */
@@ -108,7 +115,7 @@ export class EnginePool {
   }
 
   async train(
-    task: { rows: Row[]; target: string; task?: 'classification' | 'regression'; explain: boolean; seed: number },
+    task: Omit<TrainTask, 'progressPort'>,
     options: { onProgress?: (p: { done: number; total: number }) => void; signal?: AbortSignal } = {},
   ): Promise<TrainOutput> {
     const channel = new MessageChannel();
@@ -149,8 +156,44 @@ export class EnginePool {
     let answer = (await this.pool.run({ versionId, rows }, { name: 'predict' })) as Answer;
     if (!Array.isArray(answer) && 'miss' in answer) answer = (await this.pool.run({ versionId, artefact: await artefact(), rows }, { name: 'predict' })) as Answer;
     if (Array.isArray(answer)) return answer;
-    if ('unservable' in answer) throw new AppError('ENGINE_MISMATCH', 409, `This model version cannot be served by the current engine (${answer.unservable}); refresh the model to retrain it.`);
+    if ('unservable' in answer) throw unservableVersion(answer.unservable);
     throw new Error('the engine worker asked twice for the artefact');
+  }
+
+  /**
+   * Reads a large prediction body on a thread, which keeps its rows for the call (StagedRows): the
+   * bytes are moved there, not copied, and the rows never come back. A refused body is thrown.
+   */
+  async stagePredictBody(body: Buffer, request: { method: string; path: string }): Promise<StagedRows> {
+    const channel = new MessageChannel();
+    // A call's port alone never keeps the process alive.
+    channel.port1.unref();
+    const bytes = movable(body);
+    const task = this.pool.run(
+      { body: bytes, method: request.method, path: request.path, port: channel.port2 },
+      { name: 'stagePredictBody', transferList: [channel.port2, bytes.buffer as ArrayBuffer] },
+    );
+    try {
+      const staged = await StagedRows.open(channel.port1, task);
+      stagedBodies.inc({ outcome: 'staged' });
+      return staged;
+    } catch (err) {
+      if (err instanceof AppError) stagedBodies.inc({ outcome: 'refused' });
+      throw err;
+    }
+  }
+
+  /** Reads a large training body on a thread (services/training-body.ts): its fields, its rows gzipped for the context, or its refusal (thrown). */
+  async stageTrainingBody(body: Buffer, request: { method: string; path: string; plan: PlanName }): Promise<StagedTrainingSet> {
+    const bytes = movable(body);
+    const outcome = (await this.pool.run({ body: bytes, ...request }, { name: 'stageTrainingBody', transferList: [bytes.buffer as ArrayBuffer] })) as StagedTrainingOutcome;
+    if (!outcome.ok) {
+      stagedBodies.inc({ outcome: 'refused' });
+      throw new AppError(outcome.error.code, outcome.error.status, outcome.error.detail, outcome.error.extra);
+    }
+    stagedBodies.inc({ outcome: 'staged' });
+    const { fields, dataset, fingerprint } = outcome.value;
+    return new StagedTrainingSet(fields, { ...dataset, context: Buffer.from(dataset.context.buffer, dataset.context.byteOffset, dataset.context.byteLength) }, fingerprint);
   }
 
   /** Whether small batches of this version are scored on the main thread (what the tests observe). */

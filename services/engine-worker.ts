@@ -20,7 +20,13 @@ import {
 import { TabularDataError, TabularModelFormatError } from '../engines/tabular';
 import { SeriesError, backtestSeries, forecastSeries, inferTimestampColumn, prepareSeries, type Backtest, type PreparedSeries, type SeriesForecast } from '../engines/forecast';
 import { parseUploadedFile, type Row } from './datasets';
-import { AppError } from './errors';
+import { AppError, unservableVersion } from './errors';
+import { contextRows } from './context-rows';
+import { readPredictionBody } from './prediction-body';
+import { readTrainingBody, type ReadTrainingBody } from './training-body';
+import type { PlanName } from '../config/plans';
+import { checkPredictionRows, predictionOutputs } from './prediction-rows';
+import { STAGED_IDLE_MS, type CarriedError, type StageReply, type StageRequest } from './staged-bodies';
 import { syntheticDailyRows } from './synthetic-series';
 
 /** Errors lose their class and fields across threads, so data refusals travel as values. */
@@ -35,8 +41,14 @@ function guarded<T>(run: () => T): Outcome<T> {
   }
 }
 
+/** A version's context as stored (gzipped chunks, services/models.ts contextChunks), read into rows on the thread. */
+export interface StoredContext {
+  chunks: Uint8Array[];
+  maxRows: number | null;
+}
+
 export interface TrainTask {
-  rows: Row[];
+  rows: Row[] | StoredContext;
   target: string;
   task?: 'classification' | 'regression';
   explain: boolean;
@@ -52,6 +64,8 @@ export interface TrainOutput {
   validation: { metric: string; score: number; higher_is_better: boolean; baseline_score: number };
   topFactors: Array<{ feature: string; importance: number }> | null;
   featureColumns: string[];
+  /** The rows it was trained on. */
+  rowCount: number;
 }
 
 export function train(task: TrainTask): Outcome<TrainOutput> {
@@ -60,7 +74,8 @@ export function train(task: TrainTask): Outcome<TrainOutput> {
 
 function trainNow(task: TrainTask): TrainOutput {
   let lastPost = 0;
-  const trained = trainTabular(task.rows, {
+  const rows = Array.isArray(task.rows) ? task.rows : contextRows(task.rows.chunks, task.rows.maxRows);
+  const trained = trainTabular(rows, {
     target: task.target,
     task: task.task,
     explain: task.explain,
@@ -81,6 +96,7 @@ function trainNow(task: TrainTask): TrainOutput {
     validation: trained.validation,
     topFactors: trained.topFactors ?? null,
     featureColumns: featureColumns(trained.model),
+    rowCount: rows.length,
   };
 }
 
@@ -132,6 +148,99 @@ export function exportModel(task: { versionId: string; artefact?: string }): { m
   } catch (err) {
     if (err instanceof TabularModelFormatError) return { unservable: err.message };
     throw err;
+  }
+}
+
+/** A large training body's answer (services/training-body.ts), or its refusal, as values. */
+export type StagedTrainingOutcome = { ok: true; value: ReadTrainingBody } | { ok: false; error: CarriedError };
+
+/** Reads a large training body on this thread (services/training-body.ts); the API's event loop never parses it. */
+export function stageTrainingBody(task: { body: Uint8Array; method: string; path: string; plan: PlanName }): StagedTrainingOutcome {
+  try {
+    return { ok: true, value: readTrainingBody(task.body, task) };
+  } catch (err) {
+    if (err instanceof AppError) return { ok: false, error: carried(err) };
+    throw err;
+  }
+}
+
+/** A refusal as a value that crosses to the API (its class does not). */
+function carried(err: AppError): CarriedError {
+  return { code: err.code, status: err.status, detail: err.detail, extra: err.extra };
+}
+
+/** The next request of the API on a staged call's port; null after STAGED_IDLE_MS without one. */
+function nextRequest(port: MessagePort): Promise<StageRequest | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      port.off('message', onMessage);
+      resolve(null);
+    }, STAGED_IDLE_MS);
+    const onMessage = (request: StageRequest) => {
+      clearTimeout(timer);
+      port.off('message', onMessage);
+      resolve(request);
+    };
+    port.on('message', onMessage);
+  });
+}
+
+/**
+ * A large prediction body, read on this thread and held here for its call (services/staged-bodies.ts):
+ * parsed and validated as the API reads a small one, then checked against the model and scored when
+ * the API asks, which answers the predictions and the features' JSON the call stores. Every request
+ * is answered by a message on the port; the task ends at the API's `end` (or when it goes quiet).
+ */
+export async function stagePredictBody(task: { body: Uint8Array; method: string; path: string; port: MessagePort }): Promise<void> {
+  const { port } = task;
+  const reply = (message: StageReply) => port.postMessage(message);
+  const refusing = (run: () => void): CarriedError | null => {
+    try {
+      run();
+      return null;
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      reply({ kind: 'refused', error: carried(err) });
+      return carried(err);
+    }
+  };
+  try {
+    let rows: Row[] = [];
+    const refusal = refusing(() => {
+      const body = readPredictionBody(task.body, task);
+      rows = body.rows;
+      reply({ kind: 'staged', count: rows.length, fingerprint: body.fingerprint });
+    });
+    for (let request = await nextRequest(port); request !== null && request.kind !== 'end'; request = await nextRequest(port)) {
+      if (refusal) {
+        reply({ kind: 'refused', error: refusal });
+        continue;
+      }
+      if (request.kind === 'check') {
+        const { model, report } = request;
+        if (!refusing(() => checkPredictionRows(model, { report }, rows))) reply({ kind: 'checked' });
+        continue;
+      }
+      let model: TabularModel | null;
+      try {
+        model = cachedModel(request.versionId, request.artefact);
+      } catch (err) {
+        if (!(err instanceof TabularModelFormatError)) throw err;
+        reply({ kind: 'refused', error: carried(unservableVersion(err.message)) });
+        continue;
+      }
+      if (!model) {
+        reply({ kind: 'miss' });
+        continue;
+      }
+      const outputs = predictionOutputs(predictRows(model, rows), request.ids);
+      // UTF-8 here, and moved, not copied: the API hands these bytes to PostgreSQL as they are
+      const featuresJson = Buffer.from(JSON.stringify(rows));
+      port.postMessage({ kind: 'scored', outputs, featuresJson } satisfies StageReply, [featuresJson.buffer as ArrayBuffer]);
+      rows = [];
+    }
+  } finally {
+    port.close();
   }
 }
 

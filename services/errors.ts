@@ -18,6 +18,10 @@ export class AppError extends Error {
 
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', 404, `${what} was not found.`);
 
+/** A model version whose artefact this engine build cannot load (the thread's `unservable` reason). */
+export const unservableVersion = (reason: string): AppError =>
+  new AppError('ENGINE_MISMATCH', 409, `This model version cannot be served by the current engine (${reason}); refresh the model to retrain it.`);
+
 export const validationError = (detail: string, errors?: Array<{ path: string; message: string }>): AppError =>
   new AppError('VALIDATION_ERROR', 400, detail, errors ? { errors } : {});
 

@@ -30,6 +30,23 @@ export function parseJsonBody(text: string): unknown {
   return value;
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A JSON body's bytes read as parseJsonBody reads its text; no body (or only blanks) is `{}`, so that
+ * routes with only optional fields accept it. JSON is UTF-8 (RFC 8259): bytes that are not were each
+ * read as U+FFFD and stored so, a latin-1 "café" as "caf\uFFFD" (a sixth probe).
+ */
+export function parseJsonBytes(raw: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = UTF8.decode(raw);
+  } catch {
+    throw new AppError('INVALID_JSON', 400, 'The request body is not valid UTF-8; JSON is sent as UTF-8 whatever the declared charset.');
+  }
+  return text.trim() === '' ? {} : parseJsonBody(text);
+}
+
 // String.prototype.isWellFormed (ES2024, Node 20): false when a string holds a lone surrogate
 const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 

@@ -45,6 +45,13 @@ export const rateBudgetStatements = new Counter({
   registers: [registry],
 });
 
+export const stagedBodies = new Counter({
+  name: 'staged_request_bodies_total',
+  help: 'Large prediction bodies read on an engine thread instead of the event loop, by outcome ("staged": parsed and held for the call, "refused": answered 4xx).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 export const workflowStarts = new Counter({
   name: 'workflow_starts_total',
   help: 'Workflows started by this process, by workflow type (signal-with-start counts as one start request).',

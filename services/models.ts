@@ -16,9 +16,9 @@ import {
 import { findEngine } from '../engines/catalogue';
 import { gunzipJson, gzipJson } from './compression';
 import { cleanDisplayName } from './display-names';
-import { refuseBeyondTrainingRows, tabularEngine, type Row } from './datasets';
+import { checkedTrainingEngine, dataRefusal, type Row } from './datasets';
 import { EngineDataError, type EnginePool } from './engine-pool';
-import { AppError, notFound, validationError } from './errors';
+import { AppError, notFound } from './errors';
 import { assertServing, pendingCount } from './outcomes';
 import type { TemporalGateway } from './temporal/gateway';
 import { newId } from './ids';
@@ -58,6 +58,17 @@ async function assertQuotaSlot(tx: EntityManager, accountId: string): Promise<vo
   }
 }
 
+/** A training set as a model's context stores it: its rows as gzipped JSON (what gzipJson writes), and their number. */
+export interface PreparedTrainingSet {
+  rowCount: number;
+  context: Buffer;
+}
+
+/** A prepared training set whose task was inferred (or checked) by the engine's analysis. */
+export interface AnalysedTrainingSet extends PreparedTrainingSet {
+  task: ModelTask;
+}
+
 export interface NewModelInput {
   workspaceId: string;
   accountId: string;
@@ -67,7 +78,7 @@ export interface NewModelInput {
   engineId: string;
   explain: boolean;
   autoUpdate: boolean;
-  rows: Row[];
+  rows: Row[] | PreparedTrainingSet;
 }
 
 /**
@@ -84,7 +95,7 @@ const defaultModelName = (target: string): string => cleanDisplayName(`Model of 
  * the account row lock serialises concurrent creations so the quota cannot be overrun.
  */
 export async function createModelForTraining(em: EntityManager, input: NewModelInput): Promise<Model> {
-  const context = await gzipJson(input.rows);
+  const { rowCount, context } = Array.isArray(input.rows) ? { rowCount: input.rows.length, context: await gzipJson(input.rows) } : input.rows;
   return em.transactional(async (tx) => {
     await assertQuotaSlot(tx, input.accountId);
     const now = new Date();
@@ -111,7 +122,7 @@ export async function createModelForTraining(em: EntityManager, input: NewModelI
       id: newId('event'),
       model,
       versionNumber: 1,
-      rowCount: input.rows.length,
+      rowCount,
       data: context,
       createdAt: now,
     });
@@ -127,6 +138,16 @@ export async function createModelForTraining(em: EntityManager, input: NewModelI
  * needed.
  */
 export async function loadContext(em: EntityManager, modelId: string, versionNumber: number, maxRows: number | null = null): Promise<Row[]> {
+  const chunks = await contextChunks(em, modelId, versionNumber, maxRows);
+  const rows = (await Promise.all(chunks.map((chunk) => gunzipJson<Row[]>(chunk)))).flat();
+  return maxRows !== null && rows.length > maxRows ? rows.slice(rows.length - maxRows) : rows;
+}
+
+/**
+ * The gzipped chunks loadContext reads, in order, unread: an engine thread makes the same rows of them
+ * (services/context-rows.ts), so that a fit's rows are never parsed on the worker's event loop.
+ */
+export async function contextChunks(em: EntityManager, modelId: string, versionNumber: number, maxRows: number | null): Promise<Buffer[]> {
   const sizes = await em.find(
     ContextChunkSchema,
     { model: modelId, versionNumber: { $lte: versionNumber } },
@@ -140,8 +161,7 @@ export async function loadContext(em: EntityManager, modelId: string, versionNum
     count += chunk.rowCount;
   }
   const chunks = needed.length ? await em.find(ContextChunkSchema, { id: { $in: needed } }, { orderBy: { versionNumber: 'asc', createdAt: 'asc' }, populate: ['data'] }) : [];
-  const rows = (await Promise.all(chunks.map((chunk) => gunzipJson<Row[]>(chunk.data)))).flat();
-  return maxRows !== null && rows.length > maxRows ? rows.slice(rows.length - maxRows) : rows;
+  return chunks.map((chunk) => chunk.data);
 }
 
 /** Models still `training` since before `createdBefore`: their creating call may have died. */
@@ -328,7 +348,8 @@ export interface CreateModelInput {
   name: string | undefined;
   explain: boolean;
   autoUpdate: boolean;
-  rows: Row[];
+  /** Parsed here, or read, checked and analysed by an engine thread (a large body: services/training-body.ts). */
+  rows: Row[] | AnalysedTrainingSet;
 }
 
 /**
@@ -342,15 +363,16 @@ export async function createModel(
   deps: { pool: EnginePool; temporal: TemporalGateway },
   input: CreateModelInput,
 ): Promise<{ model: Model; version: ModelVersion | null }> {
-  if (!input.engine) throw validationError('Invalid body.engine: required when creating a model (engine ids come from GET /v1/engines).');
-  const engine = tabularEngine(input.engine);
-  refuseBeyondTrainingRows(input.plan, input.rows.length);
+  const { rows } = input;
+  const engine = checkedTrainingEngine(input.plan, input.engine, Array.isArray(rows) ? rows.length : rows.rowCount);
   let task: ModelTask;
-  try {
-    task = (await deps.pool.analyse(input.rows, input.target, input.task)).task;
-  } catch (err) {
-    throw err instanceof EngineDataError ? dataRefusal(err) : err;
-  }
+  if (Array.isArray(rows)) {
+    try {
+      task = (await deps.pool.analyse(rows, input.target, input.task)).task;
+    } catch (err) {
+      throw err instanceof EngineDataError ? dataRefusal(err) : err;
+    }
+  } else task = rows.task;
   const model = await createModelForTraining(em.fork(), {
     workspaceId: input.workspaceId,
     accountId: input.accountId,
@@ -366,12 +388,6 @@ export async function createModel(
   const fresh = em.fork();
   const [trained] = await withServingVersions(fresh, [await getModel(fresh, input.workspaceId, model.id)]);
   return trained!;
-}
-
-/** The engine's refusal of a dataset, as the contract's answer. */
-export function dataRefusal(err: EngineDataError): AppError {
-  if (err.code === 'TARGET_MISSING' || err.code === 'INVALID_OPTIONS') return new AppError('VALIDATION_ERROR', 400, err.message);
-  return new AppError('DATA_VALIDATION_FAILED', 422, err.message, { report: { valid: false, errors: [{ code: err.code, message: err.message }] } });
 }
 
 /**

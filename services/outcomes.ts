@@ -7,7 +7,7 @@ import type { Row } from './datasets';
 import { AppError, quoted, validationError } from './errors';
 import { idPattern, newId, RUN_STEM_LENGTH } from './ids';
 import { getModel } from './models';
-import { checkPredictionRows } from './predictions';
+import { checkPredictionRows } from './prediction-rows';
 import type { TemporalGateway } from './temporal/gateway';
 
 export interface OutcomeInput {

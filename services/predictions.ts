@@ -1,73 +1,19 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import { MAX_PREDICT_ROWS_PER_CALL, PREDICTION_RETENTION_DAYS } from '../config/plans';
 import { ModelVersionSchema, type Model, type ModelVersion } from '../db/entities';
 import { findEngine } from '../engines/catalogue';
-import { toNumber } from '../engines/tabular';
 import { gunzipText } from './compression';
 import { answeredCallChargerFor } from './charge-batch';
 import { callExpired, chargeCall, knownToAfford, noteCharged, releaseReservation, settleSql, type CallStores } from './credits';
 import type { Row } from './datasets';
 import { INLINE_MAX_ROWS, type EnginePool } from './engine-pool';
-import { AppError, notFound, quoted } from './errors';
+import { AppError, notFound } from './errors';
+import { checkPredictionRows, predictionOutputs } from './prediction-rows';
+import type { StagedRows } from './staged-bodies';
 import { newIdRun } from './ids';
 import { OrmParams, sql, SqlParams, type Queryable } from './sql';
 import { LRUCache } from 'lru-cache';
 import { isServable } from './models';
-
-interface ColumnInfo {
-  name: string;
-  type: string;
-}
-
-/** How many columns a sentence names; `missing_columns` and `unexpected_columns` list them all. */
-const NAMED_COLUMNS = 10;
-
-/** `"a", "b" and 998 more`: a row of 600,000 unknown columns made an 8 MB sentence, twice the answer it needed. */
-function namedColumns(columns: string[]): string {
-  const named = columns.slice(0, NAMED_COLUMNS).map((c) => `"${c}"`).join(', ');
-  return columns.length > NAMED_COLUMNS ? `${named} and ${columns.length - NAMED_COLUMNS} more` : named;
-}
-
-/**
- * Column names must equal the training columns minus the target (COLUMN_MISMATCH names the missing
- * and unexpected ones); values must fit the column's type (SCHEMA_MISMATCH names the column).
- */
-export function checkPredictionRows(model: Pick<Model, 'featureColumns' | 'target'>, version: ModelVersion, rows: Row[], firstIndex = 0): void {
-  const expected = new Set(model.featureColumns);
-  rows.forEach((row, index) => {
-    const i = firstIndex + index;
-    const keys = Object.keys(row);
-    // own properties only: `"constructor" in row` is true of every object
-    const missing = model.featureColumns.filter((c) => !Object.hasOwn(row, c));
-    const unexpected = keys.filter((k) => !expected.has(k));
-    if (missing.length > 0 || unexpected.length > 0) {
-      const parts = [missing.length > 0 ? `missing ${namedColumns(missing)}` : null, unexpected.length > 0 ? `unexpected ${namedColumns(unexpected)}` : null].filter(Boolean);
-      throw new AppError('COLUMN_MISMATCH', 400, `Row ${i}: the columns must be the training columns minus the target; ${parts.join('; ')}.`, {
-        expected_columns: model.featureColumns,
-        missing_columns: missing,
-        unexpected_columns: unexpected,
-        row: i,
-      });
-    }
-  });
-  const columns = ((version.report as { columns?: ColumnInfo[] }).columns ?? []).filter((c) => c.name !== model.target);
-  for (const column of columns) {
-    if (column.type !== 'numeric') continue;
-    rows.forEach((row, index) => {
-      const i = firstIndex + index;
-      const value = row[column.name];
-      if (value === null || value === undefined || typeof value === 'number') return;
-      // Numeric text as the engine reads it (not Number(), which also reads "0x10"): the engine would
-      // score such a value as missing, and a refresh would fold it as text.
-      if (typeof value === 'string' && (value.trim() === '' || Number.isFinite(toNumber(value)))) return;
-      throw new AppError('SCHEMA_MISMATCH', 400, `Row ${i}: column "${column.name}" was numeric in training but received ${quoted(value)}.`, {
-        column: column.name,
-        expected_type: 'numeric',
-        row: i,
-      });
-    });
-  }
-}
 
 /**
  * One call's scored rows, stored as one row of `prediction_calls` keyed by `stem`; row i's request_id
@@ -79,13 +25,29 @@ export interface ScoredRows {
   outputs: Array<Record<string, unknown>>;
 }
 
+/**
+ * A staged body's scored rows (services/staged-bodies.ts): the features arrive as the JSON its thread
+ * wrote, in UTF-8, and go to PostgreSQL as a binary parameter (a json value's binary form is its text),
+ * so the event loop never encodes or copies them as a string.
+ */
+interface StagedScoredRows {
+  stem: string;
+  featuresJson: Buffer;
+  outputs: Array<Record<string, unknown>>;
+}
+
+/** A call's rows: parsed here, or staged in an engine thread (a large body, never parsed on the event loop). */
+type CallRows = Row[] | StagedRows;
+
+const rowCount = (rows: CallRows): number => (Array.isArray(rows) ? rows.length : rows.count);
+
 /** One call's scored rows, as stored. */
 interface ScoredBatch {
   modelId: string;
   workspaceId: string;
   versionNumber: number;
   httpRequestId: string;
-  rows: ScoredRows;
+  rows: ScoredRows | StagedScoredRows;
 }
 
 /**
@@ -99,7 +61,7 @@ const storedRows =
     `stored as (
   insert into prediction_calls (id, model_id, workspace_id, version_number, http_request_id, first_index, row_count, features, output, created_at)
   select ${p.add(batch.rows.stem)}, ${p.add(batch.modelId)}, ${p.add(batch.workspaceId)}, ${p.add(batch.versionNumber)}, ${p.add(batch.httpRequestId)}, 0,
-         ${p.add(batch.rows.outputs.length)}, ${p.add(JSON.stringify(batch.rows.features))}::json, ${p.add(JSON.stringify(batch.rows.outputs))}::json, now()
+         ${p.add(batch.rows.outputs.length)}, ${p.add('featuresJson' in batch.rows ? batch.rows.featuresJson : JSON.stringify(batch.rows.features))}::json, ${p.add(JSON.stringify(batch.rows.outputs))}::json, now()
    ${onlyAfter ? `where exists (select 1 from ${onlyAfter})` : ''}
 )`;
 
@@ -124,7 +86,11 @@ const storedInTransaction =
   async (tx: EntityManager): Promise<void> => {
     const p = new OrmParams();
     const text = `with ${storedRows(batch, null)(p)} select 1`;
-    await tx.getConnection().execute(text, p.values, 'all', tx.getTransactionContext());
+    // Through knex with its bindings as parameters: the ORM's execute writes every value into the
+    // statement's text, a large call's features (a staged body's bytes included) escaped on the event loop.
+    const statement = tx.getConnection().getKnex().raw(text, p.values as Knex.RawBinding[]);
+    const transaction = tx.getTransactionContext<Knex.Transaction>();
+    await (transaction ? statement.transacting(transaction) : statement);
   };
 
 /** Versions never change once stored: their metadata is cached (the engine threads cache the models). */
@@ -197,16 +163,17 @@ const CHARGED_WITH_ANSWER_MAX_ROWS = INLINE_MAX_ROWS;
 const MAX_MODEL_READS = 4;
 
 /** The checks before any charge; the version scored and the credits it costs. */
-async function priced(stores: Pick<CallStores, 'em'>, model: ScoringModel, rows: Row[]): Promise<{ version: ModelVersion; cost: number }> {
+async function priced(stores: Pick<CallStores, 'em'>, model: ScoringModel, rows: CallRows): Promise<{ version: ModelVersion; cost: number }> {
   if (model.status === 'archived') throw new AppError('MODEL_ARCHIVED', 409, 'The model is archived; restore it to predict.');
   if (model.status !== 'serving' || model.currentVersion === null) {
     throw new AppError('MODEL_NOT_TRAINED', 409, 'The model is not trained yet.');
   }
-  if (rows.length === 0) throw new AppError('VALIDATION_ERROR', 400, 'Send at least one row to score.');
-  if (rows.length > MAX_PREDICT_ROWS_PER_CALL) {
-    throw new AppError('TOO_MANY_ROWS', 413, `One call scores at most ${MAX_PREDICT_ROWS_PER_CALL} rows; got ${rows.length}.`, {
+  const count = rowCount(rows);
+  if (count === 0) throw new AppError('VALIDATION_ERROR', 400, 'Send at least one row to score.');
+  if (count > MAX_PREDICT_ROWS_PER_CALL) {
+    throw new AppError('TOO_MANY_ROWS', 413, `One call scores at most ${MAX_PREDICT_ROWS_PER_CALL} rows; got ${count}.`, {
       limit: MAX_PREDICT_ROWS_PER_CALL,
-      rows: rows.length,
+      rows: count,
     });
   }
   const version = await servingVersion(stores, model.id, model.currentVersion);
@@ -217,20 +184,25 @@ async function priced(stores: Pick<CallStores, 'em'>, model: ScoringModel, rows:
       `Version ${version.number} was trained by engine ${version.engineId} ${version.engineVersion}, which this deployment no longer serves; refresh the model to train it on the current engine.`,
     );
   }
-  checkPredictionRows(model, version, rows);
+  if (Array.isArray(rows)) checkPredictionRows(model, version, rows);
+  else await rows.check(model, version);
   const price = findEngine(version.engineId)?.creditPricePerRow ?? 1;
-  return { version, cost: price * rows.length };
+  return { version, cost: price * count };
 }
 
-async function score(pool: EnginePool, stores: Pick<CallStores, 'em'>, version: ModelVersion, rows: Row[]): Promise<ScoredRows> {
+async function score(pool: EnginePool, stores: Pick<CallStores, 'em'>, version: ModelVersion, rows: CallRows): Promise<ScoredRows | StagedScoredRows> {
+  if (!Array.isArray(rows)) {
+    const { stem, ids } = newIdRun('request', rows.count);
+    const scored = await rows.score(version.id, () => artefactOf(stores.em, version), ids);
+    return { stem, featuresJson: scored.featuresJson, outputs: scored.outputs };
+  }
+  return scoreHere(pool, stores, version, rows);
+}
+
+async function scoreHere(pool: EnginePool, stores: Pick<CallStores, 'em'>, version: ModelVersion, rows: Row[]): Promise<ScoredRows> {
   const scored = await pool.predict(version.id, () => artefactOf(stores.em, version), rows);
   const { stem, ids } = newIdRun('request', scored.length);
-  const outputs = scored.map((p, i) => {
-    const output: Record<string, unknown> = { request_id: ids[i], prediction: p.prediction };
-    for (const [label, probability] of Object.entries(p.probabilities ?? {})) output[`proba_${label}`] = probability;
-    return output;
-  });
-  return { stem, features: rows, outputs };
+  return { stem, features: rows, outputs: predictionOutputs(scored, ids) };
 }
 
 /**
@@ -252,7 +224,8 @@ export async function predict(
   input: {
     workspaceId: string;
     modelId: string;
-    rows: Row[];
+    /** Parsed here, or staged in an engine thread (a large body: StagedRows). */
+    rows: CallRows;
     accountId: string;
     httpRequestId: string;
     holdSeconds: number;
@@ -310,8 +283,8 @@ export async function predict(
       holdSeconds: input.holdSeconds,
       model: { id: modelId, version: version.number },
     };
-    const batch = (scored: ScoredRows): ScoredBatch => ({ modelId, workspaceId, versionNumber: version.number, httpRequestId: input.httpRequestId, rows: scored });
-    const result = (scored: ScoredRows, remaining: number, reservationId: string | null = null): PredictResult => ({
+    const batch = (scored: ScoredRows | StagedScoredRows): ScoredBatch => ({ modelId, workspaceId, versionNumber: version.number, httpRequestId: input.httpRequestId, rows: scored });
+    const result = (scored: ScoredRows | StagedScoredRows, remaining: number, reservationId: string | null = null): PredictResult => ({
       modelId,
       version: { id: version.id, number: version.number },
       predictions: scored.outputs,
@@ -321,8 +294,8 @@ export async function predict(
       storeWithAnswer: reservationId === null ? null : storedInTransaction(batch(scored)),
     });
 
-    if (input.settleWithAnswer && rows.length <= CHARGED_WITH_ANSWER_MAX_ROWS && knownToAfford(input.accountId, cost)) {
-      const scored = await score(pool, stores, version, rows);
+    if (input.settleWithAnswer && Array.isArray(rows) && rows.length <= CHARGED_WITH_ANSWER_MAX_ROWS && knownToAfford(input.accountId, cost)) {
+      const scored = await scoreHere(pool, stores, version, rows);
       const shared = await answeredCallChargerFor(callPool).charge({ ...spec, rows: scored, keyId: unreadKey?.id ?? null });
       if (shared.kind === 'key_refused') {
         // Throws the key's 401; a key that may call after all (its end passed between the clocks) is charged again.

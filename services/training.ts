@@ -9,7 +9,7 @@ import { TABULAR_ENGINE } from '../engines/tabular';
 import { gzipText } from './compression';
 import type { EnginePool } from './engine-pool';
 import { newId } from './ids';
-import { loadContext, storeVersion } from './models';
+import { contextChunks, storeVersion } from './models';
 
 /** Fixed so that the same data and settings always give the same artefact. */
 export const TRAINING_SEED = 42;
@@ -39,10 +39,13 @@ export async function fitAndStoreVersion(
   if (done[0]) return { versionId: done[0].id, number: request.number };
   if (model.status === 'deleted') return null;
 
-  const rows = await loadContext(em, request.modelId, request.number, PLANS[model.account.plan].maxTrainingRows);
+  // The chunks go to the engine thread as stored: their rows (up to a plan's million) are read there,
+  // not on this process's event loop, which also runs every workflow.
+  const maxRows = PLANS[model.account.plan].maxTrainingRows;
+  const chunks = await contextChunks(em, request.modelId, request.number, maxRows);
   const trained = await pool.train(
     {
-      rows,
+      rows: { chunks, maxRows },
       target: model.target,
       task: model.task === 'regression' ? 'regression' : 'classification',
       explain: model.explain,
@@ -59,7 +62,7 @@ export async function fitAndStoreVersion(
     validation: trained.validation,
     topFactors: trained.topFactors,
     featureColumns: trained.featureColumns,
-    contextRows: rows.length,
+    contextRows: trained.rowCount,
     outcomesFolded: request.outcomesFolded,
     trigger: request.trigger,
   });

@@ -77,7 +77,8 @@ export interface CommitDeps {
 export async function runCommitted(
   ctx: Context,
   deps: CommitDeps,
-  scope: { workspaceId: string; idempotent: boolean; upload: UploadedFile | null },
+  /** `bodyFingerprint`: a staged body's fingerprint, made by the thread that parsed it (the body is not parsed here). */
+  scope: { workspaceId: string; idempotent: boolean; upload: UploadedFile | null; bodyFingerprint?: string | null },
   handle: () => Promise<void>,
 ): Promise<void> {
   // Present but empty (or only blanks, which HTTP trims) is a bad key, not no key: such a call ran
@@ -94,7 +95,7 @@ export async function runCommitted(
   let renewal: NodeJS.Timeout | null = null;
   let held: HeldClaim | null = null;
   if (key) {
-    const fingerprint = requestFingerprint({ method: ctx.method, path: ctx.path, body: ctx.request.body ?? null, file: scope.upload?.content ?? null });
+    const fingerprint = scope.bodyFingerprint ?? requestFingerprint({ method: ctx.method, path: ctx.path, body: ctx.request.body ?? null, file: scope.upload?.content ?? null });
     const claim = await claimIdempotencyKey(em(), { workspaceId, key, fingerprint, leaseSeconds: deps.idempotencyLeaseSeconds });
     if (claim.kind === 'replay') return replay(ctx, claim.response);
     held = claim.held;

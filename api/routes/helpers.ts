@@ -1,4 +1,4 @@
-import { AppError } from '../../services/errors';
+import { AppError, validationError } from '../../services/errors';
 import { checkRows, parseUploadedFile, type ParseOptions, type Row } from '../../services/datasets';
 import type { AuthContext } from '../middleware/auth';
 import type { UploadedFile } from '../middleware/body';
@@ -44,6 +44,17 @@ const PARSE_ON_THREAD_FROM_BYTES = 256 * 1024;
 export async function datasetRows(pool: EnginePool, jsonRows: unknown[] | undefined, upload: UploadedFile | null, field: string, options: ParseOptions = {}): Promise<Row[]> {
   if (jsonRows !== undefined && upload) throw new AppError('VALIDATION_ERROR', 400, `Send either body.${field} or a file, not both.`);
   if (upload) return upload.content.length >= PARSE_ON_THREAD_FROM_BYTES ? pool.parseUpload(upload, options.textColumns) : parseUploadedFile(upload, options);
+  return jsonDatasetRows(jsonRows, field);
+}
+
+/** The JSON rows of a dataset route that got no file (the check datasetRows makes of them). */
+export function jsonDatasetRows(jsonRows: unknown[] | undefined, field: string): Row[] {
   if (jsonRows === undefined) throw new AppError('VALIDATION_ERROR', 400, `Invalid body.${field}: the rows are missing (send body.${field} or a CSV/JSON file in the multipart field "file").`);
   return checkRows(jsonRows, `body.${field}`);
+}
+
+/** The rows of a prediction's body: `rows` or its alias `data`, not both (undefined when neither is sent). */
+export function predictBodyRows(body: { rows?: unknown[]; data?: unknown[] }): unknown[] | undefined {
+  if (body.rows !== undefined && body.data !== undefined) throw validationError('Send body.rows or body.data, not both.');
+  return body.rows ?? body.data;
 }

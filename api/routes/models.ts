@@ -1,4 +1,3 @@
-import { validationError } from '../../services/errors';
 import {
   archiveModel,
   createModel,
@@ -40,7 +39,8 @@ import {
   trainingInputSchema,
   versionListSchema,
 } from '../schemas/models';
-import { datasetRows, requireAuth, requireUsageKey } from './helpers';
+import { datasetRows, predictBodyRows, requireAuth, requireUsageKey } from './helpers';
+import { StagedRows, StagedTrainingSet } from '../../services/staged-bodies';
 
 const NOT_FOUND: [number, string] = [404, 'NOT_FOUND'];
 
@@ -55,6 +55,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       auth: 'key_or_session',
       operation: 'models.create',
       bodyKind: 'dataset',
+      stagedBody: 'training',
       idempotent: true,
       body: trainingInputSchema,
       responses: { 201: { description: 'The trained model.', schema: modelSchema } },
@@ -66,8 +67,9 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
         [413, 'FILE_TOO_LARGE'],
         [422, 'DATA_VALIDATION_FAILED'],
       ],
-      async handler(ctx, { body, auth, upload }) {
+      async handler(ctx, { body, auth, upload, staged }) {
         const a = requireAuth(auth);
+        const rows = staged instanceof StagedTrainingSet ? staged.dataset : await datasetRows(deps.enginePool, body.data, upload, 'data');
         const { model, version } = await createModel(
           em(),
           { pool: deps.enginePool, temporal: deps.temporal },
@@ -81,7 +83,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
             name: body.name,
             explain: body.explain,
             autoUpdate: body.auto_update,
-            rows: await datasetRows(deps.enginePool, body.data, upload, 'data'),
+            rows,
           },
         );
         ctx.status = 201;
@@ -207,6 +209,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       auth: 'key_or_session',
       operation: 'models.predict',
       bodyKind: 'dataset',
+      stagedBody: 'predict',
       idempotent: true,
       usageKeyOnly: true,
       keyCheckedByCharge: true,
@@ -233,10 +236,9 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
         [413, 'DATASET_TOO_LARGE'],
         [413, 'FILE_TOO_LARGE'],
       ],
-      async handler(ctx, { params, body, auth, upload, requestId }) {
+      async handler(ctx, { params, body, auth, upload, staged, requestId }) {
         const a = requireUsageKey(auth);
-        if (body.rows !== undefined && body.data !== undefined) throw validationError('Send body.rows or body.data, not both.');
-        const rows = await datasetRows(deps.enginePool, body.rows ?? body.data, upload, 'rows');
+        const rows = staged instanceof StagedRows ? staged : await datasetRows(deps.enginePool, predictBodyRows(body), upload, 'rows');
         const result = await predict(callStores(deps.orm, deps.callPool), deps.enginePool, {
           modelId: params.id,
           rows,

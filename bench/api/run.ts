@@ -19,20 +19,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { MAX_CONTRACT_ALLOWANCE } from '../../config/plans';
-import { AccountSchema, ModelVersionSchema } from '../../db/entities';
-import { openOrm } from '../../db/orm';
+import { ModelVersionSchema } from '../../db/entities';
 import { loadModel, predictRows } from '../../engines/tabular';
 import { forecastSeries, prepareSeries } from '../../engines/forecast';
 import { syntheticDailyRows } from '../forecast/data';
-import { provisionAccount } from '../../services/accounts';
 import { createKey } from '../../services/api-keys';
 import { gunzipText } from '../../services/compression';
 import { parseCsv, type Row } from '../../services/datasets';
 import { freePort } from '../../scripts/lib/ports';
-import { createScratchDatabase } from '../../scripts/lib/scratch-database';
-import { startTemporalDevServer } from '../../scripts/lib/temporal-dev-server';
 import { watchCpu, type CpuWatch } from './cpu';
+import { startBenchService } from './service';
 
 const repoRoot = path.resolve(__dirname, '..', '..');
 const dataFile = path.resolve(repoRoot, '..', 'shared', 'data', 'tabular', 'adult.csv');
@@ -82,66 +78,13 @@ function timeInProcess(run: () => void, minMs = 1500, warmup = 5): number {
   return (performance.now() - start) / n;
 }
 
-async function waitForHealth(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(`${url}/health`);
-      if (res.ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  throw new Error(`the service did not become healthy at ${url}`);
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, json: { type: 'string' }, only: { type: 'string' }, profile: { type: 'string' } } });
   const selected = (name: string): boolean => values.only === undefined || name.includes(values.only);
   const duration = Number(values.duration);
   const cleanup: Array<() => Promise<void>> = [];
   try {
-    const scratchDir = path.join(repoRoot, '.data', 'bench');
-    const database = await createScratchDatabase('svc_bench', scratchDir, process.env.DATABASE_URL);
-    cleanup.push(() => database.drop());
-    const temporal = await startTemporalDevServer({ toolsDir: path.join(repoRoot, '.tools') });
-    cleanup.push(() => temporal.stop());
-    const port = await freePort();
-    // Node refuses --cpu-prof in NODE_OPTIONS: a profiled service is node itself with tsx as a loader.
-    const devScript = path.join(repoRoot, 'scripts', 'dev.ts');
-    const [command, args] = values.profile
-      ? [process.execPath, ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values.profile)}`, '--import', 'tsx', devScript]]
-      : [path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [devScript]];
-    const service = spawn(command, args, {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        DATABASE_URL: database.url,
-        TEMPORAL_ADDRESS: temporal.address,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: 'ignore',
-      detached: true,
-    });
-    cleanup.push(async () => {
-      try {
-        process.kill(-service.pid!, 'SIGTERM');
-      } catch {
-        // already stopped
-      }
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-    });
-    const url = `http://127.0.0.1:${port}`;
-    await waitForHealth(url, 120_000);
-
-    const orm = await openOrm(database.url, 2);
-    cleanup.push(() => orm.close());
-    // The contract plan: its rate budget (2,000 requests/s per key) stays above what this machine serves.
-    const account = await provisionAccount(orm.em.fork(), { email: `bench-${Date.now()}@example.test`, plan: 'contract', contractAllowance: MAX_CONTRACT_ALLOWANCE });
-    await orm.em.fork().nativeUpdate(AccountSchema, { id: account.account.id }, { allowanceRemaining: MAX_CONTRACT_ALLOWANCE });
+    const { url, orm, account, service, databaseUrl } = await startBenchService(cleanup, values.profile);
     // One usage key per connection: a key's budget (2,000 requests/s) is below what this machine can
     // serve of one-row predictions, and a 429 answered instead would be measured as a fast call.
     const connectionKeys = [account.apiKey];
@@ -166,7 +109,7 @@ async function main(): Promise<void> {
 
     // The floor: the same load on a bare route doing one query.
     const floorPort = await freePort();
-    const floor = spawn(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'bench', 'api', 'floor-server.ts'), database.url, String(floorPort)], {
+    const floor = spawn(path.join(repoRoot, 'node_modules', '.bin', 'tsx'), [path.join(repoRoot, 'bench', 'api', 'floor-server.ts'), databaseUrl, String(floorPort)], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'ignore'],
     });

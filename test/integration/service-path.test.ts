@@ -3,7 +3,8 @@ import { ENGINE_CATALOGUE } from '../../engines/catalogue';
 import { AccountSchema, ContextChunkSchema, CreditLedgerSchema, ModelSchema, OutcomeSchema } from '../../db/entities';
 import { BudgetLeases } from '../../services/budget-leases';
 import { gzipJson } from '../../services/compression';
-import { createModelForTraining, loadContext } from '../../services/models';
+import { contextChunks, createModelForTraining, loadContext } from '../../services/models';
+import { contextRows } from '../../services/context-rows';
 import { releaseLapsedReservations, releaseReservation, reserveCredits } from '../../services/credits';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, renewIdempotencyLease, requestFingerprint } from '../../services/idempotency';
 import { newIdRun } from '../../services/ids';
@@ -955,6 +956,9 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(rows[0]).toEqual({ n: 6_000, y: 'b' });
       expect(rows[rows.length - 1]).toEqual({ n: 15_999, y: 'b' });
       expect((await loadContext(h.orm.em.fork(), model.id, 3)).length).toBe(16_000);
+      // what a fit reads: the stored chunks, made into the same rows on its engine thread
+      expect(contextRows(await contextChunks(h.orm.em.fork(), model.id, 3, 10_000), 10_000)).toEqual(rows);
+      expect(contextRows(await contextChunks(h.orm.em.fork(), model.id, 3, null), null)).toHaveLength(16_000);
     });
   });
 
