@@ -165,12 +165,25 @@ export class EnginePool {
    * bytes are moved there, not copied, and the rows never come back. A refused body is thrown.
    */
   async stagePredictBody(body: Buffer, request: { method: string; path: string }): Promise<StagedRows> {
+    const json = movable(body);
+    return this.stagePrediction({ json }, json, request);
+  }
+
+  /**
+   * The same for an uploaded file (CSV or JSON rows, read as datasetRows reads it): its rows are
+   * parsed on the thread and stay there, where a parsed file's rows came back by structured clone.
+   */
+  async stagePredictFile(file: { name: string | null; mimetype: string | null; content: Buffer }): Promise<StagedRows> {
+    const content = movable(file.content);
+    return this.stagePrediction({ file: { name: file.name, mimetype: file.mimetype, content } }, content, { method: '', path: '' });
+  }
+
+  private async stagePrediction(source: { json: Uint8Array } | { file: { name: string | null; mimetype: string | null; content: Uint8Array } }, bytes: Uint8Array, request: { method: string; path: string }): Promise<StagedRows> {
     const channel = new MessageChannel();
     // A call's port alone never keeps the process alive.
     channel.port1.unref();
-    const bytes = movable(body);
     const task = this.pool.run(
-      { body: bytes, method: request.method, path: request.path, port: channel.port2 },
+      { source, method: request.method, path: request.path, port: channel.port2 },
       { name: 'stagePredictBody', transferList: [channel.port2, bytes.buffer as ArrayBuffer] },
     );
     try {

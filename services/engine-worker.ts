@@ -191,7 +191,13 @@ function nextRequest(port: MessagePort): Promise<StageRequest | null> {
  * the API asks, which answers the predictions and the features' JSON the call stores. Every request
  * is answered by a message on the port; the task ends at the API's `end` (or when it goes quiet).
  */
-export async function stagePredictBody(task: { body: Uint8Array; method: string; path: string; port: MessagePort }): Promise<void> {
+export async function stagePredictBody(task: {
+  /** A JSON body (read as the route reads it), or an uploaded file (read as datasetRows reads it; its call fingerprinted it). */
+  source: { json: Uint8Array } | { file: { name: string | null; mimetype: string | null; content: Uint8Array } };
+  method: string;
+  path: string;
+  port: MessagePort;
+}): Promise<void> {
   const { port } = task;
   const reply = (message: StageReply) => port.postMessage(message);
   const refusing = (run: () => void): CarriedError | null => {
@@ -207,9 +213,16 @@ export async function stagePredictBody(task: { body: Uint8Array; method: string;
   try {
     let rows: Row[] = [];
     const refusal = refusing(() => {
-      const body = readPredictionBody(task.body, task);
-      rows = body.rows;
-      reply({ kind: 'staged', count: rows.length, fingerprint: body.fingerprint });
+      const { source } = task;
+      if ('json' in source) {
+        const body = readPredictionBody(source.json, task);
+        rows = body.rows;
+        reply({ kind: 'staged', count: rows.length, fingerprint: body.fingerprint });
+      } else {
+        const { content } = source.file;
+        rows = parseUploadedFile({ ...source.file, content: Buffer.from(content.buffer, content.byteOffset, content.byteLength) });
+        reply({ kind: 'staged', count: rows.length, fingerprint: '' });
+      }
     });
     for (let request = await nextRequest(port); request !== null && request.kind !== 'end'; request = await nextRequest(port)) {
       if (refusal) {

@@ -47,7 +47,7 @@ export const rateBudgetStatements = new Counter({
 
 export const stagedBodies = new Counter({
   name: 'staged_request_bodies_total',
-  help: 'Large prediction bodies read on an engine thread instead of the event loop, by outcome ("staged": parsed and held for the call, "refused": answered 4xx).',
+  help: 'Request bodies of 1 MiB or more (predictions, new models) and prediction files of 256 KiB or more read on an engine thread instead of the event loop, by outcome ("staged": read there, "refused": answered 4xx).',
   labelNames: ['outcome'] as const,
   registers: [registry],
 });

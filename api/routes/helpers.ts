@@ -3,6 +3,7 @@ import { checkRows, parseUploadedFile, type ParseOptions, type Row } from '../..
 import type { AuthContext } from '../middleware/auth';
 import type { UploadedFile } from '../middleware/body';
 import type { EnginePool } from '../../services/engine-pool';
+import type { StagedRows } from '../../services/staged-bodies';
 import type { FreeCall } from '../../services/free-work';
 import type { Context } from 'koa';
 
@@ -35,6 +36,15 @@ export function freeCallOf(ctx: Context, auth: AuthContext): FreeCall {
 
 /** Files smaller than this are parsed on the event loop: the thread hop would cost more than the parse. */
 const PARSE_ON_THREAD_FROM_BYTES = 256 * 1024;
+
+/**
+ * A prediction's rows: JSON rows, or the multipart file. A file large enough to be parsed on a thread
+ * stays there with its rows for the call (StagedRows, which the caller ends), as a large JSON body does.
+ */
+export async function predictionRows(pool: EnginePool, jsonRows: unknown[] | undefined, upload: UploadedFile | null): Promise<Row[] | StagedRows> {
+  if (upload && jsonRows === undefined && upload.content.length >= PARSE_ON_THREAD_FROM_BYTES) return pool.stagePredictFile(upload);
+  return datasetRows(pool, jsonRows, upload, 'rows');
+}
 
 /**
  * The rows of a dataset route: JSON rows, or the multipart file (parsed in the engine pool when

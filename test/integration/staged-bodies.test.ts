@@ -137,6 +137,29 @@ describe('large prediction and training bodies read on an engine thread', () => 
     expect(stored).toEqual([{ row_count: 12 }]);
   });
 
+  it('scores a multipart file of 256 KiB or more on the thread that parses it, as the same rows sent as JSON; its refusal keeps its code', async () => {
+    const { apiKey, modelId, account } = await trainedChurnModel(h);
+    const data = rows(4_000, 21);
+    // numbers written out in full (the exact decimal of each double: the same values) to pass 256 KiB
+    const csv = ['x1,x2,colour', ...data.map((r) => `${Number(r.x1).toFixed(45)},${Number(r.x2).toFixed(45)},${String(r.colour)}`)].join('\n');
+    expect(csv.length).toBeGreaterThan(256 * 1024);
+    const stagedBefore = await stagedCount('staged');
+    const json = await post(modelId, apiKey, JSON.stringify({ rows: data }));
+    const file = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).attach('file', Buffer.from(csv), { filename: 'rows.csv', contentType: 'text/csv' });
+    expect([json.status, file.status]).toEqual([200, 200]);
+    expect(await stagedCount('staged')).toBe(stagedBefore + 1);
+    expect(withoutIds(file.body.predictions)).toEqual(withoutIds(json.body.predictions));
+    const refusedBefore = await stagedCount('refused');
+    const unreadable = await h.http
+      .post(`/v1/models/${modelId}/predict`)
+      .set('X-API-Key', apiKey)
+      .attach('file', Buffer.from(`x1,x2,colour\n"1,2,red\n${csv}`), { filename: 'rows.csv', contentType: 'text/csv' });
+    expectError(unreadable, 400, 'CSV_UNREADABLE');
+    expect(await stagedCount('refused')).toBe(refusedBefore + 1);
+    const charges = await h.orm.em.fork().find(CreditLedgerSchema, { accountId: account.id, kind: 'charge' });
+    expect(charges.map((c) => c.allowanceDelta + c.balanceDelta)).toEqual([-4_000, -4_000]);
+  });
+
   const train = (apiKey: string, text: string, idempotencyKey?: string) => {
     const req = h.http.post('/v1/models').set('X-API-Key', apiKey).set('Content-Type', 'application/json');
     return (idempotencyKey ? req.set('Idempotency-Key', idempotencyKey) : req).send(text);
