@@ -21,7 +21,7 @@ import { lockAccount } from './credits';
 import { execIn } from './webhooks/events';
 import { AppError, notFound } from './errors';
 import { newId } from './ids';
-import { billingUnavailable, callStripe, type Stripe } from './stripe';
+import { billingUnavailable, callStripe, isResourceMissing, type Stripe } from './stripe';
 import { postgresLimiter, RateLimited } from './rate-limits';
 import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { TemporalGateway } from './temporal/gateway';
@@ -861,10 +861,57 @@ async function applySubscription(tx: EntityManager, stripe: Stripe, logger: Logg
  */
 async function applyLatestSubscription(tx: EntityManager, stripe: Stripe, logger: Logger, accountId: string, subscriptionId: string): Promise<Account> {
   await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`stripe-subscription:${accountId}`]);
-  const latest = await stripe.subscriptions.retrieve(subscriptionId);
+  const latest = await retrieveSubscription(tx, stripe, accountId, subscriptionId);
   const account = await lockAccount(tx, accountId, new Date());
-  await applySubscription(tx, stripe, logger, account, latest);
+  if (latest === 'unknown') await applyUnknownSubscription(tx, logger, account, subscriptionId);
+  else await applySubscription(tx, stripe, logger, account, latest);
   return account;
+}
+
+/**
+ * The subscription as Stripe holds it, or `unknown` when Stripe answers 404 `resource_missing` while
+ * it knows the account's customer (Stripe keeps ended subscriptions and deleted customers' stubs, so
+ * this is a subscription removed at Stripe, e.g. with a test mode's data). When Stripe knows the
+ * customer no more than the subscription, the service is likely talking to another Stripe account or
+ * mode (a wrong STRIPE_SECRET_KEY): that is the operator's to fix, and nothing is changed (the error
+ * is thrown: the sweep logs it and asks again in an hour; a webhook delivery is retried by Stripe).
+ */
+async function retrieveSubscription(tx: EntityManager, stripe: Stripe, accountId: string, subscriptionId: string): Promise<Stripe.Subscription | 'unknown'> {
+  try {
+    return await stripe.subscriptions.retrieve(subscriptionId);
+  } catch (err) {
+    if (!isResourceMissing(err)) throw err;
+    const rows = await execIn<{ customer: string | null }>(tx, `select stripe_customer_id as customer from accounts where id = ?`, [accountId]);
+    const customer = rows[0]?.customer ?? null;
+    if (customer) {
+      try {
+        await stripe.customers.retrieve(customer);
+        return 'unknown';
+      } catch (customerErr) {
+        if (!isResourceMissing(customerErr)) throw customerErr;
+      }
+    }
+    throw new Error(
+      `Stripe knows neither subscription ${subscriptionId} nor customer ${customer ?? '(none)'} of account ${accountId}: is STRIPE_SECRET_KEY the key of the Stripe account (and mode) that billed it? Nothing changed.`,
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * A subscription of the account that Stripe no longer knows (while it knows the account's customer)
+ * bills no one: the account, unless on a contract, falls to free as when its subscription ends (this
+ * month's allowance kept, one ledger row), and shows the subscription `canceled`, so that it can
+ * subscribe again through Checkout. Only the account's own subscription counts: an older one's changes
+ * nothing.
+ */
+async function applyUnknownSubscription(tx: EntityManager, logger: Logger, account: Account, subscriptionId: string): Promise<void> {
+  if (account.subscriptionId !== subscriptionId) return;
+  logger.error({ accountId: account.id, subscriptionId, plan: account.plan }, 'Stripe does not know the account\'s subscription (it knows its customer): the account falls to free');
+  account.subscriptionStatus = 'canceled';
+  account.subscriptionCancelAtPeriodEnd = false;
+  if (account.plan !== 'contract') movePlan(tx, account, 'free', subscriptionId, new Date());
+  await tx.flush();
 }
 
 /** How long after its period's end a live subscription may go without news from Stripe before it is asked. */

@@ -45,7 +45,7 @@ describe('billing with Stripe', () => {
     const subId = stripe.sessions.get(checkout.body.id)?.subscription as string;
     stripe.autoDeliver = false;
     const sdk = new Stripe('sk_test_portal', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
-    return { id, subId, sdk };
+    return { id, subId, sdk, adminKey: account.adminKey };
   }
 
   /** A build-plan account with a pending purchase of `units` credits (events held back when `hold`). */
@@ -489,6 +489,37 @@ describe('billing with Stripe', () => {
       expect(reads(ended.subId)).toBe(1);
       expect(reads(renewed.subId)).toBe(1);
     });
+    it("moves to free an account whose subscription Stripe no longer knows (while it knows its customer), and changes nothing when Stripe knows neither (another Stripe account's key)", async () => {
+      const sweep = () =>
+        h.client.workflow.execute<() => Promise<SweepResult>>('sweepEndedKeysWorkflow', { taskQueue: h.taskQueue, workflowId: `test-sweep-${Date.now()}-${Math.random()}` });
+      const lapse = (id: string) =>
+        h.orm.em.fork().getConnection().execute(`update accounts set subscription_period_end = now() - interval '2 hours' where id = ?`, [id]);
+      const gone = await subscribedToBuildEventsHeld();
+      stripe.autoDeliver = true;
+      const foreign = await subscribedToBuildEventsHeld();
+      // Removed at Stripe (a test mode's data deleted); the other account's customer is unknown too.
+      stripe.subscriptions.delete(gone.subId);
+      stripe.subscriptions.delete(foreign.subId);
+      stripe.customers.delete((await accountOf(h, foreign.id)).stripeCustomerId!);
+      await lapse(gone.id);
+      await lapse(foreign.id);
+
+      await sweep();
+      expect(await accountOf(h, gone.id)).toEqual(
+        expect.objectContaining({ plan: 'free', subscriptionId: gone.subId, subscriptionStatus: 'canceled', monthlyAllowance: PLANS.free.monthlyAllowance }),
+      );
+      expect(await ledgerOf(h, gone.id, ['adjustment'])).toEqual([
+        expect.objectContaining({ operation: 'plan_upgrade', reference: `${gone.subId}:build` }),
+        expect.objectContaining({ operation: 'plan_downgrade', reference: `${gone.subId}:free` }),
+      ]);
+      const shown = await h.http.get('/v1/billing/subscription').set('X-API-Key', gone.adminKey);
+      expect(shown.body).toEqual(expect.objectContaining({ plan: 'free', status: 'canceled', subscription_id: gone.subId }));
+      // It can subscribe again.
+      expect((await h.http.post('/v1/billing/checkout').set('X-API-Key', gone.adminKey).send({ plan: 'build' })).status).toBe(200);
+      expect(await accountOf(h, foreign.id)).toEqual(expect.objectContaining({ plan: 'build', subscriptionStatus: 'active' }));
+      expect(await ledgerOf(h, foreign.id, ['adjustment'])).toHaveLength(1);
+    });
+
     it("asks Stripe about a subscription checkout whose events never came: a paid one moves the account to its plan once, an expired one is closed, an open one waits", async () => {
       const sweep = () =>
         h.client.workflow.execute<() => Promise<SweepResult>>('sweepEndedKeysWorkflow', { taskQueue: h.taskQueue, workflowId: `test-sweep-${Date.now()}-${Math.random()}` });
