@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { accountWorkflowIds, endSubscriptionOf, eraseAccountStep, strandedDeletions } from '../services/account-deletion';
 import { revokeEndedKey, sweepEndedKeys } from '../services/api-keys';
 import { EngineDataError, type EnginePool } from '../services/engine-pool';
-import { closePurchase, reconcileLapsedSubscriptions, reconcilePurchase, settlePurchase } from '../services/billing';
+import { closePurchase, reconcileLapsedSubscriptions, reconcilePurchase, reconcileSubscriptionCheckouts, settlePurchase } from '../services/billing';
 import { releaseLapsedReservations, resetAllowances } from '../services/credits';
 import type { Stripe } from '../services/stripe';
 import { pruneIdempotencyRecords } from '../services/idempotency';
@@ -204,7 +204,11 @@ export function createActivities(deps: ActivityDeps) {
      * read from Stripe and applied (a lost `customer.subscription.deleted` kept a paid plan for ever).
      */
     async reconcileLapsedSubscriptions(): Promise<number> {
-      const read = await reconcileLapsedSubscriptions(deps.orm.em.fork(), deps.stripe, activityLogger(deps.logger), new Date());
+      const now = new Date();
+      // and the subscription Checkout Sessions whose completion (or expiry) Stripe never reported
+      const read =
+        (await reconcileLapsedSubscriptions(deps.orm.em.fork(), deps.stripe, activityLogger(deps.logger), now)) +
+        (await reconcileSubscriptionCheckouts(deps.orm.em.fork(), deps.stripe, activityLogger(deps.logger), now));
       if (read > 0) activityLogger(deps.logger).info({ read }, 'lapsed subscriptions read from Stripe');
       return read;
     },

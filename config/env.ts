@@ -7,6 +7,9 @@ import { z } from 'zod';
  */
 const durationPattern = /^\d+(ms|s|m|h|d)$/;
 
+/** Stripe's least life of a Checkout Session (30 minutes) and a minute for the call to reach it. */
+export const PURCHASE_SESSION_TTL_MIN_SECONDS = 31 * 60;
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   HOST: z.string().default('0.0.0.0'),
@@ -116,7 +119,11 @@ const envSchema = z.object({
   STRIPE_API_URL: z.string().url().optional(),
   /** Where Checkout and the billing portal send the customer back (`?checkout=success|cancelled` added). */
   BILLING_RETURN_URL: z.string().url().default('http://127.0.0.1:3000/console/billing'),
-  /** Life of a credit purchase's Checkout Session (Stripe accepts 30 minutes to 24 hours). */
+  /**
+   * Life of a credit purchase's Checkout Session: Stripe accepts 30 minutes to 24 hours after the
+   * session's creation, which comes after the deadline is set, so at least 31 minutes
+   * (PURCHASE_SESSION_TTL_MIN_SECONDS); below it only with NODE_ENV=test (the stand-in's sessions).
+   */
   PURCHASE_SESSION_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(86_400),
   /** How long after its session's expiry a purchase with no settlement event asks Stripe itself. */
   PURCHASE_RECONCILE_GRACE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
@@ -141,6 +148,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ...merged,
     FRONTEND_URL: merged.FRONTEND_URL ?? `${(merged.PUBLIC_URL ?? `http://127.0.0.1:${merged.PORT}`).replace(/\/$/, '')}/console`,
   };
+  if (config.PURCHASE_SESSION_TTL_SECONDS < PURCHASE_SESSION_TTL_MIN_SECONDS && config.NODE_ENV !== 'test') {
+    // Stripe refuses a Checkout Session that expires sooner than 30 minutes after its creation: every
+    // credit purchase would answer 502 and leave a pending purchase behind.
+    throw new Error(
+      `Invalid configuration: PURCHASE_SESSION_TTL_SECONDS is at least ${PURCHASE_SESSION_TTL_MIN_SECONDS} (Stripe refuses a Checkout Session that expires within 30 minutes of its creation).`,
+    );
+  }
   if (config.STRIPE_SECRET_KEY && !config.STRIPE_WEBHOOK_SECRET) {
     throw new Error('Invalid configuration: STRIPE_WEBHOOK_SECRET is required with STRIPE_SECRET_KEY (the webhook could not verify Stripe\'s events).');
   }

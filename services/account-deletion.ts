@@ -120,6 +120,7 @@ const ERASE_STEPS: Array<[table: string, where: string]> = [
   ['request_log', `account_id = ?`],
   ['credit_reservations', `account_id = ?`],
   ['credit_purchases', `account_id = ?`],
+  ['subscription_checkouts', `account_id = ?`],
   ['credit_ledger', `account_id = ?`],
   ['api_keys', `workspace_id in (select id from workspaces where account_id = ?)`],
   ['oauth_identities', `account_id = ?`],

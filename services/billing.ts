@@ -21,7 +21,7 @@ import { lockAccount } from './credits';
 import { execIn } from './webhooks/events';
 import { AppError, notFound } from './errors';
 import { newId } from './ids';
-import { billingUnavailable, callStripe, type Stripe } from './stripe';
+import { billingUnavailable, callStripe, isResourceMissing, type Stripe } from './stripe';
 import { postgresLimiter, RateLimited } from './rate-limits';
 import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { TemporalGateway } from './temporal/gateway';
@@ -365,6 +365,16 @@ export class Billing {
       }),
     );
     if (!session.url) throw new AppError('PAYMENT_PROVIDER_ERROR', 502, 'Stripe answered a Checkout Session without a URL.');
+    // Recorded before its URL is given out: if Stripe's events about it never arrive, the sweep asks
+    // Stripe whether it was paid (reconcileSubscriptionCheckouts).
+    await this.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute(`insert into subscription_checkouts (session_id, account_id, expires_at) values (?, ?, ?) on conflict (session_id) do nothing`, [
+        session.id,
+        accountId,
+        new Date(session.expires_at * 1000),
+      ]);
     return { id: session.id, url: session.url, expiresAt: new Date(session.expires_at * 1000) };
   }
 
@@ -630,7 +640,8 @@ export class Billing {
           return { duplicate: !(await em.transactional((tx) => recordEvent(tx, event))) };
         }
         const subscriptionId = session.mode === 'subscription' ? idOf(session.subscription) : null;
-        return this.applySubscriptionEvent(event, subscriptionId, idOf(session.customer), session.client_reference_id);
+        const settled = event.type === 'checkout.session.expired' || (event.type === 'checkout.session.completed' && session.status === 'complete');
+        return this.applySubscriptionEvent(event, subscriptionId, idOf(session.customer), session.client_reference_id, settled ? session.id : null);
       }
       case 'customer.subscription.created':
       case 'customer.subscription.updated':
@@ -717,61 +728,80 @@ export class Billing {
   }
 
   /**
-   * Records the event and brings its account to the subscription as Stripe holds it now. The account's
-   * subscription events are serialised before Stripe is asked (a transaction-scoped advisory lock of
-   * the account): of two events of one account handled at once, the one that locks second reads the
-   * subscription after the first has applied its own reading, so an older state can never land after a
-   * newer one (a state read before any lock could: an upgrade's event that stalled after its read,
-   * applied after the downgrade's, left a customer paying build on pro). The account's row is locked
-   * only once Stripe has answered: paid calls take that lock, and the shared charge statement of every
-   * account's small predictions (charge-batch.ts) would otherwise wait out Stripe's answer.
+   * Records the event and brings its account to the subscription as Stripe holds it now
+   * (applySubscriptionOfOwner), in one transaction; the record of a subscription Checkout Session the
+   * event reports the end of is closed in it.
    */
   private async applySubscriptionEvent(
     event: Stripe.Event,
     subscriptionId: string | null,
     customerId: string | null,
     accountHint: string | null,
+    checkoutSessionId: string | null = null,
   ): Promise<{ duplicate: boolean }> {
     const stripe = this.stripe();
     const recorded = await this.deps.orm.em.fork().transactional(async (tx) => {
       if (!(await recordEvent(tx, event))) return false;
-      if (!subscriptionId) return true;
-      const owner =
-        (customerId ? await tx.findOne(AccountSchema, { stripeCustomerId: customerId }) : null) ??
-        (accountHint ? await tx.findOne(AccountSchema, { id: accountHint, stripeCustomerId: null }) : null) ??
-        // the account's own subscription, whose customer was deleted at Stripe and replaced since
-        (await tx.findOne(AccountSchema, { subscriptionId }));
-      if (!owner || owner.deletedAt !== null) {
-        // A subscription made by our checkout (its account named in metadata) for an account deleted
-        // since, or already erased: a payment page left open in another tab could still be paid, and
-        // the subscription billed every month an account that no longer exists.
-        const hinted = !owner && accountHint ? await tx.findOne(AccountSchema, { id: accountHint }) : null;
-        if (owner || (accountHint && (!hinted || hinted.deletedAt !== null))) {
-          await this.endOrphanSubscription(subscriptionId, owner?.id ?? accountHint);
-        } else {
-          this.deps.logger.warn({ subscriptionId, customerId }, 'Stripe subscription of no known account: ignored');
-        }
-        return true;
-      }
-      await applyLatestSubscription(tx, stripe, this.deps.logger, owner.id, subscriptionId);
+      // Stripe reported the subscription Checkout Session's end: the sweep need not ask about it.
+      if (checkoutSessionId) await execIn(tx, `update subscription_checkouts set closed_at = now() where session_id = ? and closed_at is null`, [checkoutSessionId]);
+      if (subscriptionId) await applySubscriptionOfOwner(tx, stripe, this.deps.logger, subscriptionId, customerId, accountHint);
       return true;
     });
     return { duplicate: !recorded };
   }
+}
 
-  /**
-   * Ends, with the period just paid, a subscription still live at Stripe whose account was deleted, as
-   * the deletion ends the account's own (account-deletion.ts endSubscriptionOf): the customer is not
-   * charged again. Inside the event's transaction, so a failed call is delivered again; one already
-   * set to end is left alone.
-   */
-  private async endOrphanSubscription(subscriptionId: string, accountId: string | null): Promise<void> {
-    const stripe = this.stripe();
-    const latest = await callStripe(() => stripe.subscriptions.retrieve(subscriptionId));
-    if (!LIVE_STATUSES.has(latest.status) || latest.cancel_at_period_end) return;
-    this.deps.logger.warn({ subscriptionId, accountId }, 'a live Stripe subscription of a deleted account: set to end with its period');
-    await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
+/**
+ * Brings the account a subscription belongs to (by its customer, the account its checkout named, or
+ * the subscription id held) to the subscription as Stripe holds it now, in the caller's transaction.
+ * The account's subscription events are serialised before Stripe is asked (a transaction-scoped
+ * advisory lock of the account): of two events of one account handled at once, the one that locks
+ * second reads the subscription after the first has applied its own reading, so an older state can
+ * never land after a newer one (a state read before any lock could: an upgrade's event that stalled
+ * after its read, applied after the downgrade's, left a customer paying build on pro). The account's
+ * row is locked only once Stripe has answered: paid calls take that lock, and the shared charge
+ * statement of every account's small predictions (charge-batch.ts) would otherwise wait out Stripe's
+ * answer. Used by the webhook and by the sweep's reading of a checkout whose events never came.
+ */
+async function applySubscriptionOfOwner(
+  tx: EntityManager,
+  stripe: Stripe,
+  logger: Logger,
+  subscriptionId: string,
+  customerId: string | null,
+  accountHint: string | null,
+): Promise<void> {
+  const owner =
+    (customerId ? await tx.findOne(AccountSchema, { stripeCustomerId: customerId }) : null) ??
+    (accountHint ? await tx.findOne(AccountSchema, { id: accountHint, stripeCustomerId: null }) : null) ??
+    // the account's own subscription, whose customer was deleted at Stripe and replaced since
+    (await tx.findOne(AccountSchema, { subscriptionId }));
+  if (!owner || owner.deletedAt !== null) {
+    // A subscription made by our checkout (its account named in metadata) for an account deleted
+    // since, or already erased: a payment page left open in another tab could still be paid, and
+    // the subscription billed every month an account that no longer exists.
+    const hinted = !owner && accountHint ? await tx.findOne(AccountSchema, { id: accountHint }) : null;
+    if (owner || (accountHint && (!hinted || hinted.deletedAt !== null))) {
+      await endOrphanSubscription(stripe, logger, subscriptionId, owner?.id ?? accountHint);
+    } else {
+      logger.warn({ subscriptionId, customerId }, 'Stripe subscription of no known account: ignored');
+    }
+    return;
   }
+  await applyLatestSubscription(tx, stripe, logger, owner.id, subscriptionId);
+}
+
+/**
+ * Ends, with the period just paid, a subscription still live at Stripe whose account was deleted, as
+ * the deletion ends the account's own (account-deletion.ts endSubscriptionOf): the customer is not
+ * charged again. Inside the event's transaction, so a failed call is delivered again; one already
+ * set to end is left alone.
+ */
+async function endOrphanSubscription(stripe: Stripe, logger: Logger, subscriptionId: string, accountId: string | null): Promise<void> {
+  const latest = await callStripe(() => stripe.subscriptions.retrieve(subscriptionId));
+  if (!LIVE_STATUSES.has(latest.status) || latest.cancel_at_period_end) return;
+  logger.warn({ subscriptionId, accountId }, 'a live Stripe subscription of a deleted account: set to end with its period');
+  await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
 }
 
 /**
@@ -831,10 +861,57 @@ async function applySubscription(tx: EntityManager, stripe: Stripe, logger: Logg
  */
 async function applyLatestSubscription(tx: EntityManager, stripe: Stripe, logger: Logger, accountId: string, subscriptionId: string): Promise<Account> {
   await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`stripe-subscription:${accountId}`]);
-  const latest = await stripe.subscriptions.retrieve(subscriptionId);
+  const latest = await retrieveSubscription(tx, stripe, accountId, subscriptionId);
   const account = await lockAccount(tx, accountId, new Date());
-  await applySubscription(tx, stripe, logger, account, latest);
+  if (latest === 'unknown') await applyUnknownSubscription(tx, logger, account, subscriptionId);
+  else await applySubscription(tx, stripe, logger, account, latest);
   return account;
+}
+
+/**
+ * The subscription as Stripe holds it, or `unknown` when Stripe answers 404 `resource_missing` while
+ * it knows the account's customer (Stripe keeps ended subscriptions and deleted customers' stubs, so
+ * this is a subscription removed at Stripe, e.g. with a test mode's data). When Stripe knows the
+ * customer no more than the subscription, the service is likely talking to another Stripe account or
+ * mode (a wrong STRIPE_SECRET_KEY): that is the operator's to fix, and nothing is changed (the error
+ * is thrown: the sweep logs it and asks again in an hour; a webhook delivery is retried by Stripe).
+ */
+async function retrieveSubscription(tx: EntityManager, stripe: Stripe, accountId: string, subscriptionId: string): Promise<Stripe.Subscription | 'unknown'> {
+  try {
+    return await stripe.subscriptions.retrieve(subscriptionId);
+  } catch (err) {
+    if (!isResourceMissing(err)) throw err;
+    const rows = await execIn<{ customer: string | null }>(tx, `select stripe_customer_id as customer from accounts where id = ?`, [accountId]);
+    const customer = rows[0]?.customer ?? null;
+    if (customer) {
+      try {
+        await stripe.customers.retrieve(customer);
+        return 'unknown';
+      } catch (customerErr) {
+        if (!isResourceMissing(customerErr)) throw customerErr;
+      }
+    }
+    throw new Error(
+      `Stripe knows neither subscription ${subscriptionId} nor customer ${customer ?? '(none)'} of account ${accountId}: is STRIPE_SECRET_KEY the key of the Stripe account (and mode) that billed it? Nothing changed.`,
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * A subscription of the account that Stripe no longer knows (while it knows the account's customer)
+ * bills no one: the account, unless on a contract, falls to free as when its subscription ends (this
+ * month's allowance kept, one ledger row), and shows the subscription `canceled`, so that it can
+ * subscribe again through Checkout. Only the account's own subscription counts: an older one's changes
+ * nothing.
+ */
+async function applyUnknownSubscription(tx: EntityManager, logger: Logger, account: Account, subscriptionId: string): Promise<void> {
+  if (account.subscriptionId !== subscriptionId) return;
+  logger.error({ accountId: account.id, subscriptionId, plan: account.plan }, 'Stripe does not know the account\'s subscription (it knows its customer): the account falls to free');
+  account.subscriptionStatus = 'canceled';
+  account.subscriptionCancelAtPeriodEnd = false;
+  if (account.plan !== 'contract') movePlan(tx, account, 'free', subscriptionId, new Date());
+  await tx.flush();
 }
 
 /** How long after its period's end a live subscription may go without news from Stripe before it is asked. */
@@ -874,6 +951,56 @@ export async function reconcileLapsedSubscriptions(em: EntityManager, stripe: St
       read += 1;
     } catch (err) {
       logger.warn({ err, accountId: row.id, subscriptionId: row.subscription_id }, 'could not read a lapsed subscription from Stripe: the next sweep asks again');
+    }
+  }
+  return read;
+}
+
+/** How long after its creation a subscription Checkout Session not reported by Stripe is asked about (its events normally come within seconds). */
+export const CHECKOUT_RECONCILE_AFTER_MS = 10 * 60 * 1000;
+/** How long before a subscription Checkout Session still open at Stripe is asked about again. */
+export const CHECKOUT_RECHECK_MS = 60 * 60 * 1000;
+
+/**
+ * Subscription Checkout Sessions opened here that Stripe has not reported completed or expired ten
+ * minutes after they were opened: when `checkout.session.completed` and `customer.subscription.created`
+ * never arrive (an endpoint down beyond Stripe's three days of retries, the event types unticked in
+ * the dashboard), the account stayed on free while Stripe billed it, until some later event of the
+ * subscription came, if one ever did. Each is read from Stripe: completed, its subscription is applied
+ * as its event would (the same owner rules, lock and second-subscription guard) and the record closed;
+ * expired, closed; still open, asked again an hour later (Stripe ends a session within a day). At most
+ * SUBSCRIPTION_RECONCILE_BATCH a run, each claimed first (`checked_at`, `for update skip locked`).
+ * Answers how many were read.
+ */
+export async function reconcileSubscriptionCheckouts(em: EntityManager, stripe: Stripe | null, logger: Logger, now: Date): Promise<number> {
+  if (!stripe) return 0;
+  const due = await em.getConnection().execute<Array<{ session_id: string; account_id: string }>>(
+    `update subscription_checkouts set checked_at = ?
+      where session_id in (select session_id from subscription_checkouts
+                            where closed_at is null and created_at < ? and (checked_at is null or checked_at < ?)
+                            order by created_at limit ? for update skip locked)
+      returning session_id, account_id`,
+    [now, new Date(now.getTime() - CHECKOUT_RECONCILE_AFTER_MS), new Date(now.getTime() - CHECKOUT_RECHECK_MS), SUBSCRIPTION_RECONCILE_BATCH],
+  );
+  let read = 0;
+  for (const row of due) {
+    try {
+      const session = await stripe.checkout.sessions.retrieve(row.session_id);
+      const subscriptionId = idOf(session.subscription);
+      if (session.status === 'open') {
+        read += 1;
+        continue;
+      }
+      await em.fork().transactional(async (tx) => {
+        if (session.status === 'complete' && subscriptionId) {
+          logger.warn({ accountId: row.account_id, sessionId: session.id, subscriptionId }, 'a subscription Checkout Session completed without its event reaching the service: applied from Stripe');
+          await applySubscriptionOfOwner(tx, stripe, logger, subscriptionId, idOf(session.customer), session.client_reference_id ?? row.account_id);
+        }
+        await execIn(tx, `update subscription_checkouts set closed_at = now() where session_id = ?`, [row.session_id]);
+      });
+      read += 1;
+    } catch (err) {
+      logger.warn({ err, accountId: row.account_id, sessionId: row.session_id }, 'could not read a subscription Checkout Session from Stripe: the sweep asks again within the hour');
     }
   }
   return read;

@@ -32,5 +32,10 @@ export async function callStripe<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Whether Stripe answered 404 `resource_missing`: it does not know the object asked for. */
+export function isResourceMissing(err: unknown): boolean {
+  return err instanceof Stripe.errors.StripeInvalidRequestError && err.statusCode === 404 && err.code === 'resource_missing';
+}
+
 export const billingUnavailable = (): AppError =>
   new AppError('BILLING_UNAVAILABLE', 503, 'Billing is not configured on this deployment (STRIPE_SECRET_KEY is not set).');

@@ -11,6 +11,7 @@ import { Migration20261127080000_idempotency_claims } from './Migration202611270
 import { Migration20261127140000_payment_reversals } from './Migration20261127140000_payment_reversals';
 import { Migration20261127160000_webhook_history_retention } from './Migration20261127160000_webhook_history_retention';
 import { Migration20261128060000_subscription_reconcile } from './Migration20261128060000_subscription_reconcile';
+import { Migration20261128110000_subscription_checkouts } from './Migration20261128110000_subscription_checkouts';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -29,4 +30,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127140000_payment_reversals', class: Migration20261127140000_payment_reversals },
   { name: 'Migration20261127160000_webhook_history_retention', class: Migration20261127160000_webhook_history_retention },
   { name: 'Migration20261128060000_subscription_reconcile', class: Migration20261128060000_subscription_reconcile },
+  { name: 'Migration20261128110000_subscription_checkouts', class: Migration20261128110000_subscription_checkouts },
 ];

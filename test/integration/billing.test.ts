@@ -45,7 +45,7 @@ describe('billing with Stripe', () => {
     const subId = stripe.sessions.get(checkout.body.id)?.subscription as string;
     stripe.autoDeliver = false;
     const sdk = new Stripe('sk_test_portal', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
-    return { id, subId, sdk };
+    return { id, subId, sdk, adminKey: account.adminKey };
   }
 
   /** A build-plan account with a pending purchase of `units` credits (events held back when `hold`). */
@@ -488,6 +488,92 @@ describe('billing with Stripe', () => {
       await sweep();
       expect(reads(ended.subId)).toBe(1);
       expect(reads(renewed.subId)).toBe(1);
+    });
+    it("moves to free an account whose subscription Stripe no longer knows (while it knows its customer), and changes nothing when Stripe knows neither (another Stripe account's key)", async () => {
+      const sweep = () =>
+        h.client.workflow.execute<() => Promise<SweepResult>>('sweepEndedKeysWorkflow', { taskQueue: h.taskQueue, workflowId: `test-sweep-${Date.now()}-${Math.random()}` });
+      const lapse = (id: string) =>
+        h.orm.em.fork().getConnection().execute(`update accounts set subscription_period_end = now() - interval '2 hours' where id = ?`, [id]);
+      const gone = await subscribedToBuildEventsHeld();
+      stripe.autoDeliver = true;
+      const foreign = await subscribedToBuildEventsHeld();
+      // Removed at Stripe (a test mode's data deleted); the other account's customer is unknown too.
+      stripe.subscriptions.delete(gone.subId);
+      stripe.subscriptions.delete(foreign.subId);
+      stripe.customers.delete((await accountOf(h, foreign.id)).stripeCustomerId!);
+      await lapse(gone.id);
+      await lapse(foreign.id);
+
+      await sweep();
+      expect(await accountOf(h, gone.id)).toEqual(
+        expect.objectContaining({ plan: 'free', subscriptionId: gone.subId, subscriptionStatus: 'canceled', monthlyAllowance: PLANS.free.monthlyAllowance }),
+      );
+      expect(await ledgerOf(h, gone.id, ['adjustment'])).toEqual([
+        expect.objectContaining({ operation: 'plan_upgrade', reference: `${gone.subId}:build` }),
+        expect.objectContaining({ operation: 'plan_downgrade', reference: `${gone.subId}:free` }),
+      ]);
+      const shown = await h.http.get('/v1/billing/subscription').set('X-API-Key', gone.adminKey);
+      expect(shown.body).toEqual(expect.objectContaining({ plan: 'free', status: 'canceled', subscription_id: gone.subId }));
+      // It can subscribe again.
+      expect((await h.http.post('/v1/billing/checkout').set('X-API-Key', gone.adminKey).send({ plan: 'build' })).status).toBe(200);
+      expect(await accountOf(h, foreign.id)).toEqual(expect.objectContaining({ plan: 'build', subscriptionStatus: 'active' }));
+      expect(await ledgerOf(h, foreign.id, ['adjustment'])).toHaveLength(1);
+    });
+
+    it("asks Stripe about a subscription checkout whose events never came: a paid one moves the account to its plan once, an expired one is closed, an open one waits", async () => {
+      const sweep = () =>
+        h.client.workflow.execute<() => Promise<SweepResult>>('sweepEndedKeysWorkflow', { taskQueue: h.taskQueue, workflowId: `test-sweep-${Date.now()}-${Math.random()}` });
+      const age = (sessionId: string) =>
+        h.orm.em.fork().getConnection().execute(`update subscription_checkouts set created_at = now() - interval '11 minutes' where session_id = ?`, [sessionId]);
+      const open = async () => {
+        const account = await h.provision('free');
+        const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+        expect(checkout.status).toBe(200);
+        return { account, sessionId: checkout.body.id as string };
+      };
+      stripe.autoDeliver = false;
+      const paid = await open();
+      const expired = await open();
+      const waiting = await open();
+      // Stripe bills the first and ends the second; none of their events ever reaches the service.
+      await stripe.completeCheckout(paid.sessionId);
+      await stripe.expireSession(expired.sessionId);
+      stripe.outbox.length = 0;
+      const subId = stripe.sessions.get(paid.sessionId)?.subscription as string;
+      expect(stripe.subscriptions.get(subId)?.status).toBe('active');
+      expect((await accountOf(h, paid.account.account.id)).plan).toBe('free');
+
+      // Not asked about before ten minutes: its event normally comes within seconds.
+      const before = stripe.requests.length;
+      await sweep();
+      const reads = (sessionId: string) => stripe.requests.slice(before).filter((r) => r === `GET /v1/checkout/sessions/${sessionId}`).length;
+      expect(reads(paid.sessionId)).toBe(0);
+
+      for (const c of [paid, expired, waiting]) await age(c.sessionId);
+      await sweep();
+      expect(await accountOf(h, paid.account.account.id)).toEqual(
+        expect.objectContaining({ plan: 'build', subscriptionId: subId, subscriptionStatus: 'active', monthlyAllowance: PLANS.build.monthlyAllowance }),
+      );
+      expect(await ledgerOf(h, paid.account.account.id, ['adjustment'])).toEqual([expect.objectContaining({ operation: 'plan_upgrade', reference: `${subId}:build` })]);
+      expect((await accountOf(h, expired.account.account.id)).plan).toBe('free');
+      expect((await accountOf(h, waiting.account.account.id)).plan).toBe('free');
+      expect([reads(paid.sessionId), reads(expired.sessionId), reads(waiting.sessionId)]).toEqual([1, 1, 1]);
+      const closed = await h.orm.em
+        .fork()
+        .getConnection()
+        .execute<Array<{ session_id: string }>>(`select session_id from subscription_checkouts where closed_at is not null and session_id in (?, ?, ?)`, [paid.sessionId, expired.sessionId, waiting.sessionId]);
+      expect(closed.map((r) => r.session_id).sort()).toEqual([paid.sessionId, expired.sessionId].sort());
+
+      // Closed ones are not asked again; the open one waits an hour.
+      await sweep();
+      expect([reads(paid.sessionId), reads(expired.sessionId), reads(waiting.sessionId)]).toEqual([1, 1, 1]);
+      // The events, delivered late, change nothing more.
+      stripe.autoDeliver = true;
+      await stripe.completeCheckout(waiting.sessionId);
+      await eventually(() => accountOf(h, waiting.account.account.id), (a) => a.plan === 'build');
+      const rows = await h.orm.em.fork().getConnection().execute<Array<{ closed_at: Date | null }>>(`select closed_at from subscription_checkouts where session_id = ?`, [waiting.sessionId]);
+      expect(rows[0]?.closed_at).not.toBeNull();
+      expect(await ledgerOf(h, paid.account.account.id, ['adjustment'])).toHaveLength(1);
     });
   });
 
