@@ -206,6 +206,19 @@ async function scoreHere(pool: EnginePool, stores: Pick<CallStores, 'em'>, versi
 }
 
 /**
+ * Scores rows with a workspace's model (predictNow); staged rows are let go when the call ends,
+ * whatever happened (their thread is the call's until then).
+ */
+export async function predict(...args: Parameters<typeof predictNow>): Promise<PredictResult> {
+  try {
+    return await predictNow(...args);
+  } finally {
+    const { rows } = args[2];
+    if (!Array.isArray(rows)) rows.end();
+  }
+}
+
+/**
  * Scores rows with a workspace's model: checks the model and the columns, charges the credits and
  * stores one prediction per row (its id is the request_id for outcomes). Nothing is ever answered
  * without its charge committed, nor charged without its answer:
@@ -218,7 +231,7 @@ async function scoreHere(pool: EnginePool, stores: Pick<CallStores, 'em'>, versi
  *   stored rows, or stay held for the caller to settle with its stored answer and the rows (Idempotency-Key); a
  *   failure here releases them at once, and a process that dies leaves them to the sweep.
  */
-export async function predict(
+async function predictNow(
   stores: CallStores,
   pool: EnginePool,
   input: {

@@ -239,21 +239,16 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       async handler(ctx, { params, body, auth, upload, staged, requestId }) {
         const a = requireUsageKey(auth);
         const rows = staged instanceof StagedRows ? staged : await predictionRows(deps.enginePool, predictBodyRows(body), upload);
-        let result;
-        try {
-          result = await predict(callStores(deps.orm, deps.callPool), deps.enginePool, {
-            modelId: params.id,
-            rows,
-            accountId: a.accountId,
-            workspaceId: a.workspaceId,
-            httpRequestId: requestId,
-            holdSeconds: deps.config.CREDIT_HOLD_SECONDS,
-            settleWithAnswer: !answersForReplay(ctx, true),
-            unreadKey: a.type === 'api_key' && a.confirm ? { id: a.keyId, confirm: a.confirm } : null,
-          });
-        } finally {
-          if (rows instanceof StagedRows) rows.end();
-        }
+        const result = await predict(callStores(deps.orm, deps.callPool), deps.enginePool, {
+          modelId: params.id,
+          rows,
+          accountId: a.accountId,
+          workspaceId: a.workspaceId,
+          httpRequestId: requestId,
+          holdSeconds: deps.config.CREDIT_HOLD_SECONDS,
+          settleWithAnswer: !answersForReplay(ctx, true),
+          unreadKey: a.type === 'api_key' && a.confirm ? { id: a.keyId, confirm: a.confirm } : null,
+        });
         holdCredits(ctx, result.reservationId, result.storeWithAnswer);
         ctx.state.creditsCharged = result.charged;
         ctx.set(REMAINING_HEADER, String(result.remaining));
