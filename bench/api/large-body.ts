@@ -12,7 +12,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { startBenchService } from './service';
+import { runCleanup, startBenchService } from './service';
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;
@@ -77,13 +77,7 @@ async function main(): Promise<void> {
     console.log('|---:|---:|---:|---:|---:|---:|');
     for (const r of results) console.log(`| ${r.call} | ${r.status} | ${r.ms.toFixed(0)} | ${r.polls} | ${r.p50.toFixed(1)} | ${r.max.toFixed(0)} |`);
   } finally {
-    for (const step of cleanup.reverse()) {
-      try {
-        await step();
-      } catch (err) {
-        console.warn('cleanup failed', err);
-      }
-    }
+    await runCleanup(cleanup);
   }
 }
 

@@ -28,7 +28,7 @@ import { gunzipText } from '../../services/compression';
 import { parseCsv, type Row } from '../../services/datasets';
 import { freePort } from '../../scripts/lib/ports';
 import { watchCpu, type CpuWatch } from './cpu';
-import { startBenchService } from './service';
+import { runCleanup, startBenchService } from './service';
 
 const repoRoot = path.resolve(__dirname, '..', '..');
 const dataFile = path.resolve(repoRoot, '..', 'shared', 'data', 'tabular', 'adult.csv');
@@ -234,13 +234,7 @@ async function main(): Promise<void> {
     for (const r of results) cpuRow(r.scenario, r.cpu_service_ms_per_call, r.cpu_database_ms_per_call);
     if (values.json) fs.writeFileSync(values.json, JSON.stringify({ machine, train_seconds: trainSeconds, duration_s: duration, floor: floorResult, results }, null, 2));
   } finally {
-    for (const step of cleanup.reverse()) {
-      try {
-        await step();
-      } catch (err) {
-        console.warn('cleanup failed', err);
-      }
-    }
+    await runCleanup(cleanup);
   }
 }
 

@@ -82,3 +82,14 @@ export async function startBenchService(cleanup: Array<() => Promise<void>>, pro
   await orm.em.fork().nativeUpdate(AccountSchema, { id: account.account.id }, { allowanceRemaining: MAX_CONTRACT_ALLOWANCE });
   return { url, orm, account, service, databaseUrl: database.url };
 }
+
+/** Runs a benchmark's cleanup steps, the last pushed first; a failed step is reported and the rest still run. */
+export async function runCleanup(cleanup: Array<() => Promise<void>>): Promise<void> {
+  for (const step of cleanup.reverse()) {
+    try {
+      await step();
+    } catch (err) {
+      console.warn('cleanup failed', err);
+    }
+  }
+}
