@@ -4,10 +4,11 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { LRUCache } from 'lru-cache';
 import { predictRows, type DataReport, type Prediction, type TabularModel, type TrialReport } from '../engines/tabular';
-import { AppError, unservableVersion } from './errors';
+import { AppError, fromCarried, unservableVersion } from './errors';
+import { bufferOf, movable } from './bytes';
 import { FreeWorkQueue, type FreeCall } from './free-work';
 import { stagedBodies, watchEnginePool } from './metrics';
-import { StagedRows, StagedTrainingSet } from './staged-bodies';
+import { StagedRows, StagedTrainingSet, type StagedPredictionSource } from './staged-bodies';
 import type { PlanName } from '../config/plans';
 import type { Row } from './datasets';
 import type { Backtest, SeriesForecast } from '../engines/forecast';
@@ -28,11 +29,6 @@ export function splitEvenly<T>(rows: T[], parts: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < n; i++) out.push(rows.slice(Math.floor((i * rows.length) / n), Math.floor(((i + 1) * rows.length) / n)));
   return out;
-}
-
-/** The bytes of a body, in an ArrayBuffer of their own, to move to a thread (a copy only when they share one). */
-function movable(body: Buffer): Uint8Array {
-  return body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? new Uint8Array(body.buffer) : new Uint8Array(body);
 }
 
 /** An engine refusal that crossed the thread boundary (errors are cloned, not their classes). */
@@ -165,8 +161,8 @@ export class EnginePool {
    * bytes are moved there, not copied, and the rows never come back. A refused body is thrown.
    */
   async stagePredictBody(body: Buffer, request: { method: string; path: string }): Promise<StagedRows> {
-    const json = movable(body);
-    return this.stagePrediction({ json }, json, request);
+    const bytes = movable(body);
+    return this.stagePrediction({ kind: 'json', bytes, ...request }, bytes);
   }
 
   /**
@@ -175,15 +171,16 @@ export class EnginePool {
    */
   async stagePredictFile(file: { name: string | null; mimetype: string | null; content: Buffer }): Promise<StagedRows> {
     const content = movable(file.content);
-    return this.stagePrediction({ file: { name: file.name, mimetype: file.mimetype, content } }, content, { method: '', path: '' });
+    return this.stagePrediction({ kind: 'file', name: file.name, mimetype: file.mimetype, content }, content);
   }
 
-  private async stagePrediction(source: { json: Uint8Array } | { file: { name: string | null; mimetype: string | null; content: Uint8Array } }, bytes: Uint8Array, request: { method: string; path: string }): Promise<StagedRows> {
+  /** `bytes`: the source's bytes, moved to the thread. */
+  private async stagePrediction(source: StagedPredictionSource, bytes: Uint8Array): Promise<StagedRows> {
     const channel = new MessageChannel();
     // A call's port alone never keeps the process alive.
     channel.port1.unref();
     const task = this.pool.run(
-      { source, method: request.method, path: request.path, port: channel.port2 },
+      { source, port: channel.port2 },
       { name: 'stagePredictBody', transferList: [channel.port2, bytes.buffer as ArrayBuffer] },
     );
     try {
@@ -202,11 +199,11 @@ export class EnginePool {
     const outcome = (await this.pool.run({ body: bytes, ...request }, { name: 'stageTrainingBody', transferList: [bytes.buffer as ArrayBuffer] })) as StagedTrainingOutcome;
     if (!outcome.ok) {
       stagedBodies.inc({ outcome: 'refused' });
-      throw new AppError(outcome.error.code, outcome.error.status, outcome.error.detail, outcome.error.extra);
+      throw fromCarried(outcome.error);
     }
     stagedBodies.inc({ outcome: 'staged' });
     const { fields, dataset, fingerprint } = outcome.value;
-    return new StagedTrainingSet(fields, { ...dataset, context: Buffer.from(dataset.context.buffer, dataset.context.byteOffset, dataset.context.byteLength) }, fingerprint);
+    return new StagedTrainingSet(fields, { ...dataset, context: bufferOf(dataset.context) }, fingerprint);
   }
 
   /** Whether small batches of this version are scored on the main thread (what the tests observe). */
@@ -242,7 +239,7 @@ export class EnginePool {
   /** Parses an uploaded dataset file on a thread; its refusals come back as the same AppErrors. */
   async parseUpload(file: { name: string | null; mimetype: string | null; content: Buffer }, textColumns?: readonly string[]): Promise<Row[]> {
     const parsed = (await this.pool.run({ name: file.name, mimetype: file.mimetype, content: file.content, textColumns: textColumns ? [...textColumns] : undefined }, { name: 'parseUpload' })) as ParsedUpload;
-    if (!parsed.ok) throw new AppError(parsed.code, parsed.status, parsed.message, parsed.extra);
+    if (!parsed.ok) throw fromCarried(parsed.error);
     return parsed.rows;
   }
 

@@ -20,13 +20,14 @@ import {
 import { TabularDataError, TabularModelFormatError } from '../engines/tabular';
 import { SeriesError, backtestSeries, forecastSeries, inferTimestampColumn, prepareSeries, type Backtest, type PreparedSeries, type SeriesForecast } from '../engines/forecast';
 import { parseUploadedFile, type Row } from './datasets';
-import { AppError, unservableVersion } from './errors';
+import { AppError, carriedError, unservableVersion, type CarriedError } from './errors';
 import { contextRows } from './context-rows';
 import { readPredictionBody } from './prediction-body';
 import { readTrainingBody, type ReadTrainingBody } from './training-body';
 import type { PlanName } from '../config/plans';
 import { checkPredictionRows, predictionOutputs } from './prediction-rows';
-import { STAGED_IDLE_MS, type CarriedError, type StageReply, type StageRequest } from './staged-bodies';
+import { STAGED_IDLE_MS, type StagedPredictionSource, type StageReply, type StageRequest } from './staged-bodies';
+import { bufferOf } from './bytes';
 import { syntheticDailyRows } from './synthetic-series';
 
 /** Errors lose their class and fields across threads, so data refusals travel as values. */
@@ -159,14 +160,9 @@ export function stageTrainingBody(task: { body: Uint8Array; method: string; path
   try {
     return { ok: true, value: readTrainingBody(task.body, task) };
   } catch (err) {
-    if (err instanceof AppError) return { ok: false, error: carried(err) };
+    if (err instanceof AppError) return { ok: false, error: carriedError(err) };
     throw err;
   }
-}
-
-/** A refusal as a value that crosses to the API (its class does not). */
-function carried(err: AppError): CarriedError {
-  return { code: err.code, status: err.status, detail: err.detail, extra: err.extra };
 }
 
 /** The next request of the API on a staged call's port; null after STAGED_IDLE_MS without one. */
@@ -191,13 +187,7 @@ function nextRequest(port: MessagePort): Promise<StageRequest | null> {
  * the API asks, which answers the predictions and the features' JSON the call stores. Every request
  * is answered by a message on the port; the task ends at the API's `end` (or when it goes quiet).
  */
-export async function stagePredictBody(task: {
-  /** A JSON body (read as the route reads it), or an uploaded file (read as datasetRows reads it; its call fingerprinted it). */
-  source: { json: Uint8Array } | { file: { name: string | null; mimetype: string | null; content: Uint8Array } };
-  method: string;
-  path: string;
-  port: MessagePort;
-}): Promise<void> {
+export async function stagePredictBody(task: { source: StagedPredictionSource; port: MessagePort }): Promise<void> {
   const { port } = task;
   const reply = (message: StageReply) => port.postMessage(message);
   const refusing = (run: () => void): CarriedError | null => {
@@ -206,21 +196,21 @@ export async function stagePredictBody(task: {
       return null;
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      reply({ kind: 'refused', error: carried(err) });
-      return carried(err);
+      const error = carriedError(err);
+      reply({ kind: 'refused', error });
+      return error;
     }
   };
   try {
     let rows: Row[] = [];
     const refusal = refusing(() => {
       const { source } = task;
-      if ('json' in source) {
-        const body = readPredictionBody(source.json, task);
+      if (source.kind === 'json') {
+        const body = readPredictionBody(source.bytes, source);
         rows = body.rows;
         reply({ kind: 'staged', count: rows.length, fingerprint: body.fingerprint });
       } else {
-        const { content } = source.file;
-        rows = parseUploadedFile({ ...source.file, content: Buffer.from(content.buffer, content.byteOffset, content.byteLength) });
+        rows = parseUploadedFile({ name: source.name, mimetype: source.mimetype, content: bufferOf(source.content) });
         reply({ kind: 'staged', count: rows.length, fingerprint: '' });
       }
     });
@@ -239,7 +229,7 @@ export async function stagePredictBody(task: {
         model = cachedModel(request.versionId, request.artefact);
       } catch (err) {
         if (!(err instanceof TabularModelFormatError)) throw err;
-        reply({ kind: 'refused', error: carried(unservableVersion(err.message)) });
+        reply({ kind: 'refused', error: carriedError(unservableVersion(err.message)) });
         continue;
       }
       if (!model) {
@@ -320,15 +310,15 @@ export function backtest(request: SeriesRequest & { horizon: number; seasonLengt
 }
 
 /** An uploaded file's refusal, carried as a value across the thread boundary. */
-export type ParsedUpload = { ok: true; rows: Row[] } | { ok: false; code: string; status: number; message: string; extra: Record<string, unknown> };
+export type ParsedUpload = { ok: true; rows: Row[] } | { ok: false; error: CarriedError };
 
 /** Parses an uploaded CSV or JSON file off the event loop (papaparse on megabytes takes seconds). */
 export function parseUpload(file: { name: string | null; mimetype: string | null; content: Uint8Array; textColumns?: string[] }): ParsedUpload {
   try {
-    const content = Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength);
+    const content = bufferOf(file.content);
     return { ok: true, rows: parseUploadedFile({ name: file.name, mimetype: file.mimetype, content }, { textColumns: file.textColumns }) };
   } catch (err) {
-    if (err instanceof AppError) return { ok: false, code: err.code, status: err.status, message: err.detail, extra: err.extra };
+    if (err instanceof AppError) return { ok: false, error: carriedError(err) };
     throw err;
   }
 }

@@ -16,6 +16,19 @@ export class AppError extends Error {
   }
 }
 
+/** An AppError as it crosses a thread boundary (errors are cloned without their class). */
+export interface CarriedError {
+  code: string;
+  status: number;
+  detail: string;
+  extra: Record<string, unknown>;
+}
+
+export const carriedError = (err: AppError): CarriedError => ({ code: err.code, status: err.status, detail: err.detail, extra: err.extra });
+
+/** The AppError a thread carried across as a value. */
+export const fromCarried = (err: CarriedError): AppError => new AppError(err.code, err.status, err.detail, err.extra);
+
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', 404, `${what} was not found.`);
 
 /** A model version whose artefact this engine build cannot load (the thread's `unservable` reason). */

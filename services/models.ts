@@ -16,6 +16,7 @@ import {
 import { findEngine } from '../engines/catalogue';
 import { gunzipJson, gzipJson } from './compression';
 import { cleanDisplayName } from './display-names';
+import { newestRows } from './context-rows';
 import { checkedTrainingEngine, dataRefusal, type Row } from './datasets';
 import { EngineDataError, type EnginePool } from './engine-pool';
 import { AppError, notFound } from './errors';
@@ -139,8 +140,7 @@ export async function createModelForTraining(em: EntityManager, input: NewModelI
  */
 export async function loadContext(em: EntityManager, modelId: string, versionNumber: number, maxRows: number | null = null): Promise<Row[]> {
   const chunks = await contextChunks(em, modelId, versionNumber, maxRows);
-  const rows = (await Promise.all(chunks.map((chunk) => gunzipJson<Row[]>(chunk)))).flat();
-  return maxRows !== null && rows.length > maxRows ? rows.slice(rows.length - maxRows) : rows;
+  return newestRows((await Promise.all(chunks.map((chunk) => gunzipJson<Row[]>(chunk)))).flat(), maxRows);
 }
 
 /**

@@ -1,22 +1,23 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { Model, ModelVersion } from '../db/entities';
-import { AppError } from './errors';
+import { fromCarried, type CarriedError } from './errors';
+import { bufferOf } from './bytes';
 import type { AnalysedTrainingSet } from './models';
 import type { TrainingFields } from './training-body';
+
+/**
+ * What a staged prediction's thread reads: a JSON body (as the route reads it, fingerprinted for its
+ * Idempotency-Key there), or an uploaded file (as datasetRows reads it; its call fingerprinted it).
+ */
+export type StagedPredictionSource =
+  | { kind: 'json'; bytes: Uint8Array; method: string; path: string }
+  | { kind: 'file'; name: string | null; mimetype: string | null; content: Uint8Array };
 
 /** What the API asks of the thread that holds a call's rows. */
 export type StageRequest =
   | { kind: 'check'; model: Pick<Model, 'featureColumns' | 'target'>; report: ModelVersion['report'] }
   | { kind: 'score'; versionId: string; artefact?: string; ids: string[] }
   | { kind: 'end' };
-
-/** An AppError as it crosses the thread boundary (errors are cloned without their class). */
-export interface CarriedError {
-  code: string;
-  status: number;
-  detail: string;
-  extra: Record<string, unknown>;
-}
 
 /** What the thread answers: the first message after parsing, then one for each request. */
 export type StageReply =
@@ -93,8 +94,7 @@ export class StagedRows implements StagedBody {
     if (reply.kind === 'miss') reply = await this.ask({ kind: 'score', versionId, ids, artefact: await artefact() });
     this.end();
     if (reply.kind !== 'scored') throw replyError(reply);
-    const { featuresJson } = reply;
-    return { outputs: reply.outputs, featuresJson: Buffer.from(featuresJson.buffer, featuresJson.byteOffset, featuresJson.byteLength) };
+    return { outputs: reply.outputs, featuresJson: bufferOf(reply.featuresJson) };
   }
 
   /** Lets the thread go (idempotent); every call that staged rows ends them, whatever happened. */
@@ -131,7 +131,7 @@ export class StagedRows implements StagedBody {
 }
 
 function replyError(reply: StageReply): Error {
-  if (reply.kind === 'refused') return new AppError(reply.error.code, reply.error.status, reply.error.detail, reply.error.extra);
+  if (reply.kind === 'refused') return fromCarried(reply.error);
   return new Error(`unexpected answer from the engine thread: ${reply.kind}`);
 }
 

@@ -1,9 +1,9 @@
-import { gzipSync } from 'node:zlib';
 import { zodToAppError } from '../api/middleware/errors';
 import { jsonDatasetRows } from '../api/routes/helpers';
 import { trainingInputSchema } from '../api/schemas/models';
 import type { PlanName } from '../config/plans';
 import { analyseDataset, TabularDataError } from '../engines/tabular';
+import { gzipJsonSync } from './compression';
 import { checkedTrainingEngine, dataRefusal } from './datasets';
 import { requestFingerprint } from './idempotency';
 import { parseJsonBytes } from './json';
@@ -42,8 +42,8 @@ export function readTrainingBody(bytes: Uint8Array, request: { method: string; p
   }
   return {
     fields,
-    // the bytes services/compression.ts gzipJson writes, here rather than on the event loop
-    dataset: { rowCount: rows.length, task, context: gzipSync(Buffer.from(JSON.stringify(rows), 'utf8'), { level: 6 }) },
+    // gzipped here rather than on the event loop
+    dataset: { rowCount: rows.length, task, context: gzipJsonSync(rows) },
     fingerprint: requestFingerprint({ method: request.method, path: request.path, body: value, file: null }),
   };
 }

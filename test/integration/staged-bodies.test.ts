@@ -219,6 +219,7 @@ describe('large prediction and training bodies read on an engine thread', () => 
   it('replays the Idempotency-Key retry of a large training body, sent large or small, with one model created', async () => {
     const { apiKey, account } = await h.provision('build');
     const body = { target: 'churned', engine: ENGINE, data: churnRows(60, 11) };
+    const stagedBefore = await stagedCount('staged');
     const first = await train(apiKey, padded(body), 'staged-model');
     expect(first.status).toBe(201);
     for (const retry of [await train(apiKey, padded(body), 'staged-model'), await train(apiKey, JSON.stringify(body), 'staged-model')]) {
@@ -226,5 +227,7 @@ describe('large prediction and training bodies read on an engine thread', () => 
       expect(retry.body).toEqual(first.body);
     }
     expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(1);
+    // the two large bodies were fingerprinted by their threads, the small one here
+    expect(await stagedCount('staged')).toBe(stagedBefore + 2);
   });
 });
