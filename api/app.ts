@@ -24,7 +24,8 @@ import { securityHeaders } from './middleware/security-headers';
 import { loggerOf, requestLogger } from './middleware/request-logger';
 import { buildOpenApiDocument } from './openapi';
 import { route, type AnyRoute } from './route';
-import { requireUsageKey } from './routes/helpers';
+import { freeCallOf, requireAuth, requireUsageKey } from './routes/helpers';
+import type { FreeCall } from '../services/free-work';
 import { coerceFormFields, z } from './zod';
 import { apiKeyRoutes } from './routes/api-keys';
 import { datasetRoutes } from './routes/datasets';
@@ -156,9 +157,23 @@ async function withinRateLimits(ctx: Context, rateLimits: RateLimits, auth: Auth
   }
 }
 
-/** A route's large JSON body, read by an engine thread as that route reads its body (RouteDef `stagedBody`). */
-function stageBody(pool: EnginePool, kind: NonNullable<AnyRoute['stagedBody']>, bytes: Buffer, request: { method: string; path: string; plan: PlanName }): Promise<StagedBody> {
-  return kind === 'predict' ? pool.stagePredictBody(bytes, request) : pool.stageTrainingBody(bytes, request);
+/**
+ * A route's large JSON body, read by an engine thread as that route reads its body (RouteDef
+ * `stagedBody`); `freeCall` is the call's place in the free work (a validation is read and run as one).
+ */
+function stageBody(pool: EnginePool, def: AnyRoute, bytes: Buffer, request: { method: string; path: string; plan: PlanName }, freeCall: () => FreeCall): Promise<StagedBody> {
+  switch (def.stagedBody) {
+    case 'predict':
+      return pool.stagePredictBody(bytes, request);
+    case 'training':
+      return pool.stageTrainingBody(bytes, request);
+    case 'validation':
+      return pool.stageValidationBody(freeCall(), bytes, request);
+    case 'series':
+      return pool.stageSeriesBody(bytes, { ...request, code: def.validationCode === 'INVALID_INPUT' ? 'INVALID_INPUT' : 'VALIDATION_ERROR' });
+    case undefined:
+      throw new Error(`${def.method.toUpperCase()} ${def.path} stages no body`);
+  }
 }
 
 function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: AnyRoute): void {
@@ -188,7 +203,8 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: Any
       limited.catch(() => undefined);
       const { upload, largeJson } = await readBody(ctx, bodyKind, deps.config, auth?.plan ?? null, def.stagedBody !== undefined);
       await limited;
-      const staged = largeJson && def.stagedBody ? await stageBody(deps.enginePool, def.stagedBody, largeJson, { method: ctx.method, path: ctx.path, plan: auth?.plan ?? 'free' }) : null;
+      const request = { method: ctx.method, path: ctx.path, plan: auth?.plan ?? 'free' };
+      const staged = largeJson && def.stagedBody ? await stageBody(deps.enginePool, def, largeJson, request, () => freeCallOf(ctx, requireAuth(auth))) : null;
       const run = async () => {
         const params = parseWith(def.params, ctx.params, 'params');
         const query = parseWith(def.query, ctx.query, 'query');

@@ -23,8 +23,9 @@ export interface RouteInput<B, Q, P> {
   upload: UploadedFile | null;
   /**
    * A large JSON body the route stages (`stagedBody`), read by an engine thread: a prediction's rows
-   * held there (StagedRows), a new model's rows ready to store (StagedTrainingSet). `body` is then the
-   * fields the thread validated besides the rows.
+   * held there (StagedRows), a new model's rows ready to store (StagedTrainingSet), a validation's
+   * analysis (StagedValidationSet), a forecast or backtest's prepared series (StagedSeries). `body` is
+   * then the fields the thread validated besides the rows.
    */
   staged: StagedBody | null;
   requestId: string;
@@ -47,11 +48,14 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   bodyKind?: BodyKind;
   /**
    * A JSON body of STAGED_JSON_FROM_BYTES or more is never parsed on the event loop: an engine thread
-   * reads it as this route's body (`predict`: services/prediction-body.ts, its rows held there for the
-   * call; `training`: services/training-body.ts, its rows checked, analysed and gzipped there) and the
-   * handler gets it as `staged`. Smaller bodies are read as usual.
+   * reads it as this route's body and the handler gets it as `staged` (smaller bodies are read as usual):
+   * - `predict`: services/prediction-body.ts, its rows held on the thread for the call (StagedRows);
+   * - `training`: services/training-body.ts, its rows checked, analysed and gzipped there (StagedTrainingSet);
+   * - `validation`: services/validation-body.ts, its rows checked, analysed and gzipped for the trial (StagedValidationSet);
+   * - `series`: services/series-body.ts, a forecast or backtest's series checked and prepared (StagedSeries),
+   *   its refusals in the route's `validationCode`.
    */
-  stagedBody?: 'predict' | 'training';
+  stagedBody?: 'predict' | 'training' | 'validation' | 'series';
   /** Error code of a body that fails its schema (default VALIDATION_ERROR). */
   validationCode?: string;
   /** Accepts an Idempotency-Key header (replays the stored answer of a completed call). */

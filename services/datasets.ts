@@ -1,12 +1,13 @@
 import Papa from 'papaparse';
 import { parseJsonBody } from './json';
-import { EngineDataError, type EnginePool } from './engine-pool';
-import type { FreeCall } from './free-work';
 import { PLANS, type PlanName } from '../config/plans';
 import { AppError, validationError } from './errors';
 import { findEngine } from '../engines/catalogue';
 
 export type Row = Record<string, unknown>;
+
+/** The seed of every fit and trial run: the same rows train the same model, and get the same trial. */
+export const TRAINING_SEED = 42;
 
 const DELIMITERS = [',', ';', '\t', '|'];
 
@@ -157,20 +158,6 @@ export function refuseBeyondTrainingRows(plan: PlanName, rows: number): void {
   }
 }
 
-export interface ValidationReport {
-  valid: boolean;
-  target: string;
-  report: unknown;
-  errors: Array<{ code: string; message: string }>;
-  hint: string;
-  trial: { verdict?: unknown; metrics?: unknown };
-}
-
-/**
- * An engine named for training must be a tabular engine of GET /v1/engines: 400 otherwise, on training
- * and on its free validation alike (validation ignored it, and answered `valid: true` for a body that
- * training then refused for its engine: a ninth probe).
- */
 /**
  * The checks of a new model's request before its rows are analysed, in the order a client meets them:
  * an engine is named, it is a tabular engine of the catalogue, the rows fit the plan.
@@ -188,6 +175,11 @@ export function dataRefusal(err: { code: string; message: string }): AppError {
   return new AppError('DATA_VALIDATION_FAILED', 422, err.message, { report: { valid: false, errors: [{ code: err.code, message: err.message }] } });
 }
 
+/**
+ * An engine named for training must be a tabular engine of GET /v1/engines: 400 otherwise, on training
+ * and on its free validation alike (validation ignored it, and answered `valid: true` for a body that
+ * training then refused for its engine: a ninth probe).
+ */
 export function tabularEngine(engineId: string): NonNullable<ReturnType<typeof findEngine>> {
   const engine = findEngine(engineId);
   if (!engine || engine.kind !== 'tabular') throw validationError(`Invalid body.engine: ${engineId} is not a tabular engine of GET /v1/engines.`);
@@ -195,25 +187,18 @@ export function tabularEngine(engineId: string): NonNullable<ReturnType<typeof f
 }
 
 /**
- * The free trial run: the training report and a trial fit against the lazy answer. Data the engine
- * refuses is a report with valid false; a request it cannot even start (no target) is a 400. More rows
- * than the caller's plan trains on is 413 TOO_MANY_ROWS, as training answers: a seventh probe's free
- * plan (10,000 rows) was told that 200,000 rows were valid, after a trial fit on all of them.
+ * The checks of a validation's rows before the engine reads them, in the order a client meets them:
+ * the engine, when one is named, is a tabular engine of the catalogue; the rows fit the plan (413
+ * TOO_MANY_ROWS as training answers: a seventh probe's free plan, 10,000 rows, was told that 200,000
+ * rows were valid, after a trial fit on all of them).
  */
-export async function validateDataset(
-  pool: EnginePool,
-  input: { rows: Row[]; target: string; task: 'classification' | 'regression' | undefined; engine: string | undefined; seed: number; plan: PlanName },
-  call: FreeCall,
-): Promise<ValidationReport> {
-  if (input.engine !== undefined) tabularEngine(input.engine);
-  refuseBeyondTrainingRows(input.plan, input.rows.length);
-  try {
-    const report = await pool.analyse(input.rows, input.target, input.task);
-    const trial = await pool.trial(call, input.rows, input.target, input.seed, input.task);
-    return { valid: true, target: input.target, report, errors: [], hint: trial.hint, trial: { verdict: trial.verdict, metrics: trial.metrics } };
-  } catch (err) {
-    if (!(err instanceof EngineDataError)) throw err;
-    if (err.code === 'TARGET_MISSING' || err.code === 'INVALID_OPTIONS') throw new AppError('VALIDATION_ERROR', 400, err.message);
-    return { valid: false, target: input.target, report: null, errors: [{ code: err.code, message: err.message }], hint: err.message, trial: {} };
-  }
+export function checkValidationRows(plan: PlanName, engineId: string | undefined, rows: number): void {
+  if (engineId !== undefined) tabularEngine(engineId);
+  refuseBeyondTrainingRows(plan, rows);
+}
+
+/** The engine's refusal of a validation's rows: a report with valid false, except a request it cannot even start (no target), a 400. */
+export function validationRefusal(err: { code: string; message: string }): { code: string; message: string } {
+  if (err.code === 'TARGET_MISSING' || err.code === 'INVALID_OPTIONS') throw new AppError('VALIDATION_ERROR', 400, err.message);
+  return { code: err.code, message: err.message };
 }

@@ -3,16 +3,21 @@ import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { LRUCache } from 'lru-cache';
-import { predictRows, type DataReport, type Prediction, type TabularModel, type TrialReport } from '../engines/tabular';
+import { predictRows, type DataReport, type Prediction, type TabularModel } from '../engines/tabular';
 import { AppError, fromCarried, unservableVersion } from './errors';
 import { bufferOf, movable } from './bytes';
 import { FreeWorkQueue, type FreeCall } from './free-work';
 import { stagedBodies, watchEnginePool } from './metrics';
-import { StagedRows, StagedTrainingSet, type StagedPredictionSource } from './staged-bodies';
+import { StagedRows, StagedSeries, StagedTrainingSet, StagedValidation, type StagedPredictionSource } from './staged-bodies';
 import type { PlanName } from '../config/plans';
 import type { Row } from './datasets';
 import type { Backtest, SeriesForecast } from '../engines/forecast';
-import type { Outcome, ParsedUpload, PreparedRequest, SeriesRequest, StagedTrainingOutcome, TrainOutput, TrainTask } from './engine-worker';
+import type { Carried, Outcome, SeriesRequest, TrainOutput, TrainTask } from './engine-worker';
+import type { ReadTrainingBody } from './training-body';
+import type { ReadValidationBody } from './validation-body';
+import type { ValidationReport, ValidationRequest } from './validation-rows';
+import type { ReadSeriesBody } from './series-body';
+import type { PreparedRequest, SeriesColumns, SeriesRefusalCode } from './series-checks';
 
 /** Batches up to this many rows are scored on the main thread once the version is loaded there. */
 export const INLINE_MAX_ROWS = 16;
@@ -22,6 +27,9 @@ export const INLINE_MAX_ROWS = 16;
  * (adult), so a part this size outweighs the thread hop (about 0.1 ms) it adds.
  */
 export const SPLIT_MIN_ROWS = 128;
+
+/** An uploaded file, as the pool moves it to a thread. */
+export type UploadedFileBytes = { name: string | null; mimetype: string | null; content: Buffer };
 
 /** Cuts rows into at most `parts` contiguous runs of nearly equal length (order kept). */
 export function splitEvenly<T>(rows: T[], parts: number): T[][] {
@@ -169,7 +177,7 @@ export class EnginePool {
    * The same for an uploaded file (CSV or JSON rows, read as datasetRows reads it): its rows are
    * parsed on the thread and stay there, where a parsed file's rows came back by structured clone.
    */
-  async stagePredictFile(file: { name: string | null; mimetype: string | null; content: Buffer }): Promise<StagedRows> {
+  async stagePredictFile(file: UploadedFileBytes): Promise<StagedRows> {
     const content = movable(file.content);
     return this.stagePrediction({ kind: 'file', name: file.name, mimetype: file.mimetype, content }, content);
   }
@@ -195,15 +203,65 @@ export class EnginePool {
 
   /** Reads a large training body on a thread (services/training-body.ts): its fields, its rows gzipped for the context, or its refusal (thrown). */
   async stageTrainingBody(body: Buffer, request: { method: string; path: string; plan: PlanName }): Promise<StagedTrainingSet> {
+    const { fields, dataset, fingerprint } = await this.stageBody<ReadTrainingBody>('stageTrainingBody', body, request);
+    return new StagedTrainingSet(fields, { ...dataset, context: bufferOf(dataset.context) }, fingerprint);
+  }
+
+  /**
+   * Reads and validates a large validation body on a thread (services/validation-body.ts), as free work:
+   * its fields and its report, or its refusal (thrown).
+   */
+  async stageValidationBody(call: FreeCall, body: Buffer, request: { method: string; path: string; plan: PlanName }): Promise<StagedValidation> {
+    const { fields, report, fingerprint } = await this.freeWork.run(call, () => this.stageBody<ReadValidationBody>('stageValidationBody', body, request));
+    return new StagedValidation(fields, report, fingerprint);
+  }
+
+  /** Reads a large forecast or backtest body on a thread (services/series-body.ts): its fields and its series prepared, or its refusal (thrown). */
+  async stageSeriesBody(body: Buffer, request: { method: string; path: string; code: SeriesRefusalCode }): Promise<StagedSeries> {
+    const { fields, prepared, fingerprint } = await this.stageBody<ReadSeriesBody>('stageSeriesBody', body, request);
+    return new StagedSeries(fields, prepared, fingerprint);
+  }
+
+  /** Reads a forecast or backtest's large uploaded file on a thread (services/series-body.ts): its series prepared, or its refusal (thrown). */
+  async stageSeriesFile(file: UploadedFileBytes, columns: SeriesColumns, code: SeriesRefusalCode): Promise<PreparedRequest> {
+    return this.stageFile<PreparedRequest>('stageSeriesFile', file, { columns, code });
+  }
+
+  /** Validates a validation's large uploaded file on the thread that parses it (services/validation-body.ts), as free work; its refusal thrown. */
+  async validateFile(call: FreeCall, file: UploadedFileBytes, request: ValidationRequest): Promise<ValidationReport> {
+    return this.freeWork.run(call, () => this.stageFile<ValidationReport>('validateFile', file, { request }));
+  }
+
+  /** Validates rows on a thread (services/validation-rows.ts), as free work; its refusal thrown. */
+  async validate(call: FreeCall, rows: Row[], request: ValidationRequest): Promise<ValidationReport> {
+    return this.freeWork.run(call, async () => {
+      const outcome = (await this.pool.run({ rows, request }, { name: 'validate' })) as Carried<ValidationReport>;
+      if (!outcome.ok) throw fromCarried(outcome.error);
+      return outcome.value;
+    });
+  }
+
+  /** Moves an uploaded file's bytes to a thread that reads it as its route does (`name`, a staging function of the worker); counted by outcome. */
+  private async stageFile<T>(name: string, file: UploadedFileBytes, task: object): Promise<T> {
+    const content = movable(file.content);
+    return this.staging<T>(this.pool.run({ file: { name: file.name, mimetype: file.mimetype, content }, ...task }, { name, transferList: [content.buffer as ArrayBuffer] }));
+  }
+
+  /** Moves a large body's bytes to a thread that reads it as its route does (`name`, a staging function of the worker); counted by outcome. */
+  private async stageBody<T>(name: string, body: Buffer, request: object): Promise<T> {
     const bytes = movable(body);
-    const outcome = (await this.pool.run({ body: bytes, ...request }, { name: 'stageTrainingBody', transferList: [bytes.buffer as ArrayBuffer] })) as StagedTrainingOutcome;
+    return this.staging<T>(this.pool.run({ body: bytes, ...request }, { name, transferList: [bytes.buffer as ArrayBuffer] }));
+  }
+
+  /** A staging task's answer, or its refusal thrown; counted by outcome. */
+  private async staging<T>(task: Promise<unknown>): Promise<T> {
+    const outcome = (await task) as Carried<T>;
     if (!outcome.ok) {
       stagedBodies.inc({ outcome: 'refused' });
       throw fromCarried(outcome.error);
     }
     stagedBodies.inc({ outcome: 'staged' });
-    const { fields, dataset, fingerprint } = outcome.value;
-    return new StagedTrainingSet(fields, { ...dataset, context: bufferOf(dataset.context) }, fingerprint);
+    return outcome.value;
   }
 
   /** Whether small batches of this version are scored on the main thread (what the tests observe). */
@@ -231,16 +289,11 @@ export class EnginePool {
     return unwrap((await this.pool.run({ rows, target, task }, { name: 'analyse' })) as Outcome<DataReport>);
   }
 
-  /** A free call's work: within `freeWork`. */
-  async trial(call: FreeCall, rows: Row[], target: string, seed: number, task?: 'classification' | 'regression'): Promise<TrialReport> {
-    return unwrap((await this.freeWork.run(call, () => this.pool.run({ rows, target, task, seed }, { name: 'trial' }))) as Outcome<TrialReport>);
-  }
-
   /** Parses an uploaded dataset file on a thread; its refusals come back as the same AppErrors. */
-  async parseUpload(file: { name: string | null; mimetype: string | null; content: Buffer }, textColumns?: readonly string[]): Promise<Row[]> {
-    const parsed = (await this.pool.run({ name: file.name, mimetype: file.mimetype, content: file.content, textColumns: textColumns ? [...textColumns] : undefined }, { name: 'parseUpload' })) as ParsedUpload;
+  async parseUpload(file: UploadedFileBytes, textColumns?: readonly string[]): Promise<Row[]> {
+    const parsed = (await this.pool.run({ name: file.name, mimetype: file.mimetype, content: file.content, textColumns: textColumns ? [...textColumns] : undefined }, { name: 'parseUpload' })) as Carried<Row[]>;
     if (!parsed.ok) throw fromCarried(parsed.error);
-    return parsed.rows;
+    return parsed.value;
   }
 
   /** Validates and prepares the series of a forecast request (on a thread: parsing many rows is work). */
@@ -273,9 +326,9 @@ export class EnginePool {
     )) as number[];
   }
 
-  /** A free call's work: within `freeWork`. */
-  async backtest(call: FreeCall, request: SeriesRequest & { horizon: number; seasonLength?: number }): Promise<Backtest[]> {
-    return unwrap((await this.freeWork.run(call, () => this.pool.run(request, { name: 'backtest' }))) as Outcome<Backtest[]>);
+  /** Backtests prepared series; a free call's work: within `freeWork`. */
+  async backtest(call: FreeCall, prepared: PreparedRequest, options: { horizon: number; seasonLength?: number }): Promise<Backtest[]> {
+    return unwrap((await this.freeWork.run(call, () => this.pool.run({ series: prepared.series, ...options }, { name: 'backtest' }))) as Outcome<Backtest[]>);
   }
 
   async close(): Promise<void> {

@@ -11,19 +11,21 @@ import {
   predictRows,
   serialiseModel,
   trainTabular,
-  trialRun,
   type DataReport,
   type Prediction,
   type TabularModel,
-  type TrialReport,
 } from '../engines/tabular';
 import { TabularDataError, TabularModelFormatError } from '../engines/tabular';
-import { SeriesError, backtestSeries, forecastSeries, inferTimestampColumn, prepareSeries, type Backtest, type PreparedSeries, type SeriesForecast } from '../engines/forecast';
+import { SeriesError, backtestSeries, forecastSeries, prepareSeries, type Backtest, type PreparedSeries, type SeriesForecast } from '../engines/forecast';
 import { parseUploadedFile, type Row } from './datasets';
 import { AppError, carriedError, unservableVersion, type CarriedError } from './errors';
 import { contextRows } from './context-rows';
 import { readPredictionBody } from './prediction-body';
 import { readTrainingBody, type ReadTrainingBody } from './training-body';
+import { readSeriesBody, readSeriesFile, type ReadSeriesBody } from './series-body';
+import { readValidationBody, readValidationFile, type ReadValidationBody } from './validation-body';
+import { validateRows, type ValidationReport, type ValidationRequest } from './validation-rows';
+import { prepareSeriesRows, type PreparedRequest, type SeriesColumns, type SeriesRefusalCode } from './series-checks';
 import type { PlanName } from '../config/plans';
 import { checkPredictionRows, predictionOutputs } from './prediction-rows';
 import { STAGED_IDLE_MS, type StagedPredictionSource, type StageReply, type StageRequest } from './staged-bodies';
@@ -38,6 +40,18 @@ function guarded<T>(run: () => T): Outcome<T> {
     return { ok: true, value: run() };
   } catch (err) {
     if (err instanceof TabularDataError || err instanceof SeriesError) return { ok: false, code: err.code, message: err.message };
+    throw err;
+  }
+}
+
+/** A value, or the AppError that refused it, carried as a value across the thread boundary. */
+export type Carried<T> = { ok: true; value: T } | { ok: false; error: CarriedError };
+
+function carrying<T>(run: () => T): Carried<T> {
+  try {
+    return { ok: true, value: run() };
+  } catch (err) {
+    if (err instanceof AppError) return { ok: false, error: carriedError(err) };
     throw err;
   }
 }
@@ -152,17 +166,9 @@ export function exportModel(task: { versionId: string; artefact?: string }): { m
   }
 }
 
-/** A large training body's answer (services/training-body.ts), or its refusal, as values. */
-export type StagedTrainingOutcome = { ok: true; value: ReadTrainingBody } | { ok: false; error: CarriedError };
-
 /** Reads a large training body on this thread (services/training-body.ts); the API's event loop never parses it. */
-export function stageTrainingBody(task: { body: Uint8Array; method: string; path: string; plan: PlanName }): StagedTrainingOutcome {
-  try {
-    return { ok: true, value: readTrainingBody(task.body, task) };
-  } catch (err) {
-    if (err instanceof AppError) return { ok: false, error: carriedError(err) };
-    throw err;
-  }
+export function stageTrainingBody(task: { body: Uint8Array; method: string; path: string; plan: PlanName }): Carried<ReadTrainingBody> {
+  return carrying(() => readTrainingBody(task.body, task));
 }
 
 /** The next request of the API on a staged call's port; null after STAGED_IDLE_MS without one. */
@@ -251,8 +257,19 @@ export function analyse(task: { rows: Row[]; target: string; task?: 'classificat
   return guarded(() => analyseDataset(task.rows, { target: task.target, task: task.task }));
 }
 
-export function trial(task: { rows: Row[]; target: string; task?: 'classification' | 'regression'; seed: number }): Outcome<TrialReport> {
-  return guarded(() => trialRun(task.rows, { target: task.target, task: task.task, seed: task.seed }));
+/** A validation's rows (services/validation-rows.ts): its report, or its refusal as a value. */
+export function validate(task: { rows: Row[]; request: ValidationRequest }): Carried<ValidationReport> {
+  return carrying(() => validateRows(task.rows, task.request));
+}
+
+/** A validation's large uploaded file, read and validated on this thread (services/validation-body.ts). */
+export function validateFile(task: { file: UploadedBytes; request: ValidationRequest }): Carried<ValidationReport> {
+  return carrying(() => readValidationFile(fileOf(task.file), task.request));
+}
+
+/** Reads and validates a large validation body on this thread (services/validation-body.ts). */
+export function stageValidationBody(task: { body: Uint8Array; method: string; path: string; plan: PlanName }): Carried<ReadValidationBody> {
+  return carrying(() => readValidationBody(task.body, task));
 }
 
 export interface SeriesRequest {
@@ -262,25 +279,19 @@ export interface SeriesRequest {
   itemId?: string;
 }
 
-function prepare(request: SeriesRequest) {
-  const timestamp = request.timestamp ?? inferTimestampColumn(request.rows, [request.target, ...(request.itemId ? [request.itemId] : [])]);
-  if (!timestamp) {
-    throw new SeriesError('MISSING_COLUMN', 'no timestamp column: name it in `timestamp` (no column, or more than one, holds dates or integer positions)');
-  }
-  return { timestamp, series: prepareSeries(request.rows, { target: request.target, timestamp, itemId: request.itemId }) };
-}
-
-export interface PreparedRequest {
-  timestampColumn: string;
-  series: PreparedSeries[];
-}
-
-/** Validates and prepares every series once; the service then forecasts them in parts, one per thread. */
+/** Validates and prepares every series once; the service then forecasts or backtests them. */
 export function prepareForecast(request: SeriesRequest): Outcome<PreparedRequest> {
-  return guarded(() => {
-    const { timestamp, series } = prepare(request);
-    return { timestampColumn: timestamp, series };
-  });
+  return guarded(() => prepareSeriesRows(request.rows, request));
+}
+
+/** Reads a forecast or backtest's large uploaded file on this thread (services/series-body.ts), down to its prepared series. */
+export function stageSeriesFile(task: { file: UploadedBytes; columns: SeriesColumns; code: SeriesRefusalCode }): Carried<PreparedRequest> {
+  return carrying(() => readSeriesFile(fileOf(task.file), task.columns, task.code));
+}
+
+/** Reads a large forecast or backtest body on this thread (services/series-body.ts), down to its prepared series. */
+export function stageSeriesBody(task: { body: Uint8Array; method: string; path: string; code: SeriesRefusalCode }): Carried<ReadSeriesBody> {
+  return carrying(() => readSeriesBody(task.body, task));
 }
 
 /** Forecasts prepared series; each series depends on its own history only, so any split gives the same answers. */
@@ -305,20 +316,21 @@ export function warmUp(task: { started: SharedArrayBuffer; tasks: number; series
   return threadId;
 }
 
-export function backtest(request: SeriesRequest & { horizon: number; seasonLength?: number }): Outcome<Backtest[]> {
-  return guarded(() => prepare(request).series.map((s) => backtestSeries(s, { horizon: request.horizon, seasonLength: request.seasonLength })));
+/** Backtests prepared series, each on its own history. */
+export function backtest(task: { series: PreparedSeries[]; horizon: number; seasonLength?: number }): Outcome<Backtest[]> {
+  return guarded(() => task.series.map((s) => backtestSeries(s, { horizon: task.horizon, seasonLength: task.seasonLength })));
 }
 
-/** An uploaded file's refusal, carried as a value across the thread boundary. */
-export type ParsedUpload = { ok: true; rows: Row[] } | { ok: false; error: CarriedError };
+/** An uploaded file as it crosses to a thread: its bytes as a Uint8Array. */
+export interface UploadedBytes {
+  name: string | null;
+  mimetype: string | null;
+  content: Uint8Array;
+}
+
+const fileOf = (file: UploadedBytes) => ({ name: file.name, mimetype: file.mimetype, content: bufferOf(file.content) });
 
 /** Parses an uploaded CSV or JSON file off the event loop (papaparse on megabytes takes seconds). */
-export function parseUpload(file: { name: string | null; mimetype: string | null; content: Uint8Array; textColumns?: string[] }): ParsedUpload {
-  try {
-    const content = bufferOf(file.content);
-    return { ok: true, rows: parseUploadedFile({ name: file.name, mimetype: file.mimetype, content }, { textColumns: file.textColumns }) };
-  } catch (err) {
-    if (err instanceof AppError) return { ok: false, error: carriedError(err) };
-    throw err;
-  }
+export function parseUpload(file: UploadedBytes & { textColumns?: string[] }): Carried<Row[]> {
+  return carrying(() => parseUploadedFile(fileOf(file), { textColumns: file.textColumns }));
 }

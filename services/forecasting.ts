@@ -7,12 +7,13 @@ import type { Row } from './datasets';
 import { EngineDataError, type EnginePool } from './engine-pool';
 import type { FreeCall } from './free-work';
 import { AppError } from './errors';
+import { checkSeriesRows, seriesRefusal, type PreparedRequest, type SeriesColumns, type SeriesRefusalCode } from './series-checks';
 
 export interface ForecastRequest {
-  rows: Row[];
+  /** The request's series, checked and prepared (preparedSeries, or a thread that read a large body). */
+  prepared: PreparedRequest;
   target: string;
   horizon: number;
-  timestamp?: string;
   itemId?: string;
   quantiles: number[];
   pointEstimate: 'mean' | 'median';
@@ -22,6 +23,9 @@ export interface ForecastRequest {
   horizonDefaulted?: boolean;
 }
 
+/** What shapes a forecast's answer: its columns and which statistic is the point estimate. */
+export type AnswerShape = Pick<ForecastRequest, 'target' | 'itemId' | 'quantiles' | 'pointEstimate'>;
+
 /**
  * What a refusal caused by the horizon adds when the caller sent none: a series of 10 or 11 points (the
  * contract's minimum is 10) sent without a horizon was told it had "fewer than the horizon 12", a
@@ -29,11 +33,6 @@ export interface ForecastRequest {
  */
 function defaultHorizonNote(request: Pick<ForecastRequest, 'horizon' | 'horizonDefaulted'>): string {
   return request.horizonDefaulted ? ` No horizon was sent, so the default of ${request.horizon} applies; send a smaller horizon (or prediction_length).` : '';
-}
-
-/** Names the series and the reason; `code` is the contract's code for the route. */
-function seriesRefusal(err: EngineDataError, code: 'INVALID_INPUT' | 'VALIDATION_ERROR'): AppError {
-  return new AppError(code, 400, err.message, { reason: err.code });
 }
 
 /**
@@ -46,7 +45,7 @@ export function neutraliseCell(value: unknown): unknown {
 }
 
 /** The header of a forecast's CSV answer: the timestamp column, the item column, `<target>_prediction`, `quantile_<q>`…. */
-function answerColumns(request: ForecastRequest, timestampColumn: string): string[] {
+function answerColumns(request: AnswerShape, timestampColumn: string): string[] {
   const predictionColumn = `${request.target}_prediction`;
   const quantileColumns = request.quantiles.map((q) => `quantile_${String(q)}`);
   return [timestampColumn, ...(request.itemId ? [request.itemId] : []), predictionColumn, ...quantileColumns].map((f) => String(neutraliseCell(f)));
@@ -57,7 +56,7 @@ function answerColumns(request: ForecastRequest, timestampColumn: string): strin
  * column (`quantile_0.5`, `y_prediction`) gave a header naming one column twice, and a client reading
  * the CSV by name took the timestamps for the quantile (a seventh probe). Refused before any charge.
  */
-function refuseAmbiguousColumns(request: ForecastRequest, timestampColumn: string): void {
+function refuseAmbiguousColumns(request: AnswerShape, timestampColumn: string): void {
   const columns = answerColumns(request, timestampColumn);
   const repeated = columns.find((name, i) => columns.indexOf(name) !== i);
   if (repeated === undefined) return;
@@ -88,7 +87,7 @@ function csvCell(value: unknown): string {
  * for a 270 MB answer (150 series × 1,000 steps × 99 quantiles), during which every other call of the
  * process waited (a thirteenth probe). Numbers never need quoting.
  */
-export function forecastCsv(request: ForecastRequest, timestampColumn: string, forecasts: SeriesForecast[]): string {
+export function forecastCsv(request: AnswerShape, timestampColumn: string, forecasts: SeriesForecast[]): string {
   const lines: string[] = [answerColumns(request, timestampColumn).map(csvText).join(',')];
   const quantileKeys = request.quantiles.map((q) => String(q));
   for (const f of forecasts) {
@@ -132,51 +131,22 @@ export interface ForecastResult {
 }
 
 /**
- * A numeric series identifier must be one JSON reads exactly: an integer beyond ±(2^53 - 1) is rounded
- * when parsed, so 9007199254740993 and 9007199254740992 became one series (400 DUPLICATE_TIMESTAMP
- * naming the other), and 12345678901234567890 was answered as 12345678901234567000, which the caller
- * cannot join back (a sixth probe). CSV files read the column as text already.
+ * A small body's rows, checked (services/series-checks.ts) and prepared on a thread: what a thread makes
+ * of a large body's (services/series-body.ts), with the same refusals in the route's code.
  */
-function refuseInexactItemIds(rows: Row[], itemId: string | undefined, code: 'INVALID_INPUT' | 'VALIDATION_ERROR'): void {
-  if (itemId === undefined) return;
-  for (const row of rows) {
-    const value = Object.hasOwn(row, itemId) ? row[itemId] : undefined;
-    if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
-      throw new AppError(
-        code,
-        400,
-        `The ${itemId} value ${String(value)} is an integer beyond ±${Number.MAX_SAFE_INTEGER} (2^53 - 1), which a JSON number cannot hold exactly: series would merge and be named otherwise than sent. Send the identifiers as strings.`,
-        { reason: 'ITEM_ID_NOT_EXACT' },
-      );
-    }
+export async function preparedSeries(pool: EnginePool, rows: Row[], columns: SeriesColumns, code: SeriesRefusalCode): Promise<PreparedRequest> {
+  checkSeriesRows(rows, columns, code);
+  try {
+    return await pool.prepareForecast({ rows, ...columns });
+  } catch (err) {
+    throw err instanceof EngineDataError ? seriesRefusal(err, code) : err;
   }
 }
 
 /**
- * The target, the timestamp and the item_id name three different columns: one column in two roles was
- * forecast all the same and charged (a ninth probe: item_id the target forecast each series' id as its
- * value, timestamp the target forecast the positions themselves).
- */
-function refuseColumnInTwoRoles(request: Pick<ForecastRequest, 'target' | 'timestamp' | 'itemId'>, code: 'INVALID_INPUT' | 'VALIDATION_ERROR'): void {
-  const roles: Array<[string, string | undefined]> = [
-    ['target', request.target],
-    ['timestamp', request.timestamp],
-    ['item_id', request.itemId],
-  ];
-  for (let i = 0; i < roles.length; i++) {
-    for (let j = i + 1; j < roles.length; j++) {
-      const [first, a] = roles[i]!;
-      const [second, b] = roles[j]!;
-      if (a !== undefined && a === b) {
-        throw new AppError(code, 400, `${first} and ${second} both name the column "${a}"; each names a column of its own.`, { reason: 'COLUMN_IN_TWO_ROLES' });
-      }
-    }
-  }
-}
-
-/**
- * Validates every series, prices the call (horizon × series, whatever the history length), reserves
- * the credits before any computation, forecasts in the engine pool, and refunds a failed computation.
+ * Checks the prepared series against the horizon, prices the call (horizon × series, whatever the
+ * history length), reserves the credits before any computation, forecasts in the engine pool, and
+ * refunds a failed computation.
  */
 export async function runForecast(
   stores: CallStores,
@@ -184,15 +154,7 @@ export async function runForecast(
   request: ForecastRequest,
   billing: { accountId: string; workspaceId: string; httpRequestId: string; holdSeconds: number },
 ): Promise<ForecastResult> {
-  refuseColumnInTwoRoles(request, 'INVALID_INPUT');
-  refuseInexactItemIds(request.rows, request.itemId, 'INVALID_INPUT');
-  const seriesRequest = { rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId };
-  let prepared;
-  try {
-    prepared = await pool.prepareForecast(seriesRequest);
-  } catch (err) {
-    throw err instanceof EngineDataError ? seriesRefusal(err, 'INVALID_INPUT') : err;
-  }
+  const { prepared } = request;
   const short = prepared.series.find((s) => s.values.length < request.horizon);
   if (short) {
     throw new AppError(
@@ -235,11 +197,9 @@ export async function runForecast(
 }
 
 export async function runBacktest(pool: EnginePool, request: Omit<ForecastRequest, 'quantiles' | 'pointEstimate'>, call: FreeCall) {
-  refuseColumnInTwoRoles(request, 'VALIDATION_ERROR');
-  refuseInexactItemIds(request.rows, request.itemId, 'VALIDATION_ERROR');
   let results: Backtest[];
   try {
-    results = await pool.backtest(call, { rows: request.rows, target: request.target, timestamp: request.timestamp, itemId: request.itemId, horizon: request.horizon, seasonLength: request.seasonLength });
+    results = await pool.backtest(call, request.prepared, { horizon: request.horizon, seasonLength: request.seasonLength });
   } catch (err) {
     if (err instanceof EngineDataError) {
       const refusal = seriesRefusal(err, 'VALIDATION_ERROR');

@@ -4,6 +4,9 @@ import { fromCarried, type CarriedError } from './errors';
 import { bufferOf } from './bytes';
 import type { AnalysedTrainingSet } from './models';
 import type { TrainingFields } from './training-body';
+import type { SeriesFields } from './series-body';
+import type { PreparedRequest } from './series-checks';
+import type { ValidationReport } from './validation-rows';
 
 /**
  * What a staged prediction's thread reads: a JSON body (as the route reads it, fingerprinted for its
@@ -151,6 +154,28 @@ export class StagedTrainingSet implements StagedBody {
   constructor(
     readonly body: TrainingFields,
     readonly dataset: AnalysedTrainingSet,
+    readonly fingerprint: string,
+  ) {}
+
+  end(): void {}
+}
+
+/** A validation's large body, read and validated by a thread as free work (services/validation-body.ts): its report. */
+export class StagedValidation implements StagedBody {
+  constructor(
+    readonly body: TrainingFields,
+    readonly report: ValidationReport,
+    readonly fingerprint: string,
+  ) {}
+
+  end(): void {}
+}
+
+/** A forecast or backtest's large body, read, checked and prepared by a thread (services/series-body.ts): its series come back prepared. */
+export class StagedSeries implements StagedBody {
+  constructor(
+    readonly body: SeriesFields,
+    readonly prepared: PreparedRequest,
     readonly fingerprint: string,
   ) {}
 

@@ -1,6 +1,6 @@
 import { zodToAppError } from '../api/middleware/errors';
 import { jsonDatasetRows } from '../api/routes/helpers';
-import { trainingInputSchema } from '../api/schemas/models';
+import { trainingInputSchema, type TrainingInput } from '../api/schemas/models';
 import type { PlanName } from '../config/plans';
 import { analyseDataset, TabularDataError } from '../engines/tabular';
 import { gzipJsonSync } from './compression';
@@ -10,7 +10,7 @@ import { parseJsonBytes } from './json';
 import type { AnalysedTrainingSet } from './models';
 
 /** A new model's request body without its rows, as the route's schema reads it. */
-export type TrainingFields = Omit<ReturnType<typeof trainingInputSchema.parse>, 'data'>;
+export type TrainingFields = Omit<TrainingInput, 'data'>;
 
 /** What an engine thread answers for a large training body: its fields, its rows ready to store, the Idempotency-Key fingerprint. */
 export interface ReadTrainingBody {

@@ -8,11 +8,9 @@ import { ContextChunkSchema, ModelSchema } from '../db/entities';
 import { TABULAR_ENGINE } from '../engines/tabular';
 import { gzipText } from './compression';
 import type { EnginePool } from './engine-pool';
+import { TRAINING_SEED } from './datasets';
 import { newId } from './ids';
 import { contextChunks, storeVersion } from './models';
-
-/** Fixed so that the same data and settings always give the same artefact. */
-export const TRAINING_SEED = 42;
 
 export interface FitRequest {
   modelId: string;

@@ -1,10 +1,11 @@
-import { validateDataset } from '../../services/datasets';
-import { TRAINING_SEED } from '../../services/training';
+import { TRAINING_SEED } from '../../services/datasets';
+import { StagedValidation } from '../../services/staged-bodies';
+import { validateDataset } from '../../services/validation';
 import type { AppDeps } from '../app';
 import { route, type AnyRoute } from '../route';
 import { trainingInputSchema } from '../schemas/models';
 import { z } from '../zod';
-import { datasetRows, freeCallOf, requireAuth } from './helpers';
+import { datasetRows, fileForThread, freeCallOf, requireAuth } from './helpers';
 
 const validationReportSchema = z
   .object({
@@ -35,6 +36,7 @@ export function datasetRoutes(deps: AppDeps): AnyRoute[] {
       auth: 'key_or_session',
       operation: 'datasets.validate',
       bodyKind: 'dataset',
+      stagedBody: 'validation',
       body: trainingInputSchema,
       responses: { 200: { description: 'The validation report.', schema: validationReportSchema } },
       errors: [
@@ -43,13 +45,16 @@ export function datasetRoutes(deps: AppDeps): AnyRoute[] {
         [413, 'DATASET_TOO_LARGE'],
         [413, 'FILE_TOO_LARGE'],
       ],
-      async handler(ctx, { body, auth, upload }) {
+      async handler(ctx, { body, auth, upload, staged }) {
         const a = requireAuth(auth);
-        ctx.body = await validateDataset(
-          deps.enginePool,
-          { rows: await datasetRows(deps.enginePool, body.data, upload, 'data'), target: body.target, task: body.task, engine: body.engine, seed: TRAINING_SEED, plan: a.plan },
-          freeCallOf(ctx, a),
-        );
+        if (staged instanceof StagedValidation) {
+          ctx.body = staged.report;
+          return;
+        }
+        // a file large enough to be parsed on a thread is validated there, its rows never coming back
+        const file = fileForThread(body.data, upload);
+        const source = file ? { file } : { rows: await datasetRows(deps.enginePool, body.data, upload, 'data') };
+        ctx.body = await validateDataset(deps.enginePool, source, { plan: a.plan, engine: body.engine, target: body.target, task: body.task, seed: TRAINING_SEED }, freeCallOf(ctx, a));
       },
     }),
   ];

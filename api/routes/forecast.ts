@@ -1,5 +1,7 @@
 import { AppError } from '../../services/errors';
-import { MAX_FORECAST_ANSWER_VALUES, runBacktest, runForecast } from '../../services/forecasting';
+import { MAX_FORECAST_ANSWER_VALUES, preparedSeries, runBacktest, runForecast } from '../../services/forecasting';
+import { horizonDefaulted, horizonOf, type PreparedRequest, type SeriesRefusalCode } from '../../services/series-checks';
+import { StagedSeries, type StagedBody } from '../../services/staged-bodies';
 import { callStores } from '../../services/credits';
 import type { EnginePool } from '../../services/engine-pool';
 import type { AppDeps } from '../app';
@@ -8,26 +10,27 @@ import { holdCredits } from '../middleware/idempotency';
 import { REMAINING_HEADER } from '../middleware/errors';
 import { route, type AnyRoute } from '../route';
 import { backtestResultSchema, DEFAULT_HORIZON, forecastInputSchema, type ForecastInput } from '../schemas/forecast';
-import { datasetRows, freeCallOf, requireAuth, requireUsageKey } from './helpers';
+import { datasetRows, fileForThread, freeCallOf, requireAuth, requireUsageKey } from './helpers';
 import { z } from '../zod';
 
-function horizonOf(body: ForecastInput, code: 'INVALID_INPUT' | 'VALIDATION_ERROR'): number {
-  if (body.horizon !== undefined && body.prediction_length !== undefined && body.horizon !== body.prediction_length) {
-    throw new AppError(code, 400, 'horizon and prediction_length are aliases; give one, or the same value.');
-  }
-  return body.horizon ?? body.prediction_length ?? DEFAULT_HORIZON;
-}
-
-const horizonDefaulted = (body: ForecastInput): boolean => body.horizon === undefined && body.prediction_length === undefined;
-
-async function rowsOf(pool: EnginePool, body: ForecastInput, upload: UploadedFile | null, code: 'INVALID_INPUT' | 'VALIDATION_ERROR') {
+/**
+ * The request's series, prepared: by the thread that read a large body (StagedSeries) or parses a large
+ * file, or from the body's rows or small file here. `code` is the route's refusal code.
+ */
+async function seriesOf(pool: EnginePool, body: ForecastInput, upload: UploadedFile | null, staged: StagedBody | null, code: SeriesRefusalCode): Promise<PreparedRequest> {
+  if (staged instanceof StagedSeries) return staged.prepared;
+  const columns = { target: body.target, timestamp: body.timestamp, itemId: body.item_id };
+  const file = fileForThread(body.data, upload);
+  if (file) return pool.stageSeriesFile(file, columns, code);
+  let rows;
   try {
     // the series' identifiers as the file wrote them: "007" and "7" are two series, named so in the answer
-    return await datasetRows(pool, body.data, upload, 'data', { textColumns: body.item_id ? [body.item_id] : [] });
+    rows = await datasetRows(pool, body.data, upload, 'data', { textColumns: body.item_id ? [body.item_id] : [] });
   } catch (err) {
     if (err instanceof AppError && err.code === 'VALIDATION_ERROR' && code !== 'VALIDATION_ERROR') throw new AppError(code, 400, err.detail);
     throw err;
   }
+  return preparedSeries(pool, rows, columns, code);
 }
 
 export function forecastRoutes(deps: AppDeps): AnyRoute[] {
@@ -40,6 +43,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
       auth: 'key_or_session',
       operation: 'forecast',
       bodyKind: 'dataset',
+      stagedBody: 'series',
       idempotent: true,
       usageKeyOnly: true,
       validationCode: 'INVALID_INPUT',
@@ -62,14 +66,23 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
         [413, 'FILE_TOO_LARGE'],
         [422, 'FORECAST_FAILED'],
       ],
-      async handler(ctx, { body, auth, upload, requestId }) {
+      async handler(ctx, { body, auth, upload, staged, requestId }) {
         const a = requireUsageKey(auth);
-        const horizon = horizonOf(body, 'INVALID_INPUT');
+        const horizon = horizonOf(body, DEFAULT_HORIZON, 'INVALID_INPUT');
         const quantiles = body.quantiles ?? [];
         const result = await runForecast(
           callStores(deps.orm, deps.callPool),
           deps.enginePool,
-          { rows: await rowsOf(deps.enginePool, body, upload, 'INVALID_INPUT'), target: body.target, horizon, horizonDefaulted: horizonDefaulted(body), timestamp: body.timestamp, itemId: body.item_id, quantiles, pointEstimate: body.point_estimate, seasonLength: body.season_length },
+          {
+            prepared: await seriesOf(deps.enginePool, body, upload, staged, 'INVALID_INPUT'),
+            target: body.target,
+            horizon,
+            horizonDefaulted: horizonDefaulted(body),
+            itemId: body.item_id,
+            quantiles,
+            pointEstimate: body.point_estimate,
+            seasonLength: body.season_length,
+          },
           { accountId: a.accountId, workspaceId: a.workspaceId, httpRequestId: requestId, holdSeconds: deps.config.CREDIT_HOLD_SECONDS },
         );
         holdCredits(ctx, result.reservationId);
@@ -87,6 +100,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
       auth: 'key_or_session',
       operation: 'forecast.backtest',
       bodyKind: 'dataset',
+      stagedBody: 'series',
       body: forecastInputSchema,
       responses: { 200: { description: 'Verdict and per-window scores, never forecast values.', schema: backtestResultSchema } },
       errors: [
@@ -96,16 +110,16 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
         [413, 'FILE_TOO_LARGE'],
         [422, 'FORECAST_FAILED'],
       ],
-      async handler(ctx, { body, auth, upload }) {
+      async handler(ctx, { body, auth, upload, staged }) {
         const a = requireAuth(auth);
+        const horizon = horizonOf(body, DEFAULT_HORIZON, 'VALIDATION_ERROR');
         ctx.body = await runBacktest(
           deps.enginePool,
           {
-            rows: await rowsOf(deps.enginePool, body, upload, 'VALIDATION_ERROR'),
+            prepared: await seriesOf(deps.enginePool, body, upload, staged, 'VALIDATION_ERROR'),
             target: body.target,
-            horizon: horizonOf(body, 'VALIDATION_ERROR'),
+            horizon,
             horizonDefaulted: horizonDefaulted(body),
-            timestamp: body.timestamp,
             itemId: body.item_id,
             seasonLength: body.season_length,
           },

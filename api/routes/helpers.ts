@@ -38,11 +38,22 @@ export function freeCallOf(ctx: Context, auth: AuthContext): FreeCall {
 const PARSE_ON_THREAD_FROM_BYTES = 256 * 1024;
 
 /**
+ * The multipart file when it is the call's only rows and large enough to be parsed on a thread: the
+ * routes then leave its rows on the thread that parses it (a prediction's for the call, StagedRows; a
+ * validation's, forecast's or backtest's down to what the call needs of them), where they used to come
+ * back to the event loop by structured clone.
+ */
+export function fileForThread(jsonRows: unknown[] | undefined, upload: UploadedFile | null): UploadedFile | null {
+  return upload && jsonRows === undefined && upload.content.length >= PARSE_ON_THREAD_FROM_BYTES ? upload : null;
+}
+
+/**
  * A prediction's rows: JSON rows, or the multipart file. A file large enough to be parsed on a thread
  * stays there with its rows for the call (StagedRows, which the caller ends), as a large JSON body does.
  */
 export async function predictionRows(pool: EnginePool, jsonRows: unknown[] | undefined, upload: UploadedFile | null): Promise<Row[] | StagedRows> {
-  if (upload && jsonRows === undefined && upload.content.length >= PARSE_ON_THREAD_FROM_BYTES) return pool.stagePredictFile(upload);
+  const file = fileForThread(jsonRows, upload);
+  if (file) return pool.stagePredictFile(file);
   return datasetRows(pool, jsonRows, upload, 'rows');
 }
 

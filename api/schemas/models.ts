@@ -16,6 +16,8 @@ export const trainingInputSchema = z
   .strict()
   .openapi('TrainingInput');
 
+export type TrainingInput = z.infer<typeof trainingInputSchema>;
+
 export const versionSchema = z
   .object({
     id: z.string().openapi({ example: 'ver_5mX0aQ9wT2bL7rK1cJ8dPz' }),

@@ -7,12 +7,18 @@
  * statement) again as soon as each answer arrives. The longest wait of that client while a large call
  * runs is how long the API's event loop was held: every other call of the process waited as long.
  * `--scenario train`: the calls are `POST /v1/models` of `--rows` rows whose columns but two are
- * constant (a wide table the engine's analysis mostly drops, so that the fit takes seconds).
+ * constant (a wide table the engine's analysis mostly drops, so that the fit takes seconds);
+ * `--scenario validate`: the same body to `POST /v1/datasets/validate`.
+ * `--scenario forecast` and `--scenario backtest`: `POST /v1/forecast` (horizon 7) and
+ * `POST /v1/forecast/backtest` of `--series` daily series of `--points` points (date, item, value).
+ * `--poll-pause MS`: the client pauses so long between its polls (0: none), so that its own CPU does not
+ * slow the large call on a small host.
  * `--profile DIR`: the service writes V8 CPU profiles there when it stops.
  */
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { runCleanup, startBenchService } from './service';
+import { syntheticDailyRows } from '../../services/synthetic-series';
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;
@@ -35,10 +41,11 @@ function syntheticRows(n: number, columns: number, seed: number, varying = colum
 const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rows: { type: 'string', default: '10000' }, columns: { type: 'string', default: '300' }, calls: { type: 'string', default: '3' }, profile: { type: 'string' }, scenario: { type: 'string', default: 'predict' } } });
+  const { values } = parseArgs({ options: { rows: { type: 'string', default: '10000' }, columns: { type: 'string', default: '300' }, calls: { type: 'string', default: '3' }, profile: { type: 'string' }, scenario: { type: 'string', default: 'predict' }, series: { type: 'string', default: '200' }, 'poll-pause': { type: 'string', default: '0' }, points: { type: 'string', default: '5000' } } });
   const rowCount = Number(values.rows);
   const columns = Number(values.columns);
   const calls = Number(values.calls);
+  const pauseMs = Number(values['poll-pause']);
   const cleanup: Array<() => Promise<void>> = [];
   try {
     const { url, account } = await startBenchService(cleanup, values.profile);
@@ -46,12 +53,21 @@ async function main(): Promise<void> {
     const trained = await fetch(`${url}/v1/models`, { method: 'POST', headers, body: JSON.stringify({ target: 'y', engine: 'tabular-gbdt', name: 'wide', data: syntheticRows(1000, columns, 1) }) });
     const model = (await trained.json()) as { id: string };
     if (trained.status !== 201) throw new Error(`training failed: ${trained.status} ${JSON.stringify(model)}`);
-    const training = values.scenario === 'train';
-    const body = training
-      ? JSON.stringify({ target: 'y', engine: 'tabular-gbdt', name: 'wide', data: syntheticRows(rowCount, columns, 2, 2) })
-      : JSON.stringify({ rows: syntheticRows(rowCount, columns, 2).map(({ y: _y, ...features }) => features) });
-    const target = training ? `${url}/v1/models` : `${url}/v1/models/${model.id}/predict`;
-    console.log(`${training ? 'training' : 'prediction'} body: ${(Buffer.byteLength(body) / 1e6).toFixed(1)} MB, ${rowCount} rows × ${columns} columns`);
+    const { scenario } = values;
+    const tabular = { target: 'y', engine: 'tabular-gbdt', name: 'wide', data: syntheticRows(rowCount, columns, 2, 2) };
+    const seriesBody = () => ({ target: 'value', timestamp: 'date', item_id: 'item', horizon: 7, data: syntheticDailyRows(Number(values.series), Number(values.points)) });
+    const scenarios: Record<string, () => { path: string; body: unknown; shape: string }> = {
+      predict: () => ({ path: `/v1/models/${model.id}/predict`, body: { rows: syntheticRows(rowCount, columns, 2).map(({ y: _y, ...features }) => features) }, shape: `${rowCount} rows × ${columns} columns` }),
+      train: () => ({ path: '/v1/models', body: tabular, shape: `${rowCount} rows × ${columns} columns` }),
+      validate: () => ({ path: '/v1/datasets/validate', body: tabular, shape: `${rowCount} rows × ${columns} columns` }),
+      forecast: () => ({ path: '/v1/forecast', body: seriesBody(), shape: `${values.series} series × ${values.points} points` }),
+      backtest: () => ({ path: '/v1/forecast/backtest', body: seriesBody(), shape: `${values.series} series × ${values.points} points` }),
+    };
+    const chosen = scenarios[scenario]?.();
+    if (!chosen) throw new Error(`--scenario: one of ${Object.keys(scenarios).join(', ')}`);
+    const body = JSON.stringify(chosen.body);
+    const target = `${url}${chosen.path}`;
+    console.log(`${scenario} body: ${(Buffer.byteLength(body) / 1e6).toFixed(1)} MB, ${chosen.shape}`);
 
     const results: Array<{ call: number; ms: number; status: number; polls: number; p50: number; max: number }> = [];
     for (let call = 1; call <= calls; call += 1) {
@@ -62,6 +78,8 @@ async function main(): Promise<void> {
           const start = performance.now();
           await (await fetch(`${url}/v1/engines`)).arrayBuffer();
           waits.push(performance.now() - start);
+          // a pause keeps the poller's own CPU (client and server) from slowing the large call on this 2-core host
+          if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
         }
       })();
       const start = performance.now();

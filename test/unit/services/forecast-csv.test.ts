@@ -1,9 +1,9 @@
 import Papa from 'papaparse';
 import type { SeriesForecast } from '../../../engines/forecast';
-import { forecastCsv, type ForecastRequest } from '../../../services/forecasting';
+import { forecastCsv, type AnswerShape } from '../../../services/forecasting';
 
 /** What the answer was before 2026-11-28: papaparse's unparse of the same cells. */
-function papaCsv(request: ForecastRequest, timestampColumn: string, forecasts: SeriesForecast[]): string {
+function papaCsv(request: AnswerShape, timestampColumn: string, forecasts: SeriesForecast[]): string {
   const cell = (v: string) => (/^[=+\-@\t\r]/.test(v) && !(v.trim() !== '' && Number.isFinite(Number(v))) ? `'${v}` : v);
   const fields = [timestampColumn, ...(request.itemId ? [request.itemId] : []), `${request.target}_prediction`, ...request.quantiles.map((q) => `quantile_${q}`)].map(cell);
   const data: unknown[][] = [];
@@ -28,10 +28,10 @@ function series(id: string | null, timestamps: string[], quantiles: number[]): S
 describe('forecastCsv', () => {
   it('writes cell for cell what papaparse wrote, quoting and formula neutralising included, without papaparse (16 s of the event loop for a 270 MB answer)', () => {
     const quantiles = [0.1, 0.5, 0.975];
-    const cases: Array<[ForecastRequest, string, SeriesForecast[]]> = [
-      [{ rows: [], target: 'y', horizon: 3, quantiles, pointEstimate: 'mean' }, 'date', [series(null, ['2026-01-01', '2026-01-02', '2026-01-03'], quantiles)]],
+    const cases: Array<[AnswerShape, string, SeriesForecast[]]> = [
+      [{ target: 'y', quantiles, pointEstimate: 'mean' }, 'date', [series(null, ['2026-01-01', '2026-01-02', '2026-01-03'], quantiles)]],
       [
-        { rows: [], target: 'sales, "net"', horizon: 2, itemId: ' store ', quantiles, pointEstimate: 'median' },
+        { target: 'sales, "net"', itemId: ' store ', quantiles, pointEstimate: 'median' },
         'a "quoted", column',
         [
           series('plain', ['1', '2'], quantiles),
@@ -45,7 +45,7 @@ describe('forecastCsv', () => {
           series('-x', ['15', '16'], quantiles),
         ],
       ],
-      [{ rows: [], target: '=y', horizon: 1, quantiles: [], pointEstimate: 'mean' }, '@t', [series(null, ['2026-01-01T00:00:00Z'], [])]],
+      [{ target: '=y', quantiles: [], pointEstimate: 'mean' }, '@t', [series(null, ['2026-01-01T00:00:00Z'], [])]],
     ];
     for (const [request, column, forecasts] of cases) expect(forecastCsv(request, column, forecasts)).toBe(papaCsv(request, column, forecasts));
   });
