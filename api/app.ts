@@ -159,7 +159,8 @@ async function withinRateLimits(ctx: Context, rateLimits: RateLimits, auth: Auth
 
 /**
  * A route's large JSON body, read by an engine thread as that route reads its body (RouteDef
- * `stagedBody`); `freeCall` is the call's place in the free work (a validation is read and run as one).
+ * `stagedBody`); `freeCall` is the call's place in the free work (a validation or backtest is read and
+ * run as one).
  */
 function stageBody(pool: EnginePool, def: AnyRoute, bytes: Buffer, request: { method: string; path: string; plan: PlanName }, freeCall: () => FreeCall): Promise<StagedBody> {
   switch (def.stagedBody) {
@@ -169,8 +170,10 @@ function stageBody(pool: EnginePool, def: AnyRoute, bytes: Buffer, request: { me
       return pool.stageTrainingBody(bytes, request);
     case 'validation':
       return pool.stageValidationBody(freeCall(), bytes, request);
-    case 'series':
-      return pool.stageSeriesBody(bytes, { ...request, code: def.validationCode === 'INVALID_INPUT' ? 'INVALID_INPUT' : 'VALIDATION_ERROR' });
+    case 'forecast':
+      return pool.stageForecastBody(bytes, request);
+    case 'backtest':
+      return pool.stageBacktestBody(freeCall(), bytes, request);
     case undefined:
       throw new Error(`${def.method.toUpperCase()} ${def.path} stages no body`);
   }

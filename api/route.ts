@@ -23,9 +23,9 @@ export interface RouteInput<B, Q, P> {
   upload: UploadedFile | null;
   /**
    * A large JSON body the route stages (`stagedBody`), read by an engine thread: a prediction's rows
-   * held there (StagedRows), a new model's rows ready to store (StagedTrainingSet), a validation's
-   * analysis (StagedValidationSet), a forecast or backtest's prepared series (StagedSeries). `body` is
-   * then the fields the thread validated besides the rows.
+   * held there (StagedRows), a new model's rows ready to store (StagedTrainingSet), a validation's or
+   * backtest's answer (StagedValidation, StagedBacktest), a forecast's prepared series (StagedForecast).
+   * `body` is then the fields the thread validated besides the rows.
    */
   staged: StagedBody | null;
   requestId: string;
@@ -51,11 +51,11 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
    * reads it as this route's body and the handler gets it as `staged` (smaller bodies are read as usual):
    * - `predict`: services/prediction-body.ts, its rows held on the thread for the call (StagedRows);
    * - `training`: services/training-body.ts, its rows checked, analysed and gzipped there (StagedTrainingSet);
-   * - `validation`: services/validation-body.ts, its rows checked, analysed and gzipped for the trial (StagedValidationSet);
-   * - `series`: services/series-body.ts, a forecast or backtest's series checked and prepared (StagedSeries),
-   *   its refusals in the route's `validationCode`.
+   * - `validation`: services/validation-body.ts, read and validated there as free work (StagedValidation);
+   * - `forecast`: services/series-body.ts, its series checked and prepared there (StagedForecast);
+   * - `backtest`: services/series-body.ts, read and backtested there as free work (StagedBacktest).
    */
-  stagedBody?: 'predict' | 'training' | 'validation' | 'series';
+  stagedBody?: 'predict' | 'training' | 'validation' | 'forecast' | 'backtest';
   /** Error code of a body that fails its schema (default VALIDATION_ERROR). */
   validationCode?: string;
   /** Accepts an Idempotency-Key header (replays the stored answer of a completed call). */

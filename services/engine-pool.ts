@@ -8,16 +8,17 @@ import { AppError, fromCarried, unservableVersion } from './errors';
 import { bufferOf, movable } from './bytes';
 import { FreeWorkQueue, type FreeCall } from './free-work';
 import { stagedBodies, watchEnginePool } from './metrics';
-import { StagedRows, StagedSeries, StagedTrainingSet, StagedValidation, type StagedPredictionSource } from './staged-bodies';
+import { StagedBacktest, StagedForecast, StagedRows, StagedTrainingSet, StagedValidation, type StagedPredictionSource } from './staged-bodies';
 import type { PlanName } from '../config/plans';
 import type { Row } from './datasets';
-import type { Backtest, SeriesForecast } from '../engines/forecast';
+import type { SeriesForecast } from '../engines/forecast';
 import type { Carried, Outcome, SeriesRequest, TrainOutput, TrainTask } from './engine-worker';
 import type { ReadTrainingBody } from './training-body';
 import type { ReadValidationBody } from './validation-body';
 import type { ValidationReport, ValidationRequest } from './validation-rows';
-import type { ReadSeriesBody } from './series-body';
-import type { PreparedRequest, SeriesColumns, SeriesRefusalCode } from './series-checks';
+import type { ReadBacktestBody, ReadForecastBody } from './series-body';
+import type { BacktestAnswer, BacktestRequest } from './backtest-rows';
+import type { PreparedRequest, SeriesColumns } from './series-checks';
 
 /** Batches up to this many rows are scored on the main thread once the version is loaded there. */
 export const INLINE_MAX_ROWS = 16;
@@ -47,6 +48,13 @@ export class EngineDataError extends Error {
   ) {
     super(message);
   }
+}
+
+/** A worker function's Carried answer: its value, or the AppError it carried, thrown. */
+async function answerOf<T>(task: Promise<unknown>): Promise<T> {
+  const outcome = (await task) as Carried<T>;
+  if (!outcome.ok) throw fromCarried(outcome.error);
+  return outcome.value;
 }
 
 function unwrap<T>(outcome: Outcome<T>): T {
@@ -216,15 +224,31 @@ export class EnginePool {
     return new StagedValidation(fields, report, fingerprint);
   }
 
-  /** Reads a large forecast or backtest body on a thread (services/series-body.ts): its fields and its series prepared, or its refusal (thrown). */
-  async stageSeriesBody(body: Buffer, request: { method: string; path: string; code: SeriesRefusalCode }): Promise<StagedSeries> {
-    const { fields, prepared, fingerprint } = await this.stageBody<ReadSeriesBody>('stageSeriesBody', body, request);
-    return new StagedSeries(fields, prepared, fingerprint);
+  /** Reads a large forecast body on a thread (services/series-body.ts): its fields and its series prepared, or its refusal (thrown). */
+  async stageForecastBody(body: Buffer, request: { method: string; path: string }): Promise<StagedForecast> {
+    const { fields, prepared, fingerprint } = await this.stageBody<ReadForecastBody>('stageForecastBody', body, request);
+    return new StagedForecast(fields, prepared, fingerprint);
   }
 
-  /** Reads a forecast or backtest's large uploaded file on a thread (services/series-body.ts): its series prepared, or its refusal (thrown). */
-  async stageSeriesFile(file: UploadedFileBytes, columns: SeriesColumns, code: SeriesRefusalCode): Promise<PreparedRequest> {
-    return this.stageFile<PreparedRequest>('stageSeriesFile', file, { columns, code });
+  /** Reads a forecast's large uploaded file on a thread (services/series-body.ts): its series prepared, or its refusal (thrown). */
+  async stageForecastFile(file: UploadedFileBytes, columns: SeriesColumns): Promise<PreparedRequest> {
+    return this.stageFile<PreparedRequest>('stageForecastFile', file, { columns });
+  }
+
+  /** Reads and backtests a large backtest body on a thread (services/series-body.ts), as free work: its fields and its answer, or its refusal (thrown). */
+  async stageBacktestBody(call: FreeCall, body: Buffer, request: { method: string; path: string }): Promise<StagedBacktest> {
+    const { fields, answer, fingerprint } = await this.freeWork.run(call, () => this.stageBody<ReadBacktestBody>('stageBacktestBody', body, request));
+    return new StagedBacktest(fields, answer, fingerprint);
+  }
+
+  /** Backtests a large uploaded file on the thread that parses it (services/series-body.ts), as free work; its refusal thrown. */
+  async backtestFile(call: FreeCall, file: UploadedFileBytes, request: BacktestRequest): Promise<BacktestAnswer> {
+    return this.freeWork.run(call, () => this.stageFile<BacktestAnswer>('backtestFile', file, { request }));
+  }
+
+  /** Backtests rows on a thread (services/backtest-rows.ts), as free work; its refusal thrown. */
+  async backtest(call: FreeCall, rows: Row[], request: BacktestRequest): Promise<BacktestAnswer> {
+    return this.freeWork.run(call, () => answerOf<BacktestAnswer>(this.pool.run({ rows, request }, { name: 'backtest' })));
   }
 
   /** Validates a validation's large uploaded file on the thread that parses it (services/validation-body.ts), as free work; its refusal thrown. */
@@ -234,11 +258,7 @@ export class EnginePool {
 
   /** Validates rows on a thread (services/validation-rows.ts), as free work; its refusal thrown. */
   async validate(call: FreeCall, rows: Row[], request: ValidationRequest): Promise<ValidationReport> {
-    return this.freeWork.run(call, async () => {
-      const outcome = (await this.pool.run({ rows, request }, { name: 'validate' })) as Carried<ValidationReport>;
-      if (!outcome.ok) throw fromCarried(outcome.error);
-      return outcome.value;
-    });
+    return this.freeWork.run(call, () => answerOf<ValidationReport>(this.pool.run({ rows, request }, { name: 'validate' })));
   }
 
   /** Moves an uploaded file's bytes to a thread that reads it as its route does (`name`, a staging function of the worker); counted by outcome. */
@@ -291,14 +311,12 @@ export class EnginePool {
 
   /** Parses an uploaded dataset file on a thread; its refusals come back as the same AppErrors. */
   async parseUpload(file: UploadedFileBytes, textColumns?: readonly string[]): Promise<Row[]> {
-    const parsed = (await this.pool.run({ name: file.name, mimetype: file.mimetype, content: file.content, textColumns: textColumns ? [...textColumns] : undefined }, { name: 'parseUpload' })) as Carried<Row[]>;
-    if (!parsed.ok) throw fromCarried(parsed.error);
-    return parsed.value;
+    return answerOf<Row[]>(this.pool.run({ name: file.name, mimetype: file.mimetype, content: file.content, textColumns: textColumns ? [...textColumns] : undefined }, { name: 'parseUpload' }));
   }
 
-  /** Validates and prepares the series of a forecast request (on a thread: parsing many rows is work). */
+  /** Checks the rows of a forecast request and prepares its series (services/series-checks.ts checkedSeries, on a thread: parsing many rows is work); its refusals thrown. */
   async prepareForecast(request: SeriesRequest): Promise<PreparedRequest> {
-    return unwrap((await this.pool.run(request, { name: 'prepareForecast' })) as Outcome<PreparedRequest>);
+    return answerOf<PreparedRequest>(this.pool.run(request, { name: 'prepareForecast' }));
   }
 
   /**
@@ -324,11 +342,6 @@ export class EnginePool {
     return (await Promise.all(
       Array.from({ length: this.threads }, () => this.pool.run({ started, tasks: this.threads, series: seriesPerThread }, { name: 'warmUp' })),
     )) as number[];
-  }
-
-  /** Backtests prepared series; a free call's work: within `freeWork`. */
-  async backtest(call: FreeCall, prepared: PreparedRequest, options: { horizon: number; seasonLength?: number }): Promise<Backtest[]> {
-    return unwrap((await this.freeWork.run(call, () => this.pool.run({ series: prepared.series, ...options }, { name: 'backtest' }))) as Outcome<Backtest[]>);
   }
 
   async close(): Promise<void> {

@@ -16,16 +16,17 @@ import {
   type TabularModel,
 } from '../engines/tabular';
 import { TabularDataError, TabularModelFormatError } from '../engines/tabular';
-import { SeriesError, backtestSeries, forecastSeries, prepareSeries, type Backtest, type PreparedSeries, type SeriesForecast } from '../engines/forecast';
+import { SeriesError, forecastSeries, prepareSeries, type PreparedSeries, type SeriesForecast } from '../engines/forecast';
 import { parseUploadedFile, type Row } from './datasets';
 import { AppError, carriedError, unservableVersion, type CarriedError } from './errors';
 import { contextRows } from './context-rows';
 import { readPredictionBody } from './prediction-body';
 import { readTrainingBody, type ReadTrainingBody } from './training-body';
-import { readSeriesBody, readSeriesFile, type ReadSeriesBody } from './series-body';
+import { readBacktestBody, readBacktestFile, readForecastBody, readForecastFile, type ReadBacktestBody, type ReadForecastBody } from './series-body';
+import { backtestRows, type BacktestAnswer, type BacktestRequest } from './backtest-rows';
 import { readValidationBody, readValidationFile, type ReadValidationBody } from './validation-body';
 import { validateRows, type ValidationReport, type ValidationRequest } from './validation-rows';
-import { prepareSeriesRows, type PreparedRequest, type SeriesColumns, type SeriesRefusalCode } from './series-checks';
+import { checkedSeries, type PreparedRequest, type SeriesColumns } from './series-checks';
 import type { PlanName } from '../config/plans';
 import { checkPredictionRows, predictionOutputs } from './prediction-rows';
 import { STAGED_IDLE_MS, type StagedPredictionSource, type StageReply, type StageRequest } from './staged-bodies';
@@ -279,19 +280,34 @@ export interface SeriesRequest {
   itemId?: string;
 }
 
-/** Validates and prepares every series once; the service then forecasts or backtests them. */
-export function prepareForecast(request: SeriesRequest): Outcome<PreparedRequest> {
-  return guarded(() => prepareSeriesRows(request.rows, request));
+/** A forecast's rows checked and their series prepared once (services/series-checks.ts); the service then forecasts them in parts, one per thread. */
+export function prepareForecast(request: SeriesRequest): Carried<PreparedRequest> {
+  return carrying(() => checkedSeries(request.rows, request, 'INVALID_INPUT'));
 }
 
-/** Reads a forecast or backtest's large uploaded file on this thread (services/series-body.ts), down to its prepared series. */
-export function stageSeriesFile(task: { file: UploadedBytes; columns: SeriesColumns; code: SeriesRefusalCode }): Carried<PreparedRequest> {
-  return carrying(() => readSeriesFile(fileOf(task.file), task.columns, task.code));
+/** Reads a large forecast body on this thread (services/series-body.ts), down to its prepared series. */
+export function stageForecastBody(task: { body: Uint8Array; method: string; path: string }): Carried<ReadForecastBody> {
+  return carrying(() => readForecastBody(task.body, task));
 }
 
-/** Reads a large forecast or backtest body on this thread (services/series-body.ts), down to its prepared series. */
-export function stageSeriesBody(task: { body: Uint8Array; method: string; path: string; code: SeriesRefusalCode }): Carried<ReadSeriesBody> {
-  return carrying(() => readSeriesBody(task.body, task));
+/** Reads a forecast's large uploaded file on this thread (services/series-body.ts), down to its prepared series. */
+export function stageForecastFile(task: { file: UploadedBytes; columns: SeriesColumns }): Carried<PreparedRequest> {
+  return carrying(() => readForecastFile(fileOf(task.file), task.columns));
+}
+
+/** A backtest's rows (services/backtest-rows.ts): its answer, or its refusal as a value. */
+export function backtest(task: { rows: Row[]; request: BacktestRequest }): Carried<BacktestAnswer> {
+  return carrying(() => backtestRows(task.rows, task.request));
+}
+
+/** Reads and backtests a large backtest body on this thread (services/series-body.ts). */
+export function stageBacktestBody(task: { body: Uint8Array; method: string; path: string }): Carried<ReadBacktestBody> {
+  return carrying(() => readBacktestBody(task.body, task));
+}
+
+/** Reads and backtests a backtest's large uploaded file on this thread (services/series-body.ts). */
+export function backtestFile(task: { file: UploadedBytes; request: BacktestRequest }): Carried<BacktestAnswer> {
+  return carrying(() => readBacktestFile(fileOf(task.file), task.request));
 }
 
 /** Forecasts prepared series; each series depends on its own history only, so any split gives the same answers. */
@@ -314,11 +330,6 @@ export function warmUp(task: { started: SharedArrayBuffer; tasks: number; series
   const series = prepareSeries(syntheticDailyRows(task.series, 200), { target: 'value', timestamp: 'date', itemId: 'item' });
   for (const s of series) forecastSeries(s, { horizon: 14, quantiles: [0.1, 0.5, 0.9] });
   return threadId;
-}
-
-/** Backtests prepared series, each on its own history. */
-export function backtest(task: { series: PreparedSeries[]; horizon: number; seasonLength?: number }): Outcome<Backtest[]> {
-  return guarded(() => task.series.map((s) => backtestSeries(s, { horizon: task.horizon, seasonLength: task.seasonLength })));
 }
 
 /** An uploaded file as it crosses to a thread: its bytes as a Uint8Array. */

@@ -1,16 +1,16 @@
-import type { Backtest, SeriesForecast } from '../engines/forecast';
-import { beatsBaseline } from '../engines/forecast/backtest';
+import type { SeriesForecast } from '../engines/forecast';
 import { FORECAST_ENGINE, futureWithinCalendar } from '../engines/forecast';
 import { findEngine } from '../engines/catalogue';
 import { releaseReservation, reserveCredits, type CallStores } from './credits';
 import type { Row } from './datasets';
-import { EngineDataError, type EnginePool } from './engine-pool';
+import type { EnginePool, UploadedFileBytes } from './engine-pool';
 import type { FreeCall } from './free-work';
+import type { BacktestAnswer, BacktestRequest } from './backtest-rows';
 import { AppError } from './errors';
-import { checkSeriesRows, seriesRefusal, type PreparedRequest, type SeriesColumns, type SeriesRefusalCode } from './series-checks';
+import { checkSeriesRows, defaultHorizonNote, type PreparedRequest } from './series-checks';
 
 export interface ForecastRequest {
-  /** The request's series, checked and prepared (preparedSeries, or a thread that read a large body). */
+  /** The request's series, checked and prepared on a thread (EnginePool.prepareForecast, or the thread that read a large body or file). */
   prepared: PreparedRequest;
   target: string;
   horizon: number;
@@ -25,15 +25,6 @@ export interface ForecastRequest {
 
 /** What shapes a forecast's answer: its columns and which statistic is the point estimate. */
 export type AnswerShape = Pick<ForecastRequest, 'target' | 'itemId' | 'quantiles' | 'pointEstimate'>;
-
-/**
- * What a refusal caused by the horizon adds when the caller sent none: a series of 10 or 11 points (the
- * contract's minimum is 10) sent without a horizon was told it had "fewer than the horizon 12", a
- * number it never sent (a thirteenth probe).
- */
-function defaultHorizonNote(request: Pick<ForecastRequest, 'horizon' | 'horizonDefaulted'>): string {
-  return request.horizonDefaulted ? ` No horizon was sent, so the default of ${request.horizon} applies; send a smaller horizon (or prediction_length).` : '';
-}
 
 /**
  * A text cell a spreadsheet would run as a formula (=, +, -, @, tab or carriage return first) gets a
@@ -131,16 +122,14 @@ export interface ForecastResult {
 }
 
 /**
- * A small body's rows, checked (services/series-checks.ts) and prepared on a thread: what a thread makes
- * of a large body's (services/series-body.ts), with the same refusals in the route's code.
+ * The free backtest of a request's rows or file (services/backtest-rows.ts backtestRows, on an engine
+ * thread, as free work). The rows' checks that need no engine are made here first, so that they answer
+ * before the free call waits for a thread.
  */
-export async function preparedSeries(pool: EnginePool, rows: Row[], columns: SeriesColumns, code: SeriesRefusalCode): Promise<PreparedRequest> {
-  checkSeriesRows(rows, columns, code);
-  try {
-    return await pool.prepareForecast({ rows, ...columns });
-  } catch (err) {
-    throw err instanceof EngineDataError ? seriesRefusal(err, code) : err;
-  }
+export async function runBacktest(pool: EnginePool, source: { rows: Row[] } | { file: UploadedFileBytes }, request: BacktestRequest, call: FreeCall): Promise<BacktestAnswer> {
+  if ('file' in source) return pool.backtestFile(call, source.file, request);
+  checkSeriesRows(source.rows, request, 'VALIDATION_ERROR');
+  return pool.backtest(call, source.rows, request);
 }
 
 /**
@@ -194,48 +183,4 @@ export async function runForecast(
     const detail = err instanceof Error ? err.message : String(err);
     throw new AppError('FORECAST_FAILED', 422, `The forecast could not be computed: ${detail}. Nothing was charged.`);
   }
-}
-
-export async function runBacktest(pool: EnginePool, request: Omit<ForecastRequest, 'quantiles' | 'pointEstimate'>, call: FreeCall) {
-  let results: Backtest[];
-  try {
-    results = await pool.backtest(call, request.prepared, { horizon: request.horizon, seasonLength: request.seasonLength });
-  } catch (err) {
-    if (err instanceof EngineDataError) {
-      const refusal = seriesRefusal(err, 'VALIDATION_ERROR');
-      // the engine's TOO_SHORT names the window the horizon asks for
-      if (err.code !== 'TOO_SHORT' || !request.horizonDefaulted || !/backtest window/.test(err.message)) throw refusal;
-      throw new AppError(refusal.code, refusal.status, `${refusal.detail}.${defaultHorizonNote(request)}`, refusal.extra);
-    }
-    // the free queue's refusals (429, 503) and a hung-up client's 499 stay what they are
-    if (err instanceof AppError) throw err;
-    // a series the members cannot fit: the forecast route's answer to the same body (422), not a 500
-    const detail = err instanceof Error ? err.message : String(err);
-    throw new AppError('FORECAST_FAILED', 422, `The series could not be backtested: ${detail}.`);
-  }
-  const windows = results.flatMap((r) => r.by_window.map((w) => ({ ...w, ...(request.itemId ? { item_id: r.id ?? '' } : {}) })));
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-  const engine = windows.map((w) => w.mase);
-  const naive = windows.map((w) => w.naive_mase);
-  const single = results.length === 1 ? results[0] : undefined;
-  const usable = single ? single.verdict.level === 'usable' : beatsBaseline(engine, naive);
-  return {
-    horizon: request.horizon,
-    windows: windows.length,
-    baseline: single?.baseline ?? (results.every((r) => r.baseline === 'naive') ? 'naive' : 'seasonal_naive'),
-    mase: mean(engine),
-    naive_mase: mean(naive),
-    verdict: single
-      ? single.verdict
-      : {
-          level: usable ? ('usable' as const) : ('no_signal' as const),
-          message: usable
-            ? `Across ${results.length} series the engine's error is consistently below the naive baseline's on the same windows.`
-            : `Across ${results.length} series the engine does not beat the naive baseline on the same windows.`,
-        },
-    by_window: windows,
-    ...(request.itemId
-      ? { series: results.map((r) => ({ item_id: r.id, windows: r.windows, mase: r.mase, naive_mase: r.naive_mase, verdict: r.verdict })) }
-      : {}),
-  };
 }

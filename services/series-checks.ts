@@ -28,6 +28,15 @@ export function horizonOf(body: HorizonFields, defaultHorizon: number, code: Ser
 /** The caller sent no horizon: a refusal caused by the default says so. */
 export const horizonDefaulted = (body: HorizonFields): boolean => body.horizon === undefined && body.prediction_length === undefined;
 
+/**
+ * What a refusal caused by the horizon adds when the caller sent none: a series of 10 or 11 points (the
+ * contract's minimum is 10) sent without a horizon was told it had "fewer than the horizon 12", a
+ * number it never sent (a thirteenth probe).
+ */
+export function defaultHorizonNote(request: { horizon: number; horizonDefaulted?: boolean }): string {
+  return request.horizonDefaulted ? ` No horizon was sent, so the default of ${request.horizon} applies; send a smaller horizon (or prediction_length).` : '';
+}
+
 /** A series the engine refuses: its message names the series and the reason; `code` is the route's. */
 export function seriesRefusal(err: { code: string; message: string }, code: SeriesRefusalCode): AppError {
   return new AppError(code, 400, err.message, { reason: err.code });
@@ -102,4 +111,14 @@ export function prepareSeriesRows(rows: Row[], columns: SeriesColumns): Prepared
     throw new SeriesError('MISSING_COLUMN', 'no timestamp column: name it in `timestamp` (no column, or more than one, holds dates or integer positions)');
   }
   return { timestampColumn: timestamp, series: prepareSeries(rows, { target: columns.target, timestamp, itemId: columns.itemId }) };
+}
+
+/** The rows' checks and their series prepared, on this thread; refusals in the route's `code`. */
+export function checkedSeries(rows: Row[], columns: SeriesColumns, code: SeriesRefusalCode): PreparedRequest {
+  checkSeriesRows(rows, columns, code);
+  try {
+    return prepareSeriesRows(rows, columns);
+  } catch (err) {
+    throw err instanceof SeriesError ? seriesRefusal(err, code) : err;
+  }
 }

@@ -6,6 +6,7 @@ import type { AnalysedTrainingSet } from './models';
 import type { TrainingFields } from './training-body';
 import type { SeriesFields } from './series-body';
 import type { PreparedRequest } from './series-checks';
+import type { BacktestAnswer } from './backtest-rows';
 import type { ValidationReport } from './validation-rows';
 
 /**
@@ -171,11 +172,22 @@ export class StagedValidation implements StagedBody {
   end(): void {}
 }
 
-/** A forecast or backtest's large body, read, checked and prepared by a thread (services/series-body.ts): its series come back prepared. */
-export class StagedSeries implements StagedBody {
+/** A forecast's large body, read, checked and prepared by a thread (services/series-body.ts): its series come back prepared. */
+export class StagedForecast implements StagedBody {
   constructor(
     readonly body: SeriesFields,
     readonly prepared: PreparedRequest,
+    readonly fingerprint: string,
+  ) {}
+
+  end(): void {}
+}
+
+/** A backtest's large body, read and backtested by a thread as free work (services/series-body.ts): its answer. */
+export class StagedBacktest implements StagedBody {
+  constructor(
+    readonly body: SeriesFields,
+    readonly answer: BacktestAnswer,
     readonly fingerprint: string,
   ) {}
 

@@ -1,7 +1,8 @@
-import { AppError } from '../../services/errors';
-import { MAX_FORECAST_ANSWER_VALUES, preparedSeries, runBacktest, runForecast } from '../../services/forecasting';
-import { horizonDefaulted, horizonOf, type PreparedRequest, type SeriesRefusalCode } from '../../services/series-checks';
-import { StagedSeries, type StagedBody } from '../../services/staged-bodies';
+import type { Row } from '../../services/datasets';
+import { MAX_FORECAST_ANSWER_VALUES, runBacktest, runForecast } from '../../services/forecasting';
+import { inRouteCode } from '../../services/series-body';
+import { horizonDefaulted, horizonOf, type PreparedRequest, type SeriesColumns, type SeriesRefusalCode } from '../../services/series-checks';
+import { StagedBacktest, StagedForecast, type StagedBody } from '../../services/staged-bodies';
 import { callStores } from '../../services/credits';
 import type { EnginePool } from '../../services/engine-pool';
 import type { AppDeps } from '../app';
@@ -13,24 +14,27 @@ import { backtestResultSchema, DEFAULT_HORIZON, forecastInputSchema, type Foreca
 import { datasetRows, fileForThread, freeCallOf, requireAuth, requireUsageKey } from './helpers';
 import { z } from '../zod';
 
-/**
- * The request's series, prepared: by the thread that read a large body (StagedSeries) or parses a large
- * file, or from the body's rows or small file here. `code` is the route's refusal code.
- */
-async function seriesOf(pool: EnginePool, body: ForecastInput, upload: UploadedFile | null, staged: StagedBody | null, code: SeriesRefusalCode): Promise<PreparedRequest> {
-  if (staged instanceof StagedSeries) return staged.prepared;
-  const columns = { target: body.target, timestamp: body.timestamp, itemId: body.item_id };
-  const file = fileForThread(body.data, upload);
-  if (file) return pool.stageSeriesFile(file, columns, code);
-  let rows;
+/** A series route's rows as datasetRows reads them (the item_id column kept as text); a VALIDATION_ERROR in the route's `code`. */
+async function seriesRows(pool: EnginePool, body: ForecastInput, upload: UploadedFile | null, code: SeriesRefusalCode): Promise<Row[]> {
   try {
     // the series' identifiers as the file wrote them: "007" and "7" are two series, named so in the answer
-    rows = await datasetRows(pool, body.data, upload, 'data', { textColumns: body.item_id ? [body.item_id] : [] });
+    return await datasetRows(pool, body.data, upload, 'data', { textColumns: body.item_id ? [body.item_id] : [] });
   } catch (err) {
-    if (err instanceof AppError && err.code === 'VALIDATION_ERROR' && code !== 'VALIDATION_ERROR') throw new AppError(code, 400, err.detail);
-    throw err;
+    throw inRouteCode(err, code);
   }
-  return preparedSeries(pool, rows, columns, code);
+}
+
+const columnsOf = (body: ForecastInput): SeriesColumns => ({ target: body.target, timestamp: body.timestamp, itemId: body.item_id });
+
+/**
+ * A forecast's series, checked and prepared: by the thread that read a large body (StagedForecast) or
+ * parses a large file, or on a thread from the body's rows or small file.
+ */
+async function forecastSeriesOf(pool: EnginePool, body: ForecastInput, upload: UploadedFile | null, staged: StagedBody | null): Promise<PreparedRequest> {
+  if (staged instanceof StagedForecast) return staged.prepared;
+  const file = fileForThread(body.data, upload);
+  if (file) return pool.stageForecastFile(file, columnsOf(body));
+  return pool.prepareForecast({ rows: await seriesRows(pool, body, upload, 'INVALID_INPUT'), ...columnsOf(body) });
 }
 
 export function forecastRoutes(deps: AppDeps): AnyRoute[] {
@@ -43,7 +47,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
       auth: 'key_or_session',
       operation: 'forecast',
       bodyKind: 'dataset',
-      stagedBody: 'series',
+      stagedBody: 'forecast',
       idempotent: true,
       usageKeyOnly: true,
       validationCode: 'INVALID_INPUT',
@@ -74,7 +78,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
           callStores(deps.orm, deps.callPool),
           deps.enginePool,
           {
-            prepared: await seriesOf(deps.enginePool, body, upload, staged, 'INVALID_INPUT'),
+            prepared: await forecastSeriesOf(deps.enginePool, body, upload, staged),
             target: body.target,
             horizon,
             horizonDefaulted: horizonDefaulted(body),
@@ -100,7 +104,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
       auth: 'key_or_session',
       operation: 'forecast.backtest',
       bodyKind: 'dataset',
-      stagedBody: 'series',
+      stagedBody: 'backtest',
       body: forecastInputSchema,
       responses: { 200: { description: 'Verdict and per-window scores, never forecast values.', schema: backtestResultSchema } },
       errors: [
@@ -112,19 +116,15 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
       ],
       async handler(ctx, { body, auth, upload, staged }) {
         const a = requireAuth(auth);
-        const horizon = horizonOf(body, DEFAULT_HORIZON, 'VALIDATION_ERROR');
-        ctx.body = await runBacktest(
-          deps.enginePool,
-          {
-            prepared: await seriesOf(deps.enginePool, body, upload, staged, 'VALIDATION_ERROR'),
-            target: body.target,
-            horizon,
-            horizonDefaulted: horizonDefaulted(body),
-            itemId: body.item_id,
-            seasonLength: body.season_length,
-          },
-          freeCallOf(ctx, a),
-        );
+        if (staged instanceof StagedBacktest) {
+          ctx.body = staged.answer;
+          return;
+        }
+        const request = { ...columnsOf(body), horizon: horizonOf(body, DEFAULT_HORIZON, 'VALIDATION_ERROR'), horizonDefaulted: horizonDefaulted(body), seasonLength: body.season_length };
+        // a file large enough to be parsed on a thread is backtested there, its rows never coming back
+        const file = fileForThread(body.data, upload);
+        const source = file ? { file } : { rows: await seriesRows(deps.enginePool, body, upload, 'VALIDATION_ERROR') };
+        ctx.body = await runBacktest(deps.enginePool, source, request, freeCallOf(ctx, a));
       },
     }),
   ];

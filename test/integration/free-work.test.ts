@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { expectError, startHarness, type Harness } from '../support/harness';
 import { eventually } from '../support/billing';
 import { manySeries } from '../support/datasets';
+import { STAGED_JSON_FROM_BYTES } from '../../api/middleware/body';
 
 describe('free engine calls: bounded per account, dropped when their client leaves', () => {
   let h: Harness;
@@ -17,7 +18,7 @@ describe('free engine calls: bounded per account, dropped when their client leav
     expect(await eventually(async () => count(), (n) => n === wanted, 30_000)).toBe(wanted);
   };
 
-  it('answers an account\'s third concurrent free call 429 RATE_LIMITED with Retry-After, while another account\'s is served, and a validation counts as one of the two', async () => {
+  it('answers an account\'s third concurrent free call 429 RATE_LIMITED with Retry-After, while another account\'s is served; a validation, and a large body read on a thread, count as one of the two', async () => {
     const a = await h.provision('build');
     const b = await h.provision('build');
     const free = h.enginePool.freeWork;
@@ -29,11 +30,15 @@ describe('free engine calls: bounded per account, dropped when their client leav
     const third = await h.http.post('/v1/forecast/backtest').set('X-API-Key', a.apiKey).send(body);
     expectError(third, 429, 'RATE_LIMITED');
     expect(third.headers['retry-after']).toBe('10');
-    const validation = await h.http
-      .post('/v1/datasets/validate')
-      .set('X-API-Key', a.apiKey)
-      .send({ target: 'y', data: Array.from({ length: 40 }, (_, i) => ({ x: i % 7, y: i % 2 })) });
+    const validationBody = { target: 'y', data: Array.from({ length: 40 }, (_, i) => ({ x: i % 7, y: i % 2 })) };
+    const validation = await h.http.post('/v1/datasets/validate').set('X-API-Key', a.apiKey).send(validationBody);
     expectError(validation, 429, 'RATE_LIMITED');
+    // a body of 1 MiB or more, read and run on an engine thread, is free work from its reading on
+    for (const [path, value] of [['/v1/forecast/backtest', body], ['/v1/datasets/validate', validationBody]] as const) {
+      const text = JSON.stringify(value);
+      const large = await h.http.post(path).set('X-API-Key', a.apiKey).set('Content-Type', 'application/json').send(`{${' '.repeat(STAGED_JSON_FROM_BYTES)}${text.slice(1)}`);
+      expectError(large, 429, 'RATE_LIMITED');
+    }
 
     const other = await h.http.post('/v1/forecast/backtest').set('X-API-Key', b.apiKey).send(body);
     expect(other.status).toBe(200);
