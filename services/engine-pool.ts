@@ -18,7 +18,7 @@ import type { ReadValidationBody } from './validation-body';
 import type { ValidationReport, ValidationRequest } from './validation-rows';
 import type { ReadBacktestBody, ReadForecastBody } from './series-body';
 import type { BacktestAnswer, BacktestRequest } from './backtest-rows';
-import type { PreparedRequest, SeriesColumns } from './series-checks';
+import type { PackedSeries, SeriesColumns } from './series-checks';
 
 /** Batches up to this many rows are scored on the main thread once the version is loaded there. */
 export const INLINE_MAX_ROWS = 16;
@@ -62,24 +62,6 @@ function unwrap<T>(outcome: Outcome<T>): T {
   return outcome.value;
 }
 
-/** Cuts a list of series into `parts` contiguous runs of about equal total points (order kept). */
-export function splitByPoints<T extends { values: ArrayLike<number> }>(series: T[], parts: number): T[][] {
-  if (parts <= 1 || series.length <= 1) return [series];
-  const total = series.reduce((sum, s) => sum + s.values.length, 0);
-  const out: T[][] = [];
-  let current: T[] = [];
-  let done = 0;
-  for (const s of series) {
-    current.push(s);
-    done += s.values.length;
-    if (out.length < parts - 1 && done >= (total * (out.length + 1)) / parts) {
-      out.push(current);
-      current = [];
-    }
-  }
-  if (current.length > 0) out.push(current);
-  return out;
-}
 
 /**
  * The worker-thread pool that runs engine code. From sources (development, tests) each thread loads
@@ -226,13 +208,13 @@ export class EnginePool {
 
   /** Reads a large forecast body on a thread (services/series-body.ts): its fields and its series prepared, or its refusal (thrown). */
   async stageForecastBody(body: Buffer, request: { method: string; path: string }): Promise<StagedForecast> {
-    const { fields, prepared, fingerprint } = await this.stageBody<ReadForecastBody>('stageForecastBody', body, request);
+    const { fields, prepared, fingerprint } = await this.stageBody<ReadForecastBody>('stageForecastBody', body, { ...request, parts: this.threads });
     return new StagedForecast(fields, prepared, fingerprint);
   }
 
   /** Reads a forecast's large uploaded file on a thread (services/series-body.ts): its series prepared, or its refusal (thrown). */
-  async stageForecastFile(file: UploadedFileBytes, columns: SeriesColumns): Promise<PreparedRequest> {
-    return this.stageFile<PreparedRequest>('stageForecastFile', file, { columns });
+  async stageForecastFile(file: UploadedFileBytes, columns: SeriesColumns): Promise<PackedSeries> {
+    return this.stageFile<PackedSeries>('stageForecastFile', file, { columns, parts: this.threads });
   }
 
   /** Reads and backtests a large backtest body on a thread (services/series-body.ts), as free work: its fields and its answer, or its refusal (thrown). */
@@ -315,19 +297,18 @@ export class EnginePool {
   }
 
   /** Checks the rows of a forecast request and prepares its series (services/series-checks.ts checkedSeries, on a thread: parsing many rows is work); its refusals thrown. */
-  async prepareForecast(request: SeriesRequest): Promise<PreparedRequest> {
-    return answerOf<PreparedRequest>(this.pool.run(request, { name: 'prepareForecast' }));
+  async prepareForecast(request: SeriesRequest): Promise<PackedSeries> {
+    return answerOf<PackedSeries>(this.pool.run({ ...request, parts: this.threads }, { name: 'prepareForecast' }));
   }
 
   /**
-   * Forecasts prepared series spread over the pool's threads: contiguous parts of about equal points,
-   * answered in the request's order. Each series is forecast from its own history only, so the
+   * Forecasts packed series over the pool's threads, one part each (contiguous parts of about equal
+   * points), answered in the request's order. Each series is forecast from its own history only, so the
    * answers are those of one thread doing them all.
    */
-  async forecastPrepared(prepared: PreparedRequest, options: { horizon: number; quantiles: number[]; seasonLength?: number }): Promise<SeriesForecast[]> {
-    const parts = splitByPoints(prepared.series, Math.min(this.threads, prepared.series.length));
+  async forecastPrepared(packed: PackedSeries, options: { horizon: number; quantiles: number[]; seasonLength?: number }): Promise<SeriesForecast[]> {
     const answers = await Promise.all(
-      parts.map(async (series) => unwrap((await this.pool.run({ series, ...options }, { name: 'forecastPrepared' })) as Outcome<SeriesForecast[]>)),
+      packed.parts.map(async (part) => unwrap((await this.pool.run({ part, ...options }, { name: 'forecastPrepared' })) as Outcome<SeriesForecast[]>)),
     );
     return answers.flat();
   }

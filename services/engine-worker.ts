@@ -16,7 +16,7 @@ import {
   type TabularModel,
 } from '../engines/tabular';
 import { TabularDataError, TabularModelFormatError } from '../engines/tabular';
-import { SeriesError, forecastSeries, prepareSeries, type PreparedSeries, type SeriesForecast } from '../engines/forecast';
+import { SeriesError, forecastSeries, prepareSeries, type SeriesForecast } from '../engines/forecast';
 import { parseUploadedFile, type Row } from './datasets';
 import { AppError, carriedError, unservableVersion, type CarriedError } from './errors';
 import { contextRows } from './context-rows';
@@ -26,7 +26,7 @@ import { readBacktestBody, readBacktestFile, readForecastBody, readForecastFile,
 import { backtestRows, type BacktestAnswer, type BacktestRequest } from './backtest-rows';
 import { readValidationBody, readValidationFile, type ReadValidationBody } from './validation-body';
 import { validateRows, type ValidationReport, type ValidationRequest } from './validation-rows';
-import { checkedSeries, type PreparedRequest, type SeriesColumns } from './series-checks';
+import { checkedSeries, packSeries, unpackSeries, type PackedSeries, type SeriesColumns } from './series-checks';
 import type { PlanName } from '../config/plans';
 import { checkPredictionRows, predictionOutputs } from './prediction-rows';
 import { STAGED_IDLE_MS, type StagedPredictionSource, type StageReply, type StageRequest } from './staged-bodies';
@@ -280,19 +280,19 @@ export interface SeriesRequest {
   itemId?: string;
 }
 
-/** A forecast's rows checked and their series prepared once (services/series-checks.ts); the service then forecasts them in parts, one per thread. */
-export function prepareForecast(request: SeriesRequest): Carried<PreparedRequest> {
-  return carrying(() => checkedSeries(request.rows, request, 'INVALID_INPUT'));
+/** A forecast's rows checked and their series prepared once (services/series-checks.ts), packed in `parts`; the service then forecasts them one part per thread. */
+export function prepareForecast(request: SeriesRequest & { parts: number }): Carried<PackedSeries> {
+  return carrying(() => packSeries(checkedSeries(request.rows, request, 'INVALID_INPUT'), request.parts));
 }
 
 /** Reads a large forecast body on this thread (services/series-body.ts), down to its prepared series. */
-export function stageForecastBody(task: { body: Uint8Array; method: string; path: string }): Carried<ReadForecastBody> {
+export function stageForecastBody(task: { body: Uint8Array; method: string; path: string; parts: number }): Carried<ReadForecastBody> {
   return carrying(() => readForecastBody(task.body, task));
 }
 
 /** Reads a forecast's large uploaded file on this thread (services/series-body.ts), down to its prepared series. */
-export function stageForecastFile(task: { file: UploadedBytes; columns: SeriesColumns }): Carried<PreparedRequest> {
-  return carrying(() => readForecastFile(fileOf(task.file), task.columns));
+export function stageForecastFile(task: { file: UploadedBytes; columns: SeriesColumns; parts: number }): Carried<PackedSeries> {
+  return carrying(() => readForecastFile(fileOf(task.file), task.columns, task.parts));
 }
 
 /** A backtest's rows (services/backtest-rows.ts): its answer, or its refusal as a value. */
@@ -310,9 +310,9 @@ export function backtestFile(task: { file: UploadedBytes; request: BacktestReque
   return carrying(() => readBacktestFile(fileOf(task.file), task.request));
 }
 
-/** Forecasts prepared series; each series depends on its own history only, so any split gives the same answers. */
-export function forecastPrepared(task: { series: PreparedSeries[]; horizon: number; quantiles: number[]; seasonLength?: number }): Outcome<SeriesForecast[]> {
-  return guarded(() => task.series.map((s) => forecastSeries(s, { horizon: task.horizon, quantiles: task.quantiles, seasonLength: task.seasonLength })));
+/** Forecasts one part of packed series (services/series-checks.ts); each series depends on its own history only, so any split gives the same answers. */
+export function forecastPrepared(task: { part: Uint8Array; horizon: number; quantiles: number[]; seasonLength?: number }): Outcome<SeriesForecast[]> {
+  return guarded(() => unpackSeries(task.part).map((s) => forecastSeries(s, { horizon: task.horizon, quantiles: task.quantiles, seasonLength: task.seasonLength })));
 }
 
 /**

@@ -7,11 +7,11 @@ import type { EnginePool, UploadedFileBytes } from './engine-pool';
 import type { FreeCall } from './free-work';
 import type { BacktestAnswer, BacktestRequest } from './backtest-rows';
 import { AppError } from './errors';
-import { checkSeriesRows, defaultHorizonNote, type PreparedRequest } from './series-checks';
+import { checkSeriesRows, defaultHorizonNote, type PackedSeries } from './series-checks';
 
 export interface ForecastRequest {
   /** The request's series, checked and prepared on a thread (EnginePool.prepareForecast, or the thread that read a large body or file). */
-  prepared: PreparedRequest;
+  prepared: PackedSeries;
   target: string;
   horizon: number;
   itemId?: string;
@@ -144,16 +144,16 @@ export async function runForecast(
   billing: { accountId: string; workspaceId: string; httpRequestId: string; holdSeconds: number },
 ): Promise<ForecastResult> {
   const { prepared } = request;
-  const short = prepared.series.find((s) => s.values.length < request.horizon);
+  const short = prepared.series.find((s) => s.points < request.horizon);
   if (short) {
     throw new AppError(
       'INVALID_INPUT',
       400,
-      `${short.id === null ? 'The series' : `Series "${short.id}"`} has ${short.values.length} points, fewer than the horizon ${request.horizon}; send at least as many points as the horizon (preferably several times more).${defaultHorizonNote(request)}`,
+      `${short.id === null ? 'The series' : `Series "${short.id}"`} has ${short.points} points, fewer than the horizon ${request.horizon}; send at least as many points as the horizon (preferably several times more).${defaultHorizonNote(request)}`,
       { reason: 'SHORTER_THAN_HORIZON' },
     );
   }
-  const beyond = prepared.series.find((s) => !futureWithinCalendar(s.timeMs[s.timeMs.length - 1] as number, s.interval, s.format, request.horizon));
+  const beyond = prepared.series.find((s) => !futureWithinCalendar(s.lastTimeMs, s.interval, s.format, request.horizon));
   if (beyond) {
     const name = beyond.id === null ? 'The series' : `Series "${beyond.id}"`;
     if (beyond.format === 'position') {

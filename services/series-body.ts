@@ -6,7 +6,7 @@ import { parseUploadedFile, type Row } from './datasets';
 import { AppError } from './errors';
 import { requestFingerprint } from './idempotency';
 import { parseJsonBytes } from './json';
-import { checkedSeries, horizonDefaulted, horizonOf, type PreparedRequest, type SeriesColumns, type SeriesRefusalCode } from './series-checks';
+import { checkedSeries, horizonDefaulted, horizonOf, packSeries, type PackedSeries, type SeriesColumns, type SeriesRefusalCode } from './series-checks';
 
 /** A forecast or backtest body without its rows, as the route's schema reads it. */
 export type SeriesFields = Omit<ForecastInput, 'data'>;
@@ -49,23 +49,23 @@ function readSeriesJson(bytes: Uint8Array, request: { method: string; path: stri
 /** What an engine thread answers for a large forecast body: its fields, its series prepared, the Idempotency-Key fingerprint. */
 export interface ReadForecastBody {
   fields: SeriesFields;
-  prepared: PreparedRequest;
+  prepared: PackedSeries;
   fingerprint: string;
 }
 
 /**
  * A forecast's JSON body read by an engine thread exactly as the API reads a small one, down to its
- * series checked and prepared (services/series-checks.ts): the API's event loop gets the series'
- * numbers and timestamps where it parsed and walked every row. Refusals are the same AppErrors, thrown.
+ * series checked, prepared and packed in `parts` (services/series-checks.ts): the API's event loop gets
+ * a summary of each series and bytes it hands on, where it parsed and walked every row. Refusals are the same AppErrors, thrown.
  */
-export function readForecastBody(bytes: Uint8Array, request: { method: string; path: string }): ReadForecastBody {
+export function readForecastBody(bytes: Uint8Array, request: { method: string; path: string; parts: number }): ReadForecastBody {
   const { fields, rows, columns, fingerprint } = readSeriesJson(bytes, request, 'INVALID_INPUT');
-  return { fields, prepared: checkedSeries(rows, columns, 'INVALID_INPUT'), fingerprint };
+  return { fields, prepared: packSeries(checkedSeries(rows, columns, 'INVALID_INPUT'), request.parts), fingerprint };
 }
 
-/** A forecast's uploaded file read on an engine thread, down to its series checked and prepared: its rows never come back to the event loop. */
-export function readForecastFile(file: { name: string | null; mimetype: string | null; content: Buffer }, columns: SeriesColumns): PreparedRequest {
-  return checkedSeries(fileRows(file, columns, 'INVALID_INPUT'), columns, 'INVALID_INPUT');
+/** A forecast's uploaded file read on an engine thread, down to its series checked, prepared and packed: its rows never come back to the event loop. */
+export function readForecastFile(file: { name: string | null; mimetype: string | null; content: Buffer }, columns: SeriesColumns, parts: number): PackedSeries {
+  return packSeries(checkedSeries(fileRows(file, columns, 'INVALID_INPUT'), columns, 'INVALID_INPUT'), parts);
 }
 
 /** What an engine thread answers for a large backtest body: its fields, its answer, the Idempotency-Key fingerprint. */

@@ -1,4 +1,5 @@
-import { inferTimestampColumn, prepareSeries, SeriesError, type PreparedSeries } from '../engines/forecast';
+import { deserialize, serialize } from 'node:v8';
+import { inferTimestampColumn, prepareSeries, SeriesError, type Interval, type PreparedSeries, type TimestampFormat } from '../engines/forecast';
 import type { Row } from './datasets';
 import { AppError } from './errors';
 
@@ -121,4 +122,58 @@ export function checkedSeries(rows: Row[], columns: SeriesColumns, code: SeriesR
   } catch (err) {
     throw err instanceof SeriesError ? seriesRefusal(err, code) : err;
   }
+}
+
+/** Cuts a list of series into `parts` contiguous runs of about equal total points (order kept). */
+export function splitByPoints<T extends { values: ArrayLike<number> }>(series: T[], parts: number): T[][] {
+  if (parts <= 1 || series.length <= 1) return [series];
+  const total = series.reduce((sum, s) => sum + s.values.length, 0);
+  const out: T[][] = [];
+  let current: T[] = [];
+  let done = 0;
+  for (const s of series) {
+    current.push(s);
+    done += s.values.length;
+    if (out.length < parts - 1 && done >= (total * (out.length + 1)) / parts) {
+      out.push(current);
+      current = [];
+    }
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
+/** What the API reads of a prepared series: its name, its length and its last step (the checks against the horizon). */
+export interface SeriesSummary {
+  id: string | null;
+  points: number;
+  lastTimeMs: number;
+  interval: Interval;
+  format: TimestampFormat;
+}
+
+/**
+ * A forecast's prepared series as the API holds them: a summary of each, and the series themselves in
+ * `parts` of about equal points (one per engine thread), each in V8's serialisation, which the API hands
+ * on without reading. Receiving a million points' timestamps and values as objects took the event loop
+ * about 0.2 s, and sending them on 0.1 s more; their bytes are copied in milliseconds.
+ */
+export interface PackedSeries {
+  timestampColumn: string;
+  series: SeriesSummary[];
+  parts: Uint8Array[];
+}
+
+/** Packs prepared series for the API (on the thread that prepared them). */
+export function packSeries(prepared: PreparedRequest, parts: number): PackedSeries {
+  return {
+    timestampColumn: prepared.timestampColumn,
+    series: prepared.series.map((s) => ({ id: s.id, points: s.values.length, lastTimeMs: s.timeMs[s.timeMs.length - 1] ?? Number.NaN, interval: s.interval, format: s.format })),
+    parts: splitByPoints(prepared.series, Math.min(parts, prepared.series.length)).map((part) => new Uint8Array(serialize(part))),
+  };
+}
+
+/** One part's series, as packSeries wrote them (on the thread that forecasts them). */
+export function unpackSeries(part: Uint8Array): PreparedSeries[] {
+  return deserialize(part) as PreparedSeries[];
 }

@@ -5,7 +5,7 @@ import { bufferOf } from './bytes';
 import type { AnalysedTrainingSet } from './models';
 import type { TrainingFields } from './training-body';
 import type { SeriesFields } from './series-body';
-import type { PreparedRequest } from './series-checks';
+import type { PackedSeries } from './series-checks';
 import type { BacktestAnswer } from './backtest-rows';
 import type { ValidationReport } from './validation-rows';
 
@@ -172,11 +172,11 @@ export class StagedValidation implements StagedBody {
   end(): void {}
 }
 
-/** A forecast's large body, read, checked and prepared by a thread (services/series-body.ts): its series come back prepared. */
+/** A forecast's large body, read, checked and prepared by a thread (services/series-body.ts): its series come back packed. */
 export class StagedForecast implements StagedBody {
   constructor(
     readonly body: SeriesFields,
-    readonly prepared: PreparedRequest,
+    readonly prepared: PackedSeries,
     readonly fingerprint: string,
   ) {}
 

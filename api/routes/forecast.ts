@@ -1,7 +1,7 @@
 import type { Row } from '../../services/datasets';
 import { MAX_FORECAST_ANSWER_VALUES, runBacktest, runForecast } from '../../services/forecasting';
 import { inRouteCode } from '../../services/series-body';
-import { horizonDefaulted, horizonOf, type PreparedRequest, type SeriesColumns, type SeriesRefusalCode } from '../../services/series-checks';
+import { horizonDefaulted, horizonOf, type PackedSeries, type SeriesColumns, type SeriesRefusalCode } from '../../services/series-checks';
 import { StagedBacktest, StagedForecast, type StagedBody } from '../../services/staged-bodies';
 import { callStores } from '../../services/credits';
 import type { EnginePool } from '../../services/engine-pool';
@@ -27,10 +27,10 @@ async function seriesRows(pool: EnginePool, body: ForecastInput, upload: Uploade
 const columnsOf = (body: ForecastInput): SeriesColumns => ({ target: body.target, timestamp: body.timestamp, itemId: body.item_id });
 
 /**
- * A forecast's series, checked and prepared: by the thread that read a large body (StagedForecast) or
+ * A forecast's series, checked, prepared and packed: by the thread that read a large body (StagedForecast) or
  * parses a large file, or on a thread from the body's rows or small file.
  */
-async function forecastSeriesOf(pool: EnginePool, body: ForecastInput, upload: UploadedFile | null, staged: StagedBody | null): Promise<PreparedRequest> {
+async function forecastSeriesOf(pool: EnginePool, body: ForecastInput, upload: UploadedFile | null, staged: StagedBody | null): Promise<PackedSeries> {
   if (staged instanceof StagedForecast) return staged.prepared;
   const file = fileForThread(body.data, upload);
   if (file) return pool.stageForecastFile(file, columnsOf(body));

@@ -1,4 +1,5 @@
-import { splitByPoints, splitEvenly } from '../../../services/engine-pool';
+import { splitEvenly } from '../../../services/engine-pool';
+import { splitByPoints } from '../../../services/series-checks';
 
 const series = (...lengths: number[]) => lengths.map((n, i) => ({ id: i, values: new Array<number>(n).fill(0) }));
 
