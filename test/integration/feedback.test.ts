@@ -151,6 +151,29 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     expect((await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey)).status).toBe(201);
   });
 
+  it('scores a regression whose errors are large (outcomes within the accepted ±1e150): performance answers a finite RMSE, not 503 (a sixteenth probe: avg() of the squared errors overflowed)', async () => {
+    const { apiKey } = await h.provision('build');
+    const data = Array.from({ length: 40 }, (_, i) => ({ a: (i * 7) % 13, t: 3 * ((i * 7) % 13) + (i % 5) }));
+    const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 't', engine: 'tabular-gbdt', data });
+    expect(created.status).toBe(201);
+    const modelId = created.body.id as string;
+    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [{ a: 1 }, { a: 2 }, { a: 3 }] });
+    const predictions = scored.body.predictions as Array<{ request_id: string; prediction: number }>;
+    const actuals = [1e150, -1e150, predictions[2]!.prediction];
+    const reported = await h.http
+      .post(`/v1/models/${modelId}/outcomes`)
+      .set('X-API-Key', apiKey)
+      .send({ outcomes: predictions.map((p, i) => ({ request_id: p.request_id, actual: actuals[i] })) });
+    expect(reported.status).toBe(201);
+    const performance = await h.http.get(`/v1/models/${modelId}/performance`).set('X-API-Key', apiKey);
+    expect(performance.status).toBe(200);
+    const errors = predictions.map((p, i) => (p.prediction - actuals[i]!) / 1e150);
+    const rmse = 1e150 * Math.sqrt(errors.reduce((sum, e) => sum + e * e, 0) / errors.length);
+    expect(performance.body.observed).toEqual({ matched: 3, metric: 'rmse', score: expect.any(Number) });
+    expect(performance.body.observed.score / rmse).toBeCloseTo(1, 10);
+    expect(performance.body.verdict).toBe('dropped');
+  });
+
   it('reads an outcome\'s class by the engine\'s label rule and matches it in performance however PostgreSQL spells it: 1e-7 and "0.0000001" name the class 1e-7 (binary and multiclass), "TRUE" names true', async () => {
     const { apiKey } = await h.provision('build');
     const cases: Array<{ labels: Array<number | boolean>; sent: (label: number | boolean, i: number) => unknown; stored: unknown[]; metric: string }> = [
