@@ -138,12 +138,15 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /** The daily model.stale check (heartbeats per model so a lost worker is noticed). */
-    async markStaleModels(): Promise<{ opened: number; closed: number }> {
+    async markStaleModels(): Promise<{ opened: number; closed: number; failed: number }> {
       const ctx = Context.current();
       const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       try {
-        const marked = await markStaleModels(deps.orm.em.fork(), new Date());
-        if (marked.opened || marked.closed) activityLogger(deps.logger).info(marked, 'stale models');
+        const log = activityLogger(deps.logger);
+        const marked = await markStaleModels(deps.orm.em.fork(), new Date(), (modelId, err) =>
+          log.warn({ err, modelId }, 'could not judge whether a model is stale: passed over until the next check'),
+        );
+        if (marked.opened || marked.closed || marked.failed) log.info(marked, 'stale models');
         return marked;
       } finally {
         clearInterval(beat);

@@ -23,6 +23,12 @@ export const WEBHOOKS = {
   dispatchLeaseMs: 30_000,
   /** Longest URL accepted. */
   maxUrlLength: 2048,
+  /**
+   * Delivery attempts one worker runs at once, on their own task queue: an attempt may wait its whole
+   * timeout on a receiver that does not answer, and on the shared queue such attempts took the
+   * activity slots that purchases, folds, key expiries and erasures of every account need.
+   */
+  maxConcurrentAttempts: 100,
 } as const;
 
 /** model.stale: a serving model that keeps predicting with no outcome reported for this long. */

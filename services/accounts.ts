@@ -7,6 +7,7 @@ import { createKey } from './api-keys';
 import { AppError, mapDatabaseError } from './errors';
 import { newId } from './ids';
 import { hashPassword } from './auth/secrets';
+import { revokeAllSessions } from './auth/sessions';
 
 export const emailSchema = z.string().trim().toLowerCase().pipe(z.email());
 
@@ -109,6 +110,12 @@ export async function createStaffAccount(em: EntityManager, input: { email: stri
       if (!existing.isStaff) throw new AppError('ACCOUNT_EXISTS', 409, `${email} already has a non-staff account.`);
       existing.passwordHash = passwordHash;
       await tx.flush();
+      // A new password is how an operator answers a password that leaked: what the old one opened ends
+      // with it, every session (its access tokens at their next call, its refresh tokens) and a code
+      // mailed after the old password's step. They all outlived the reset (a sixteenth probe).
+      const now = new Date();
+      await revokeAllSessions(tx, existing.id, now);
+      await tx.execute(`update sign_in_challenges set closed_at = ? where email = ? and kind = 'staff_code' and closed_at is null`, [now, email]);
       return { account: existing, created: false };
     }
     const { account } = await createAccountWithWorkspace(tx, { email, plan: 'free', isStaff: true, passwordHash }, new Date());

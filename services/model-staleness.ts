@@ -45,36 +45,58 @@ async function judge(em: EntityManager, model: Model, now: Date): Promise<Judgem
  * The daily check (the `mark-stale-models` Schedule): a model that goes stale opens an episode and
  * emits `model.stale`, in one transaction; while it stays stale nothing more is sent; once it
  * recovers the episode closes, so a later relapse is a new episode with its own event. Idempotent.
+ * A model that cannot be judged is passed over (`onError`, counted in `failed`) and judged again the
+ * next day: one model whose performance could not be read failed the whole check, every day, so no
+ * model after it in id order, of any account, ever got its model.stale (a sixteenth probe).
  */
-export async function markStaleModels(em: EntityManager, now: Date = new Date()): Promise<{ opened: number; closed: number }> {
+export async function markStaleModels(
+  em: EntityManager,
+  now: Date = new Date(),
+  onError: (modelId: string, err: unknown) => void = () => undefined,
+): Promise<{ opened: number; closed: number; failed: number }> {
   let opened = 0;
   let closed = 0;
+  let failed = 0;
   // a page of serving models at a time, so that the check's memory does not grow with the service
   for await (const model of servingModels(em)) {
-    const judgement = await judge(em.fork(), model, now);
-    await em.fork().transactional(async (tx) => {
-      const [open] = await execIn<{ id: string }>(tx, `select id from model_stale_episodes where model_id = ? and ended_at is null for update`, [model.id]);
-      if (judgement.reason && !open) {
-        const episodeId = newId('event');
-        const inserted = await execIn(
-          tx,
-          `insert into model_stale_episodes (id, model_id, reason, started_at) values (?, ?, ?, ?) on conflict do nothing returning id`,
-          [episodeId, model.id, judgement.reason, now],
-        );
-        if (inserted.length === 0) return;
-        await recordEvent(
-          tx,
-          { workspaceId: model.workspace.id, type: 'model.stale', dedupeKey: `model.stale:${episodeId}`, data: { ...judgement.data, reason: judgement.reason } },
-          now,
-        );
-        opened += 1;
-      } else if (!judgement.reason && open) {
-        await execIn(tx, `update model_stale_episodes set ended_at = ? where id = ?`, [now, open.id]);
-        closed += 1;
-      }
-    });
+    try {
+      const change = await markOne(em, model, now);
+      if (change === 'opened') opened += 1;
+      if (change === 'closed') closed += 1;
+    } catch (err) {
+      failed += 1;
+      onError(model.id, err);
+    }
   }
-  return { opened, closed };
+  return { opened, closed, failed };
+}
+
+/** Judges one model and opens or closes its episode (one transaction); answers what changed. */
+async function markOne(em: EntityManager, model: Model, now: Date): Promise<'opened' | 'closed' | null> {
+  const judgement = await judge(em.fork(), model, now);
+  return em.fork().transactional(async (tx): Promise<'opened' | 'closed' | null> => {
+    const [open] = await execIn<{ id: string }>(tx, `select id from model_stale_episodes where model_id = ? and ended_at is null for update`, [model.id]);
+    if (judgement.reason && !open) {
+      const episodeId = newId('event');
+      const inserted = await execIn(
+        tx,
+        `insert into model_stale_episodes (id, model_id, reason, started_at) values (?, ?, ?, ?) on conflict do nothing returning id`,
+        [episodeId, model.id, judgement.reason, now],
+      );
+      if (inserted.length === 0) return null;
+      await recordEvent(
+        tx,
+        { workspaceId: model.workspace.id, type: 'model.stale', dedupeKey: `model.stale:${episodeId}`, data: { ...judgement.data, reason: judgement.reason } },
+        now,
+      );
+      return 'opened';
+    }
+    if (!judgement.reason && open) {
+      await execIn(tx, `update model_stale_episodes set ended_at = ? where id = ?`, [now, open.id]);
+      return 'closed';
+    }
+    return null;
+  });
 }
 
 /** Every serving model, STALE_CHECK_PAGE at a time, in the order of their ids (compared by PostgreSQL only, so its collation decides both the order and the next page). */

@@ -36,8 +36,15 @@ const MATCHED_CTE = `with m as (
 async function observedScore(em: EntityManager, metric: string, modelId: string, since: Date, classes: string[]): Promise<Observed> {
   const connection = em.getConnection();
   if (metric === 'rmse') {
+    // The errors are scaled by the largest before they are squared: avg() of float8 also sums the
+    // squares of its inputs' deviations, so squared errors beyond about 1e154 (errors beyond about
+    // 1e77, of a regression that trains on targets up to ±1e150) overflowed, and the route answered
+    // 503 for good, as did the daily model.stale check (a sixteenth probe). Scaled, every square is
+    // at most 1 and their sum at most the number of pairs.
     const [row] = await connection.execute<Array<{ n: number; score: number | null }>>(
-      `${MATCHED_CTE} select count(*)::int as n, sqrt(avg(power((output->>'prediction')::float8 - (actual #>> '{}')::float8, 2))) as score from m`,
+      `${MATCHED_CTE}, e as (select (output->>'prediction')::float8 - (actual #>> '{}')::float8 as d from m),
+       s as (select count(*)::int as n, max(abs(d)) as top from e)
+       select s.n, case when s.top = 0 then 0::float8 else s.top * sqrt((select sum(power(d / s.top, 2)) from e) / s.n) end as score from s`,
       [modelId, since],
     );
     return { matched: row?.n ?? 0, score: row?.score ?? null };

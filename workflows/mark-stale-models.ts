@@ -8,6 +8,6 @@ const { markStaleModels } = proxyActivities<Activities>({
 });
 
 /** Run by the `mark-stale-models` Schedule (daily): emits model.stale once per stale episode. */
-export async function markStaleModelsWorkflow(): Promise<{ opened: number; closed: number }> {
+export async function markStaleModelsWorkflow(): Promise<{ opened: number; closed: number; failed: number }> {
   return markStaleModels();
 }

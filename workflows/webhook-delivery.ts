@@ -1,5 +1,6 @@
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { patched, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { deliveryTaskQueue } from '../services/temporal/task-queues';
 
 export interface WebhookDeliveryInput {
   deliveryId: string;
@@ -7,6 +8,8 @@ export interface WebhookDeliveryInput {
   delaysMs: number[];
   /** Bound of one attempt's HTTP exchange; the activity gets a margin on top for its database work. */
   attemptTimeoutMs: number;
+  /** The delivery's workspace: the fairness key of its attempts. Absent in runs started before it was passed. */
+  workspaceId?: string;
 }
 
 /** Jitter from the delivery id and attempt number: deterministic on replay, different per delivery. */
@@ -24,7 +27,16 @@ export function jittered(delayMs: number, deliveryId: string, attempt: number, r
  * retried by Temporal (the receiver may then see the same webhook-id twice, as Standard Webhooks allows).
  */
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<{ outcome: string; attempts: number }> {
+  // Attempts run on a task queue of their own (services/temporal/worker.ts): an attempt may wait out
+  // its timeout on a receiver that never answers, and on the shared queue a workspace that pointed its
+  // endpoints at such a receiver and sent test events held every activity slot of the worker, so the
+  // refreshes, purchases, key expiries and erasures of every account waited behind it (a sixteenth
+  // probe: a refresh of another account took 88 s instead of 0.3 s). Histories from before keep the
+  // shared queue on replay. The workspace is the fairness key of its attempts.
+  const ownQueue = patched('deliveries-on-their-own-task-queue');
   const { attemptDelivery } = proxyActivities<Activities>({
+    ...(ownQueue ? { taskQueue: deliveryTaskQueue(workflowInfo().taskQueue) } : {}),
+    ...(input.workspaceId !== undefined ? { priority: { fairnessKey: input.workspaceId } } : {}),
     startToCloseTimeout: input.attemptTimeoutMs + 15_000,
     retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 50 },
   });

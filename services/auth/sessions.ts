@@ -71,8 +71,12 @@ type Renewal = { pair: TokenPair } | { replayOf: string } | { invalid: true };
 /**
  * Single-use refresh tokens. The token is marked used by a conditional update, so of two concurrent
  * renewals with one token exactly one makes a new pair; the other finds it used. A used token
- * presented again is taken for a stolen one: every session of the account is revoked (all families)
- * and the caller gets 401, as OAuth 2.0 Security BCP's refresh-token rotation prescribes.
+ * presented again while its session is live is taken for a stolen one: every session of the account
+ * is revoked (all families) and the caller gets 401, as OAuth 2.0 Security BCP's refresh-token
+ * rotation prescribes. Once its session has ended (revoked so, signed out, expired) the token is only
+ * a 401: every later presentation of one stale token signed the account out everywhere again, the
+ * sessions opened since included, for as long as the token was kept (30 days), so whoever held it
+ * could keep its owner signed out (a sixteenth probe).
  */
 export async function renewSession(em: EntityManager, policy: SessionPolicy, refreshToken: string, now: Date): Promise<TokenPair> {
   const hash = sha256(refreshToken);
@@ -88,9 +92,14 @@ export async function renewSession(em: EntityManager, policy: SessionPolicy, ref
     );
     const row = claimed[0];
     if (row) return { pair: await issuePair(tx, policy, row.account_id, row.session_id, now) };
-    const known = await tx.execute<Array<{ account_id: string; used_at: Date | null }>>(`select account_id, used_at from refresh_tokens where token_hash = ?`, [hash]);
+    const known = await tx.execute<Array<{ account_id: string; used_at: Date | null; live: boolean }>>(
+      `select rt.account_id, rt.used_at, (s.revoked_at is null and s.expires_at > ?) as live
+         from refresh_tokens rt join sessions s on s.id = rt.session_id
+        where rt.token_hash = ?`,
+      [now, hash],
+    );
     const token = known[0];
-    if (token?.used_at) return { replayOf: token.account_id };
+    if (token?.used_at && token.live) return { replayOf: token.account_id };
     return { invalid: true };
   });
   if ('pair' in renewal) return renewal.pair;

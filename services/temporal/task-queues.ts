@@ -4,3 +4,6 @@
  * Imported by workflows: no Node.js module here.
  */
 export const fitTaskQueue = (taskQueue: string): string => `${taskQueue}-fits`;
+
+/** The task queue of webhook delivery attempts (`attemptDelivery`), named the same way. */
+export const deliveryTaskQueue = (taskQueue: string): string => `${taskQueue}-deliveries`;

@@ -9,7 +9,8 @@ import type { EnginePool } from '../engine-pool';
 import { DeliveryRelay } from '../webhooks/relay';
 import type { WebhookSettings } from '../webhooks/settings';
 import { activityLoggingInterceptor } from './activity-logging';
-import { fitTaskQueue } from './task-queues';
+import { WEBHOOKS } from '../../config/webhooks';
+import { deliveryTaskQueue, fitTaskQueue } from './task-queues';
 import type { Stripe } from '../stripe';
 
 export interface WorkerDeps {
@@ -113,10 +114,18 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
     activities: { fitVersion: activities.fitVersion },
     maxConcurrentActivityTaskExecutions: deps.enginePool.threads,
   });
+  // Webhook delivery attempts on their own queue and slots (workflows/webhook-delivery.ts): a receiver
+  // that never answers holds an attempt for its whole timeout, and must not hold the slots above.
+  const deliveries = await Worker.create({
+    ...shared,
+    taskQueue: deliveryTaskQueue(deps.taskQueue),
+    activities: { attemptDelivery: activities.attemptDelivery },
+    maxConcurrentActivityTaskExecutions: WEBHOOKS.maxConcurrentAttempts,
+  });
   // The outbox relay lives exactly as long as the worker runs, whoever runs it (npm start, the
   // worker process, the tests), so no process that polls the queue can forget to dispatch.
   const relay = new DeliveryRelay(deps.orm, new Client({ connection: deps.connection, namespace: deps.namespace }), deps.taskQueue, deps.webhooks.relay, deps.logger);
-  const workers = [main, fits];
+  const workers = [main, fits, deliveries];
   return {
     async run() {
       relay.start();

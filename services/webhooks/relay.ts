@@ -54,22 +54,22 @@ export class DeliveryRelay {
   /** One pass: claims up to 100 undispatched deliveries and starts their workflows. */
   async dispatch(): Promise<number> {
     const em = this.orm.em.fork();
-    const claimed = await em.getConnection().execute<Array<{ id: string }>>(
+    const claimed = await em.getConnection().execute<Array<{ id: string; workspace_id: string }>>(
       `update webhook_deliveries set dispatch_claimed_until = now() + make_interval(secs => ?)
         where id in (select id from webhook_deliveries
                       where dispatched_at is null and (dispatch_claimed_until is null or dispatch_claimed_until < now())
                       order by created_at limit 100 for update skip locked)
-        returning id`,
+        returning id, workspace_id`,
       [WEBHOOKS.dispatchLeaseMs / 1000],
     );
     const started: string[] = [];
-    for (const { id } of claimed) {
+    for (const { id, workspace_id: workspaceId } of claimed) {
       try {
         await this.client.workflow.start<typeof webhookDelivery>('webhookDelivery', {
           taskQueue: this.taskQueue,
           workflowId: workflowIds.delivery(id),
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          args: [{ deliveryId: id, delaysMs: this.settings.delaysMs, attemptTimeoutMs: this.settings.attemptTimeoutMs }],
+          args: [{ deliveryId: id, delaysMs: this.settings.delaysMs, attemptTimeoutMs: this.settings.attemptTimeoutMs, workspaceId }],
         });
         workflowStarts.inc({ workflow_type: 'webhookDelivery' });
       } catch (err) {

@@ -56,6 +56,19 @@ test('per client: past its budget of password attempts one client gets 429 whate
   expectError(await h.http.post('/v1/auth/login/password').set('X-Forwarded-For', newClient()).send({ email: address(STAFF_DOMAIN), password: 'x' }), 401, 'STAFF_LOGIN_INVALID');
 });
 
+test('per client: an IPv6 client is counted by its /64, so sending each password attempt from a new address of one /64 is refused past the budget; another /64 is another client (a sixteenth probe was never refused)', async () => {
+  const prefix = `2001:db8:${(clientCounter += 1).toString(16)}:1`;
+  const budget = SIGN_IN_LIMITS.password.perClient;
+  for (let i = 0; i < budget; i += 1) {
+    const res = await h.http.post('/v1/auth/login/password').set('X-Forwarded-For', `${prefix}::${(i + 1).toString(16)}`).send({ email: address(STAFF_DOMAIN), password: 'wrong password' });
+    expectError(res, 401, 'STAFF_LOGIN_INVALID');
+  }
+  const refused = await h.http.post('/v1/auth/login/password').set('X-Forwarded-For', `${prefix}:ffff:ffff:ffff:fffe`).send({ email: address(STAFF_DOMAIN), password: 'x' });
+  expectError(refused, 429, 'RATE_LIMITED');
+  const neighbour = `2001:db8:${(clientCounter += 1).toString(16)}:2::1`;
+  expectError(await h.http.post('/v1/auth/login/password').set('X-Forwarded-For', neighbour).send({ email: address(STAFF_DOMAIN), password: 'x' }), 401, 'STAFF_LOGIN_INVALID');
+});
+
 test('per address: code guesses for one address are limited across clients', async () => {
   const email = address();
   const budget = SIGN_IN_LIMITS.magic_link_verify.perAddress!;

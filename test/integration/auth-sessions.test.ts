@@ -77,6 +77,24 @@ describe('refresh-token rotation', () => {
     expect(open[0]!.n).toBe('0');
   });
 
+  test('a used refresh token presented again once its session has ended is a 401 that signs nothing out: the sessions opened since stay (a sixteenth probe: one stale token signed the account out everywhere, again and again)', async () => {
+    const first = await signInByMail(h);
+    expect((await refresh(first.refreshToken)).status).toBe(200);
+    // the replay that ends every session of the account
+    expectError(await refresh(first.refreshToken), 401, 'TOKEN_INVALID');
+    const later = await signInByMail(h, first.email);
+    expect((await me(later.accessToken)).status).toBe(200);
+    for (let i = 0; i < 2; i += 1) expectError(await refresh(first.refreshToken), 401, 'TOKEN_INVALID');
+    expect((await me(later.accessToken)).status).toBe(200);
+    const renewed = await refresh(later.refreshToken);
+    expect(renewed.status).toBe(200);
+    // a used token of a session signed out is no sign of theft either
+    expect((await h.http.post('/v1/auth/logout').send({ refresh_token: renewed.body.refresh_token })).status).toBe(204);
+    const third = await signInByMail(h, first.email);
+    expectError(await refresh(later.refreshToken), 401, 'TOKEN_INVALID');
+    expect((await me(third.accessToken)).status).toBe(200);
+  });
+
   test('two concurrent renewals with one token make exactly one new pair', async () => {
     const session = await signInByMail(h);
     const answers = await Promise.all([refresh(session.refreshToken), refresh(session.refreshToken)]);

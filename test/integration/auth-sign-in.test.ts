@@ -270,6 +270,31 @@ describe('staff sign-in', () => {
     expectError(await h.http.post('/v1/auth/login/verify').send({ email, code }), 401, 'STAFF_LOGIN_INVALID');
   });
 
+  test('a new password set by the operator ends the sessions and the mailed code the old one opened; the new password signs in (a sixteenth probe: they outlived the reset)', async () => {
+    const email = await staff();
+    let before = h.mailbox.lastId();
+    await h.http.post('/v1/auth/login/password').send({ email, password: STAFF_PASSWORD });
+    const signedIn = await h.http.post('/v1/auth/login/verify').send({ email, code: (await mailedCode(h, email, before)).code });
+    expect(signedIn.status).toBe(200);
+    // a second code mailed on the old password, not yet used
+    await h.orm.em.fork().execute(`update sign_in_challenges set created_at = created_at - interval '2 minutes' where email = ?`, [email]);
+    before = h.mailbox.lastId();
+    expect((await h.http.post('/v1/auth/login/password').send({ email, password: STAFF_PASSWORD })).status).toBe(202);
+    const pending = (await mailedCode(h, email, before)).code;
+
+    const newPassword = 'another long staff password';
+    expect((await createStaffAccount(h.orm.em.fork(), { email, password: newPassword, staffDomains: [STAFF_DOMAIN] })).created).toBe(false);
+    expectError(await h.http.get('/v1/auth/me').set('Authorization', `Bearer ${signedIn.body.access_token}`), 401, 'TOKEN_INVALID');
+    expectError(await h.http.post('/v1/auth/refresh').send({ refresh_token: signedIn.body.refresh_token }), 401, 'TOKEN_INVALID');
+    expectError(await h.http.post('/v1/auth/login/verify').send({ email, code: pending }), 401, 'STAFF_LOGIN_INVALID');
+    expectError(await h.http.post('/v1/auth/login/password').send({ email, password: STAFF_PASSWORD }), 401, 'STAFF_LOGIN_INVALID');
+
+    await h.orm.em.fork().execute(`update sign_in_challenges set created_at = created_at - interval '2 minutes' where email = ?`, [email]);
+    before = h.mailbox.lastId();
+    expect((await h.http.post('/v1/auth/login/password').send({ email, password: newPassword })).status).toBe(202);
+    expect((await h.http.post('/v1/auth/login/verify').send({ email, code: (await mailedCode(h, email, before)).code })).status).toBe(200);
+  });
+
   test('a code for an address that never passed the password step is a 401 STAFF_LOGIN_INVALID', async () => {
     expectError(await h.http.post('/v1/auth/login/verify').send({ email: staffAddress(), code: '123456' }), 401, 'STAFF_LOGIN_INVALID');
   });

@@ -2,6 +2,7 @@ import { Client as PgClient } from 'pg';
 import { TABULAR_ENGINE } from '../../engines/tabular/index';
 import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { gunzipJson } from '../../services/compression';
+import { markStaleModels } from '../../services/model-staleness';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { expectError, startHarness, type Harness } from '../support/harness';
 
@@ -149,6 +150,59 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     expect(performance.status).toBe(200);
     expect(performance.body.observed).toEqual(expect.objectContaining({ matched: 1 }));
     expect((await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey)).status).toBe(201);
+  });
+
+  it('scores a regression whose errors are large (outcomes within the accepted ±1e150): performance answers a finite RMSE, not 503 (a sixteenth probe: avg() of the squared errors overflowed)', async () => {
+    const { apiKey } = await h.provision('build');
+    const data = Array.from({ length: 40 }, (_, i) => ({ a: (i * 7) % 13, t: 3 * ((i * 7) % 13) + (i % 5) }));
+    const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 't', engine: 'tabular-gbdt', data });
+    expect(created.status).toBe(201);
+    const modelId = created.body.id as string;
+    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [{ a: 1 }, { a: 2 }, { a: 3 }] });
+    const predictions = scored.body.predictions as Array<{ request_id: string; prediction: number }>;
+    const actuals = [1e150, -1e150, predictions[2]!.prediction];
+    const reported = await h.http
+      .post(`/v1/models/${modelId}/outcomes`)
+      .set('X-API-Key', apiKey)
+      .send({ outcomes: predictions.map((p, i) => ({ request_id: p.request_id, actual: actuals[i] })) });
+    expect(reported.status).toBe(201);
+    const performance = await h.http.get(`/v1/models/${modelId}/performance`).set('X-API-Key', apiKey);
+    expect(performance.status).toBe(200);
+    const errors = predictions.map((p, i) => (p.prediction - actuals[i]!) / 1e150);
+    const rmse = 1e150 * Math.sqrt(errors.reduce((sum, e) => sum + e * e, 0) / errors.length);
+    expect(performance.body.observed).toEqual({ matched: 3, metric: 'rmse', score: expect.any(Number) });
+    expect(performance.body.observed.score / rmse).toBeCloseTo(1, 10);
+    expect(performance.body.verdict).toBe('dropped');
+  });
+
+  it('passes over a model whose performance cannot be read in the daily model.stale check and judges the models after it (a sixteenth probe: one such model failed the whole check, every day, for every account)', async () => {
+    const { apiKey } = await h.provision('build');
+    const data = Array.from({ length: 40 }, (_, i) => ({ a: (i * 7) % 13, t: 3 * ((i * 7) % 13) + (i % 5) }));
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 't', engine: 'tabular-gbdt', data });
+      expect(created.status).toBe(201);
+      ids.push(created.body.id as string);
+    }
+    // the check goes in id order, as PostgreSQL sorts them: the first is made unreadable, the second stale
+    const ordered = await h.orm.em.getConnection().execute<Array<{ id: string }>>(`select id from models where id in (?, ?) order by id`, ids);
+    const [broken, silent] = ordered.map((r) => r.id) as [string, string];
+    const scored = await h.http.post(`/v1/models/${broken}/predict`).set('X-API-Key', apiKey).send({ rows: [{ a: 1 }] });
+    const reported = await h.http.post(`/v1/models/${broken}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ request_id: scored.body.predictions[0].request_id, actual: 4 }] });
+    expect(reported.status).toBe(201);
+    // an outcome stored before actuals were checked (a fourth probe's non-numeric actual of a regression)
+    await h.orm.em.getConnection().execute(`update outcomes set actual = '"n/a"'::jsonb where model_id = ?`, [broken]);
+    expectError(await h.http.get(`/v1/models/${broken}/performance`).set('X-API-Key', apiKey), 503, 'PERFORMANCE_UNAVAILABLE');
+    // served 31 days, predicting, no outcome: stale
+    expect((await h.http.post(`/v1/models/${silent}/predict`).set('X-API-Key', apiKey).send({ rows: [{ a: 2 }] })).status).toBe(200);
+    await h.orm.em.getConnection().execute(`update models set created_at = now() - interval '31 days' where id = ?`, [silent]);
+
+    const passedOver: string[] = [];
+    const marked = await markStaleModels(h.orm.em.fork(), new Date(), (modelId) => passedOver.push(modelId));
+    expect(passedOver).toContain(broken);
+    expect(marked.failed).toBeGreaterThanOrEqual(1);
+    const episodes = await h.orm.em.getConnection().execute<Array<{ reason: string }>>(`select reason from model_stale_episodes where model_id = ?`, [silent]);
+    expect(episodes.map((e) => e.reason)).toEqual(['no_outcomes']);
   });
 
   it('reads an outcome\'s class by the engine\'s label rule and matches it in performance however PostgreSQL spells it: 1e-7 and "0.0000001" name the class 1e-7 (binary and multiclass), "TRUE" names true', async () => {

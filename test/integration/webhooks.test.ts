@@ -164,6 +164,19 @@ describe('outgoing webhooks', () => {
       expect(await h.client.workflow.getHandle(`delivery/${delivery!.id}`).result()).toEqual({ outcome: 'succeeded', attempts: 1 });
     });
 
+    it('makes its attempts on a task queue of their own, the workspace as fairness key: a receiver that never answers holds none of the activity slots that refreshes, purchases and erasures need (a sixteenth probe: another account\'s refresh waited 88 s behind such attempts)', async () => {
+      const { adminKey, workspace } = await h.provision('build');
+      const path = freshPath();
+      const hook = await endpoint(adminKey, path);
+      const sent = await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      expect(sent.status).toBe(202);
+      const [delivery] = await settled(adminKey, hook.id);
+      expect(delivery!.state).toBe('succeeded');
+      const history = await h.client.workflow.getHandle(`delivery/${delivery!.id}`).fetchHistory();
+      const scheduled = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes).filter((a) => a !== null && a !== undefined);
+      expect(scheduled.map((a) => [a.activityType?.name, a.taskQueue?.name, a.priority?.fairnessKey])).toEqual([['attemptDelivery', `${h.taskQueue}-deliveries`, workspace.id]]);
+    });
+
     it('retries a receiver that fails (500, then a timeout) until it answers 2xx, recording every attempt', async () => {
       const { adminKey } = await h.provision('build');
       const path = freshPath();
