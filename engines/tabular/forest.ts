@@ -52,16 +52,6 @@ export interface ForestOptions {
    * fitted by AUC, else the log loss or squared error) by less than this drops the member.
    */
   minGain?: number;
-  /**
-   * Engine 19 (binary and regression, the fold-forest route only): each categorical feature's codes are
-   * replaced, for the forest alone, by their rank in the order of the category's smoothed mean target
-   * on the rows the forest is grown on (categoryRanks), so that a cut splits the categories of low
-   * outcome from those of high outcome (Breiman et al. 1984, Fisher 1958: for two classes or squared
-   * error the best split of a categorical feature is a cut in this order; ranger's
-   * respect.unordered.factors = "order", Wright & König 2019). Unset: codes cut as numbers, in their
-   * frequency order (engines 8-18).
-   */
-  catOrder?: boolean;
 }
 
 /** The engine versions with a forest member. */
@@ -89,12 +79,6 @@ export function forestOptions(version: ForestVersion, task: InternalTask): Fores
 /** A forest as flat arrays; node i is a leaf when feature[i] < 0, its values at leafValue[left[i] * K]. */
 export interface Forest {
   nOutputs: number;
-  /**
-   * Engine 19 (ForestOptions.catOrder): per encoded feature, null or, for a categorical one, each code's
-   * rank (the value the trees cut); the rows are mapped by it before the walk (rankedMatrix). Absent:
-   * the trees cut the codes themselves.
-   */
-  catRank?: Array<Float64Array | null>;
   treeRoot: Int32Array;
   feature: Int32Array;
   threshold: Float64Array;
@@ -400,67 +384,8 @@ export function fitForest(
   };
 }
 
-/**
- * ForestOptions.catOrder: per feature, null for a numeric one (or on multiclass tasks: no order of
- * categories by one number is the best there), and for a categorical one (categorical[f] > 0 codes) the
- * rank of each code 0..categorical[f]-1 in the order of its smoothed mean target over `rows`,
- * (sum of y + mean of y) / (count + 1): one pseudo-row at the rows' mean, so that a code absent from the
- * rows sits at the mean and a category of one row is not ranked by its own outcome alone. Ties keep the
- * code order. Undefined when no feature is categorical.
- */
-export function categoryRanks(X: Float64Array, F: number, y: Float64Array, rows: Int32Array, categorical: ArrayLike<number>, task: InternalTask): Array<Float64Array | null> | undefined {
-  if (task === 'multiclass') return undefined;
-  let any = false;
-  for (let f = 0; f < F; f++) if (categorical[f] > 0) any = true;
-  if (!any || rows.length === 0) return undefined;
-  let total = 0;
-  for (const r of rows) total += y[r];
-  const prior = total / rows.length;
-  const ranks: Array<Float64Array | null> = [];
-  for (let f = 0; f < F; f++) {
-    const C = categorical[f];
-    if (!(C > 0)) {
-      ranks.push(null);
-      continue;
-    }
-    const sum = new Float64Array(C);
-    const count = new Float64Array(C);
-    for (const r of rows) {
-      const v = X[r * F + f];
-      if (v === v && v >= 0 && v < C) {
-        sum[v] += y[r];
-        count[v] += 1;
-      }
-    }
-    const score = Float64Array.from(sum, (s, c) => (s + prior) / (count[c] + 1));
-    const order = Array.from({ length: C }, (_, c) => c).sort((a, b) => score[a] - score[b] || a - b);
-    const rank = new Float64Array(C);
-    order.forEach((c, j) => (rank[c] = j));
-    ranks.push(rank);
-  }
-  return ranks;
-}
-
-/**
- * X (n x F) with each categorical feature's codes replaced by their rank (categoryRanks); a missing value
- * (NaN) or a code outside the ranks stays NaN. A copy: X is not changed.
- */
-export function rankedMatrix(X: Float64Array, n: number, F: number, ranks: Array<Float64Array | null>): Float64Array {
-  const out = X.slice(0, n * F);
-  for (let f = 0; f < F; f++) {
-    const rank = ranks[f];
-    if (!rank) continue;
-    for (let i = 0; i < n; i++) {
-      const v = out[i * F + f];
-      out[i * F + f] = v === v && v >= 0 && v < rank.length ? rank[v] : NaN;
-    }
-  }
-  return out;
-}
-
 /** The forest's average output for the n rows of X (n x F), as n x K. */
-export function predictForest(forest: Forest, Xin: Float64Array, n: number, F: number): Float64Array {
-  const X = forest.catRank ? rankedMatrix(Xin, n, F, forest.catRank) : Xin;
+export function predictForest(forest: Forest, X: Float64Array, n: number, F: number): Float64Array {
   const K = forest.nOutputs;
   const T = forest.treeRoot.length;
   const out = new Float64Array(n * K);

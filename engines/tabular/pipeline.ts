@@ -8,7 +8,7 @@ import { blendWeights, fitPortfolio, memberConfig, membersFor, MEMBERS_V3, type 
 import { basisMatrix, fitBasis, fitLinear, stackWeights, DEFAULT_LINEAR_OPTIONS, type LinearOptions, type LinearPart } from './linear';
 import { defaultConfig, fitCore, rawToOutput, takeRows, type FoldOffsets, type CoreResult, type EngineConfig, type EngineConfigOverride, type InternalTask } from './train';
 import { logLoss, rmse, rocAuc } from './metrics';
-import { categoryRanks, fitForest, forestOutputs, rankedMatrix, outOfBagOutputs, mixOutputs, mixWeight, predictForest, forestOptions, type ForestOptions, type ForestPart, type ForestVersion } from './forest';
+import { fitForest, forestOutputs, outOfBagOutputs, mixOutputs, mixWeight, predictForest, forestOptions, type ForestOptions, type ForestPart, type ForestVersion } from './forest';
 import { bootstrapGain, fitKnnOof, knnPart, DEFAULT_KNN_OPTIONS, type KnnOptions, type KnnPart } from './knn';
 import { fitGroupTable, groupOofs, groupOutputs, outputLoss, searchGroupKey, DEFAULT_GROUP_OPTIONS, SMOOTH_GRID, type GroupOptions, type GroupPart } from './group';
 
@@ -517,11 +517,8 @@ export function addForestMember(p: Prepared, core: CoreResult, seed: number, ove
     const trainRows = new Int32Array(p.n - fm.validRows.length);
     let t = 0;
     for (let i = 0; i < p.n; i++) if (!inFold[i]) trainRows[t++] = i;
-    // engine 19: the fold forest cuts categories in the order of their mean target on its own training rows
-    const ranks = opts.catOrder ? categoryRanks(p.X, p.F, p.y, trainRows, p.categorical, p.task) : undefined;
-    const Xf = ranks ? rankedMatrix(p.X, p.n, p.F, ranks) : p.X;
-    const forest = fitForest(Xf, p.F, p.y, p.task, p.nClasses, trainRows, opts.foldTrees, seed + 101 * (f + 1), opts.minSplit, opts.treeWork);
-    const out = predictForest(forest, takeRows(Xf, p.F, fm.validRows), fm.validRows.length, p.F);
+    const forest = fitForest(p.X, p.F, p.y, p.task, p.nClasses, trainRows, opts.foldTrees, seed + 101 * (f + 1), opts.minSplit, opts.treeWork);
+    const out = predictForest(forest, takeRows(p.X, p.F, fm.validRows), fm.validRows.length, p.F);
     fm.validRows.forEach((r, j) => {
       if (Number.isNaN(oofOut[r * K])) oofOut.set(out.subarray(j * K, j * K + K), r * K);
       else {
@@ -535,9 +532,7 @@ export function addForestMember(p: Prepared, core: CoreResult, seed: number, ove
   const { weight, loss, zeroLoss } = mixWeight(p.task, p.y, modelOut, oofOut, K, opts.binaryWeightBy);
   if (!(weight > 0) || dropForest(opts, weight, zeroLoss - loss)) return { oofOut, weight };
   const all = Int32Array.from({ length: p.n }, (_, i) => i);
-  const ranks = opts.catOrder ? categoryRanks(p.X, p.F, p.y, all, p.categorical, p.task) : undefined;
-  const grown = fitForest(ranks ? rankedMatrix(p.X, p.n, p.F, ranks) : p.X, p.F, p.y, p.task, p.nClasses, all, opts.trees, seed + 100, opts.minSplit, opts.treeWork);
-  return { part: { ...grown, ...(ranks ? { catRank: ranks } : {}), weight }, oofOut, weight };
+  return { part: { ...fitForest(p.X, p.F, p.y, p.task, p.nClasses, all, opts.trees, seed + 100, opts.minSplit, opts.treeWork), weight }, oofOut, weight };
 }
 
 /** Whether the forest member is dropped for a small weight or a small out-of-fold gain (ForestOptions.minWeight, minGain). */
