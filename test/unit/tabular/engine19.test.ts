@@ -1,5 +1,5 @@
-import { serialiseModel, trainTabular } from '../../../engines/tabular/index';
-import { canServe } from '../../../engines/catalogue';
+import { serialiseModel, trainTabular, TABULAR_ENGINE } from '../../../engines/tabular/index';
+import { canServe, ENGINE_CATALOGUE } from '../../../engines/catalogue';
 import { categoryRuleFor, forestOverrideFor, groupOptionsFor, knnOptionsFor, prepare, resolveConfigV18, resolveConfigV19, V14_CLASSIFICATION_L2, V19_CLASSIFICATION_SYMMETRIC_L2, ENGINE_VERSIONS, type Prepared } from '../../../engines/tabular/pipeline';
 import type { EngineConfigOverride } from '../../../engines/tabular/train';
 import { signalRows } from './helpers';
@@ -72,8 +72,12 @@ describe('engine 19: 18.0.0 with the symmetric rounds\' L2 at 3/4 on classificat
     }
   });
 
-  it('is servable', () => {
+  it('is the version new models get, writes format 5 and is servable', () => {
+    expect(TABULAR_ENGINE.version).toBe('19.0.0');
+    expect(TABULAR_ENGINE.artefactFormatVersion).toBe(5);
+    expect(TABULAR_ENGINE.servableVersions).toContain('19.0.0');
     expect(canServe('tabular-gbdt', '19.0.0')).toBe(true);
-    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: '19.0.0' }).model.engine.version).toBe('19.0.0');
+    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine.version).toBe('19.0.0');
+    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('19.0.0');
   });
 });
