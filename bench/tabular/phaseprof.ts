@@ -1,5 +1,5 @@
 /**
- * Where the fit time of 17.0.0 or 18.0.0 goes (bench/RESULTS.md, twenty-third and twenty-fourth rounds of
+ * Where the fit time of 17.0.0, 18.0.0 or 19.0.0 goes (bench/RESULTS.md, twenty-third and twenty-fourth rounds of
  * issue 15): trains each set's benchmark folds with the version's steps (trainPrepared's, in its order)
  * and prints the CPU seconds of
  * each phase: prepare (analysis, encoding), trees (fitCore, with the linear start when the version has
@@ -9,7 +9,7 @@
  *
  *   tsx bench/tabular/phaseprof.ts [--data DIR] [--only a,b] [--folds 5] [--seed 0] [--version 18.0.0]
  */
-import { addForestMember, addGroupMember, addKnnMember, addLinearMember, categoryRuleFor, forestOverrideFor, groupOptionsFor, isSmallData, knnOptionsFor, linearStart, prepare, resolveConfigV14, resolveConfigV18 } from '../../engines/tabular/pipeline';
+import { addForestMember, addGroupMember, addKnnMember, addLinearMember, categoryRuleFor, forestOverrideFor, groupOptionsFor, isSmallData, knnOptionsFor, linearStart, prepare, resolveConfigV14, resolveConfigV18, resolveConfigV19 } from '../../engines/tabular/pipeline';
 import { fitCore, rawToOutput } from '../../engines/tabular/train';
 import { mixOutputs } from '../../engines/tabular/forest';
 import { DEV_DATA_DIR, foldSplit, loadDataset, manifestEntries } from './datasets';
@@ -21,9 +21,9 @@ const only = arg('only') ? new Set((arg('only') as string).split(',')) : null;
 const nFolds = Number(arg('folds') ?? 5);
 const seed = Number(arg('seed') ?? 0);
 const version = arg('version') ?? '18.0.0';
-// the two versions whose steps are those below (trainPrepared's); 18.0.0 differs only in its trees' configuration
-if (version !== '17.0.0' && version !== '18.0.0') throw new Error(`--version 17.0.0 or 18.0.0, not ${version}`);
-const resolveTrees = version === '18.0.0' ? resolveConfigV18 : resolveConfigV14;
+// the versions whose steps are those below (trainPrepared's); 18.0.0 and 19.0.0 differ only in their trees' configuration
+if (version !== '17.0.0' && version !== '18.0.0' && version !== '19.0.0') throw new Error(`--version 17.0.0, 18.0.0 or 19.0.0, not ${version}`);
+const resolveTrees = version === '19.0.0' ? resolveConfigV19 : version === '18.0.0' ? resolveConfigV18 : resolveConfigV14;
 const phases = ['prepare', 'trees', 'linear', 'forest', 'knn', 'group'] as const;
 const total: Record<string, number> = Object.fromEntries(phases.map((p) => [p, 0]));
 // CPU seconds of members that ran and were not kept, per member

@@ -88,8 +88,8 @@ describe('engine 10: 9.0.0 with frequent categories beyond the 63 most frequent'
     expectDeterministicRoundTrip('10.0.0', kind, 3, FAST);
   });
 
-  it('stays servable and trainable by name, in format 3, after 11.0.0, 12.0.0, 13.0.0, 14.0.0, 15.0.0, 16.0.0, 17.0.0 and 18.0.0 became the default', () => {
-    expect(TABULAR_ENGINE.version).toBe('18.0.0');
+  it('stays servable and trainable by name, in format 3, after 11.0.0, 12.0.0, 13.0.0, 14.0.0, 15.0.0, 16.0.0, 17.0.0, 18.0.0 and 19.0.0 became the default', () => {
+    expect(TABULAR_ENGINE.version).toBe('19.0.0');
     const model = trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: '10.0.0' }).model;
     expect(model.engine.version).toBe('10.0.0');
     expect((JSON.parse(serialiseModel(model)) as { formatVersion: number }).formatVersion).toBe(3);

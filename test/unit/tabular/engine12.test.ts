@@ -90,8 +90,8 @@ describe('engine 12: 11.0.0 with pooled stopping for regressions on small data',
     expectDeterministicRoundTrip('12.0.0', kind, 4, FAST);
   });
 
-  it('stays trainable by name in format 4 and servable after 13.0.0, 14.0.0, 15.0.0, 16.0.0, 17.0.0 and 18.0.0 became the default', () => {
-    expect(TABULAR_ENGINE.version).toBe('18.0.0');
+  it('stays trainable by name in format 4 and servable after 13.0.0, 14.0.0, 15.0.0, 16.0.0, 17.0.0, 18.0.0 and 19.0.0 became the default', () => {
+    expect(TABULAR_ENGINE.version).toBe('19.0.0');
     expect(TABULAR_ENGINE.artefactFormatVersion).toBe(5);
     const model = trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, engineVersion: '12.0.0', config: FAST }).model;
     expect(model.engine.version).toBe('12.0.0');

@@ -89,13 +89,13 @@ describe('engine 13: 12.0.0 whose group member searches its key centred on the m
     expectDeterministicRoundTrip('13.0.0', kind, 4, FAST);
   });
 
-  it('stays trainable by name in format 4 and servable after 14.0.0, 15.0.0, 16.0.0, 17.0.0 and 18.0.0 became the default', () => {
-    expect(TABULAR_ENGINE.version).toBe('18.0.0');
+  it('stays trainable by name in format 4 and servable after 14.0.0, 15.0.0, 16.0.0, 17.0.0, 18.0.0 and 19.0.0 became the default', () => {
+    expect(TABULAR_ENGINE.version).toBe('19.0.0');
     expect(TABULAR_ENGINE.artefactFormatVersion).toBe(5);
     const model = trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, engineVersion: '13.0.0', config: FAST }).model;
     expect(model.engine.version).toBe('13.0.0');
     expect(model.formatVersion).toBe(4);
     expect(canServe('tabular-gbdt', '13.0.0')).toBe(true);
-    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('18.0.0');
+    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('19.0.0');
   });
 });

@@ -63,14 +63,14 @@ describe('engine 14: 13.0.0 with a leaf L2 of 1/4 for classification above small
     expect(predictRows(back, query)).toEqual(predictRows(a, query));
   });
 
-  it('stays trainable by name in format 4 and servable after 15.0.0, 16.0.0, 17.0.0 and 18.0.0 became the default', () => {
-    expect(TABULAR_ENGINE.version).toBe('18.0.0');
+  it('stays trainable by name in format 4 and servable after 15.0.0, 16.0.0, 17.0.0, 18.0.0 and 19.0.0 became the default', () => {
+    expect(TABULAR_ENGINE.version).toBe('19.0.0');
     expect(TABULAR_ENGINE.artefactFormatVersion).toBe(5);
     expect(TABULAR_ENGINE.servableVersions).toContain('14.0.0');
     expect(canServe('tabular-gbdt', '14.0.0')).toBe(true);
     const model = trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, engineVersion: '14.0.0', config: FAST }).model;
     expect(model.engine.version).toBe('14.0.0');
     expect(model.formatVersion).toBe(4);
-    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('18.0.0');
+    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('19.0.0');
   });
 });

@@ -98,14 +98,14 @@ describe('engine 16: 15.0.0 with a subsampled, out-of-bag forest on binary data 
     expect(predictRows(back, query)).toEqual(predictRows(a, query));
   });
 
-  it('stays trainable by name in format 4 and servable after 17.0.0 and 18.0.0 became the default', () => {
-    expect(TABULAR_ENGINE.version).toBe('18.0.0');
+  it('stays trainable by name in format 4 and servable after 17.0.0, 18.0.0 and 19.0.0 became the default', () => {
+    expect(TABULAR_ENGINE.version).toBe('19.0.0');
     expect(TABULAR_ENGINE.artefactFormatVersion).toBe(5);
     expect(TABULAR_ENGINE.servableVersions).toContain('16.0.0');
     expect(canServe('tabular-gbdt', '16.0.0')).toBe(true);
     const model = trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, engineVersion: '16.0.0', config: FAST }).model;
     expect(model.engine.version).toBe('16.0.0');
     expect(model.formatVersion).toBe(4);
-    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('18.0.0');
+    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('19.0.0');
   });
 });

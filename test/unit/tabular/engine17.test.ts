@@ -124,12 +124,12 @@ describe('engine 17: 16.0.0 with a kNN member on small binary data', () => {
     expectDeterministicRoundTrip('17.0.0', kind, 5, FAST);
   });
 
-  it('stays trainable by name in format 5 and servable after 18.0.0 became the default', () => {
-    expect(TABULAR_ENGINE.version).toBe('18.0.0');
+  it('stays trainable by name in format 5 and servable after 18.0.0 and 19.0.0 became the default', () => {
+    expect(TABULAR_ENGINE.version).toBe('19.0.0');
     expect(TABULAR_ENGINE.artefactFormatVersion).toBe(5);
     expect(TABULAR_ENGINE.servableVersions).toContain('17.0.0');
     expect(canServe('tabular-gbdt', '17.0.0')).toBe(true);
     expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: '17.0.0' }).model.engine.version).toBe('17.0.0');
-    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('18.0.0');
+    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('19.0.0');
   });
 });

@@ -61,12 +61,12 @@ describe('engine 18: 17.0.0 with a learning rate of 0.15 on regressions above sm
     expect(prepare(rows, 'target', 'regression', categoryRuleFor('18.0.0')).n).toBeGreaterThan(2000);
   });
 
-  it('is the version new models get, writes format 5 and is servable', () => {
-    expect(TABULAR_ENGINE.version).toBe('18.0.0');
+  it('stays trainable by name in format 5 and servable after 19.0.0 became the default', () => {
+    expect(TABULAR_ENGINE.version).toBe('19.0.0');
     expect(TABULAR_ENGINE.artefactFormatVersion).toBe(5);
     expect(TABULAR_ENGINE.servableVersions).toContain('18.0.0');
     expect(canServe('tabular-gbdt', '18.0.0')).toBe(true);
-    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine.version).toBe('18.0.0');
-    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('18.0.0');
+    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: '18.0.0' }).model.engine.version).toBe('18.0.0');
+    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('19.0.0');
   });
 });

@@ -95,11 +95,11 @@ describe('engine 4: leaf-wise trees with rounds of symmetric trees in one model'
 });
 
 describe('engine 4.0.0 in the catalogue', () => {
-  it('stays servable and trainable by name after later versions became the default (18.0.0 now), as does 1.0.0', () => {
+  it('stays servable and trainable by name after later versions became the default (19.0.0 now), as does 1.0.0', () => {
     expect(canServe('tabular-gbdt', '4.0.0')).toBe(true);
-    expect(TABULAR_ENGINE.servableVersions).toEqual(['1.0.0', '2.0.0', '3.0.0', '4.0.0', '5.0.0', '6.0.0', '7.0.0', '8.0.0', '9.0.0', '10.0.0', '11.0.0', '12.0.0', '13.0.0', '14.0.0', '15.0.0', '16.0.0', '17.0.0', '18.0.0']);
-    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('18.0.0');
-    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine).toEqual({ id: 'tabular-gbdt', version: '18.0.0' });
+    expect(TABULAR_ENGINE.servableVersions).toEqual(['1.0.0', '2.0.0', '3.0.0', '4.0.0', '5.0.0', '6.0.0', '7.0.0', '8.0.0', '9.0.0', '10.0.0', '11.0.0', '12.0.0', '13.0.0', '14.0.0', '15.0.0', '16.0.0', '17.0.0', '18.0.0', '19.0.0']);
+    expect(ENGINE_CATALOGUE.find((e) => e.id === 'tabular-gbdt')?.version).toBe('19.0.0');
+    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine).toEqual({ id: 'tabular-gbdt', version: '19.0.0' });
     const v4 = trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, engineVersion: '4.0.0', config: FAST });
     expect(v4.model.engine).toEqual({ id: 'tabular-gbdt', version: '4.0.0' });
     expect(canServe('tabular-gbdt', '1.0.0')).toBe(true);

@@ -57,7 +57,7 @@ describe('engine 5: 4.0.0 with a smaller learning rate and a longer patience on 
   });
 
   it('is servable and trainable by name (16.0.0 is the version new models get)', () => {
-    expect(TABULAR_ENGINE.version).toBe('18.0.0');
+    expect(TABULAR_ENGINE.version).toBe('19.0.0');
     expect(TABULAR_ENGINE.servableVersions).toContain('5.0.0');
     const v5 = trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: '5.0.0' }).model;
     expect(v5.engine.version).toBe('5.0.0');

@@ -185,11 +185,11 @@ describe('engine 6: the linear member', () => {
   });
 
   it('is trainable by name, not the default (over the fit-time goal; 18.0.0 is), writes artefact format 2 and is servable', () => {
-    expect(TABULAR_ENGINE.version).toBe('18.0.0');
+    expect(TABULAR_ENGINE.version).toBe('19.0.0');
     // 17.0.0 writes format 5; 6.0.0's models stay in format 2 (below)
     expect(TABULAR_ENGINE.artefactFormatVersion).toBe(5);
     expect(canServe('tabular-gbdt', '6.0.0')).toBe(true);
-    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine.version).toBe('18.0.0');
+    expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST }).model.engine.version).toBe('19.0.0');
     expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: '6.0.0' }).model.engine.version).toBe('6.0.0');
   });
 

@@ -51,7 +51,7 @@ describe('engine 7: 6.0.0 with a shorter early-stopping patience for small data\
   });
 
   it('stays servable and trainable by name after 8.0.0, 9.0.0, 10.0.0, 11.0.0, 12.0.0, 13.0.0, 14.0.0, 15.0.0, 16.0.0, 17.0.0 and 18.0.0 became the default', () => {
-    expect(TABULAR_ENGINE.version).toBe('18.0.0');
+    expect(TABULAR_ENGINE.version).toBe('19.0.0');
     expect(canServe('tabular-gbdt', '7.0.0')).toBe(true);
     for (const version of ['1.0.0', '4.0.0', '5.0.0', '6.0.0', '7.0.0'] as const) {
       expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: version }).model.engine.version).toBe(version);

@@ -87,7 +87,7 @@ describe('engine 9: 8.0.0 with the classification forest weighed by full-size fo
   });
 
   it('stays servable and trainable by name after 10.0.0, 11.0.0, 12.0.0, 13.0.0, 14.0.0, 15.0.0, 16.0.0, 17.0.0 and 18.0.0 became the default', () => {
-    expect(TABULAR_ENGINE.version).toBe('18.0.0');
+    expect(TABULAR_ENGINE.version).toBe('19.0.0');
     expect(trainTabular(signalRows(120, 3, 'binary'), { target: 'target', seed: 0, config: FAST, engineVersion: '9.0.0' }).model.engine.version).toBe('9.0.0');
     expect(canServe('tabular-gbdt', '9.0.0')).toBe(true);
   });

@@ -131,8 +131,8 @@ describe.each(['2.0.0', '3.0.0'] as const)('engine %s models', (version) => {
   const rows = signalRows(300, 4, 'binary');
 
   it('are trained when asked by name only: new models get the default version (2.0.0 and 3.0.0 missed their goals)', () => {
-    expect(TABULAR_ENGINE.version).toBe('18.0.0');
-    expect(trainTabular(rows, { target: 'target', seed: 1, config: FAST }).model.engine.version).toBe('18.0.0');
+    expect(TABULAR_ENGINE.version).toBe('19.0.0');
+    expect(trainTabular(rows, { target: 'target', seed: 1, config: FAST }).model.engine.version).toBe('19.0.0');
     expect(trainTabular(rows, { target: 'target', seed: 1, config: FAST, engineVersion: version }).model.engine.version).toBe(version);
   });
 
@@ -179,7 +179,7 @@ describe('engine catalogue', () => {
     expect(canServe('tabular-gbdt', '8.0.0')).toBe(true);
     expect(canServe('tabular-gbdt', '9.0.0')).toBe(true);
     expect(canServe('tabular-gbdt', '10.0.0')).toBe(true);
-    expect(tabular?.version).toBe('18.0.0');
+    expect(tabular?.version).toBe('19.0.0');
     expect(tabular?.servableVersions).toContain(tabular?.version);
   });
 });
