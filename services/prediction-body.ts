@@ -1,9 +1,7 @@
-import { zodToAppError } from '../api/middleware/errors';
 import { jsonDatasetRows, predictBodyRows } from '../api/routes/helpers';
 import { predictInputSchema } from '../api/schemas/models';
 import type { Row } from './datasets';
-import { requestFingerprint } from './idempotency';
-import { parseJsonBytes } from './json';
+import { readStagedJson } from './staged-json';
 
 /**
  * A prediction's JSON body read exactly as the API reads a small one (the parser's checks, the
@@ -12,9 +10,6 @@ import { parseJsonBytes } from './json';
  * AppErrors, thrown.
  */
 export function readPredictionBody(bytes: Uint8Array, request: { method: string; path: string }): { rows: Row[]; fingerprint: string } {
-  const value = parseJsonBytes(bytes);
-  const parsed = predictInputSchema.safeParse(value);
-  if (!parsed.success) throw zodToAppError(parsed.error, 'body');
-  const rows = jsonDatasetRows(predictBodyRows(parsed.data), 'rows');
-  return { rows, fingerprint: requestFingerprint({ method: request.method, path: request.path, body: value, file: null }) };
+  const { body, fingerprint } = readStagedJson(bytes, predictInputSchema, request);
+  return { rows: jsonDatasetRows(predictBodyRows(body), 'rows'), fingerprint };
 }

@@ -1,11 +1,9 @@
-import { zodToAppError } from '../api/middleware/errors';
 import { jsonDatasetRows } from '../api/routes/helpers';
 import { DEFAULT_HORIZON, forecastInputSchema, type ForecastInput } from '../api/schemas/forecast';
 import { backtestRows, type BacktestAnswer, type BacktestRequest } from './backtest-rows';
 import { parseUploadedFile, type Row } from './datasets';
 import { AppError } from './errors';
-import { requestFingerprint } from './idempotency';
-import { parseJsonBytes } from './json';
+import { readStagedJson } from './staged-json';
 import { checkedSeries, horizonDefaulted, horizonOf, packSeries, type PackedSeries, type SeriesColumns, type SeriesRefusalCode } from './series-checks';
 
 /** A forecast or backtest body without its rows, as the route's schema reads it. */
@@ -31,10 +29,8 @@ function fileRows(file: { name: string | null; mimetype: string | null; content:
  * code (INVALID_INPUT for a forecast, VALIDATION_ERROR for a backtest).
  */
 function readSeriesJson(bytes: Uint8Array, request: { method: string; path: string }, code: SeriesRefusalCode) {
-  const value = parseJsonBytes(bytes);
-  const parsed = forecastInputSchema.safeParse(value);
-  if (!parsed.success) throw zodToAppError(parsed.error, 'body', code);
-  const { data, ...fields } = parsed.data;
+  const { body, fingerprint } = readStagedJson(bytes, forecastInputSchema, request, code);
+  const { data, ...fields } = body;
   const horizon = horizonOf(fields, DEFAULT_HORIZON, code);
   let rows: Row[];
   try {
@@ -43,7 +39,7 @@ function readSeriesJson(bytes: Uint8Array, request: { method: string; path: stri
     throw inRouteCode(err, code);
   }
   const columns: SeriesColumns = { target: fields.target, timestamp: fields.timestamp, itemId: fields.item_id };
-  return { fields, rows, columns, horizon, fingerprint: requestFingerprint({ method: request.method, path: request.path, body: value, file: null }) };
+  return { fields, rows, columns, horizon, fingerprint };
 }
 
 /** What an engine thread answers for a large forecast body: its fields, its series prepared, the Idempotency-Key fingerprint. */

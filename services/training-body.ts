@@ -1,12 +1,10 @@
-import { zodToAppError } from '../api/middleware/errors';
 import { jsonDatasetRows } from '../api/routes/helpers';
 import { trainingInputSchema, type TrainingInput } from '../api/schemas/models';
 import type { PlanName } from '../config/plans';
 import { analyseDataset, TabularDataError } from '../engines/tabular';
 import { gzipJsonSync } from './compression';
 import { checkedTrainingEngine, dataRefusal } from './datasets';
-import { requestFingerprint } from './idempotency';
-import { parseJsonBytes } from './json';
+import { readStagedJson } from './staged-json';
 import type { AnalysedTrainingSet } from './models';
 
 /** A new model's request body without its rows, as the route's schema reads it. */
@@ -28,10 +26,8 @@ export interface ReadTrainingBody {
  * Refusals are the same AppErrors, thrown.
  */
 export function readTrainingBody(bytes: Uint8Array, request: { method: string; path: string; plan: PlanName }): ReadTrainingBody {
-  const value = parseJsonBytes(bytes);
-  const parsed = trainingInputSchema.safeParse(value);
-  if (!parsed.success) throw zodToAppError(parsed.error, 'body');
-  const { data, ...fields } = parsed.data;
+  const { body, fingerprint } = readStagedJson(bytes, trainingInputSchema, request);
+  const { data, ...fields } = body;
   const rows = jsonDatasetRows(data, 'data');
   checkedTrainingEngine(request.plan, fields.engine, rows.length);
   let task: AnalysedTrainingSet['task'];
@@ -44,6 +40,6 @@ export function readTrainingBody(bytes: Uint8Array, request: { method: string; p
     fields,
     // gzipped here rather than on the event loop
     dataset: { rowCount: rows.length, task, context: gzipJsonSync(rows) },
-    fingerprint: requestFingerprint({ method: request.method, path: request.path, body: value, file: null }),
+    fingerprint,
   };
 }

@@ -1,10 +1,8 @@
-import { zodToAppError } from '../api/middleware/errors';
 import { jsonDatasetRows } from '../api/routes/helpers';
 import { trainingInputSchema } from '../api/schemas/models';
 import type { PlanName } from '../config/plans';
 import { parseUploadedFile, TRAINING_SEED } from './datasets';
-import { requestFingerprint } from './idempotency';
-import { parseJsonBytes } from './json';
+import { readStagedJson } from './staged-json';
 import type { TrainingFields } from './training-body';
 import { validateRows, type ValidationReport, type ValidationRequest } from './validation-rows';
 
@@ -22,13 +20,11 @@ export interface ReadValidationBody {
  * AppErrors, thrown.
  */
 export function readValidationBody(bytes: Uint8Array, request: { method: string; path: string; plan: PlanName }): ReadValidationBody {
-  const value = parseJsonBytes(bytes);
-  const parsed = trainingInputSchema.safeParse(value);
-  if (!parsed.success) throw zodToAppError(parsed.error, 'body');
-  const { data, ...fields } = parsed.data;
+  const { body, fingerprint } = readStagedJson(bytes, trainingInputSchema, request);
+  const { data, ...fields } = body;
   const rows = jsonDatasetRows(data, 'data');
   const report = validateRows(rows, { plan: request.plan, engine: fields.engine, target: fields.target, task: fields.task, seed: TRAINING_SEED });
-  return { fields, report, fingerprint: requestFingerprint({ method: request.method, path: request.path, body: value, file: null }) };
+  return { fields, report, fingerprint };
 }
 
 /** A validation's uploaded file (CSV or JSON rows), read as datasetRows reads it and validated on an engine thread: its rows never come back to the event loop. */

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { expectError, startHarness, type Harness } from '../support/harness';
 import { eventually } from '../support/billing';
 import { manySeries } from '../support/datasets';
-import { STAGED_JSON_FROM_BYTES } from '../../api/middleware/body';
+import { padPastStaging } from '../support/staged';
 
 describe('free engine calls: bounded per account, dropped when their client leaves', () => {
   let h: Harness;
@@ -36,7 +36,7 @@ describe('free engine calls: bounded per account, dropped when their client leav
     // a body of 1 MiB or more, read and run on an engine thread, is free work from its reading on
     for (const [path, value] of [['/v1/forecast/backtest', body], ['/v1/datasets/validate', validationBody]] as const) {
       const text = JSON.stringify(value);
-      const large = await h.http.post(path).set('X-API-Key', a.apiKey).set('Content-Type', 'application/json').send(`{${' '.repeat(STAGED_JSON_FROM_BYTES)}${text.slice(1)}`);
+      const large = await h.http.post(path).set('X-API-Key', a.apiKey).set('Content-Type', 'application/json').send(padPastStaging(text));
       expectError(large, 429, 'RATE_LIMITED');
     }
 

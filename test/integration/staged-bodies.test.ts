@@ -1,8 +1,8 @@
 import { ContextChunkSchema, CreditLedgerSchema, ModelSchema } from '../../db/entities';
 import { gunzipText } from '../../services/compression';
-import { STAGED_JSON_FROM_BYTES } from '../../api/middleware/body';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { expectError, startHarness, trainedChurnModel, type Harness } from '../support/harness';
+import { padPastStaging, stagedCount as stagedCountOf } from '../support/staged';
 
 const ENGINE = 'tabular-gbdt';
 
@@ -21,22 +21,15 @@ describe('large prediction and training bodies read on an engine thread', () => 
 
   const rows = (n: number, seed = 7) => withoutTarget(churnRows(n, seed), 'churned');
 
-  /** The JSON text of `value` with blanks after its first `{` (still the same JSON value), past the threshold. */
-  const padded = (value: unknown): string => {
-    const text = JSON.stringify(value);
-    return `{${' '.repeat(STAGED_JSON_FROM_BYTES)}${text.slice(1)}`;
-  };
+  /** The JSON text of `value` padded past the threshold (still the same JSON value). */
+  const padded = (value: unknown): string => padPastStaging(JSON.stringify(value));
 
   const post = (modelId: string, apiKey: string, text: string, idempotencyKey?: string) => {
     const req = h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).set('Content-Type', 'application/json');
     return (idempotencyKey ? req.set('Idempotency-Key', idempotencyKey) : req).send(text);
   };
 
-  async function stagedCount(outcome: 'staged' | 'refused'): Promise<number> {
-    const text = (await h.http.get('/metrics')).text;
-    const line = text.split('\n').find((l) => l.startsWith(`staged_request_bodies_total{outcome="${outcome}"}`));
-    return line ? Number(line.split(' ')[1]) : 0;
-  }
+  const stagedCount = (outcome: 'staged' | 'refused') => stagedCountOf(h, outcome);
 
   const withoutIds = (predictions: Array<Record<string, unknown>>) => predictions.map(({ request_id: _id, ...rest }) => rest);
 
@@ -92,7 +85,7 @@ describe('large prediction and training bodies read on an engine thread', () => 
     const refusedBefore = await stagedCount('refused');
     for (const [name, text, status, code] of cases) {
       const small = await post(modelId, apiKey, text);
-      const large = await post(modelId, apiKey, `${text.slice(0, 1)}${' '.repeat(STAGED_JSON_FROM_BYTES)}${text.slice(1)}`);
+      const large = await post(modelId, apiKey, padPastStaging(text));
       expectError(large, status, code);
       expect({ name, body: large.body }).toEqual({ name, body: small.body });
     }
@@ -208,7 +201,7 @@ describe('large prediction and training bodies read on an engine thread', () => 
     const refusedBefore = await stagedCount('refused');
     for (const [name, text, status, code] of cases) {
       const small = await train(apiKey, text);
-      const large = await train(apiKey, `${text.slice(0, 1)}${' '.repeat(STAGED_JSON_FROM_BYTES)}${text.slice(1)}`);
+      const large = await train(apiKey, padPastStaging(text));
       expectError(large, status, code);
       expect({ name, body: large.body }).toEqual({ name, body: small.body });
     }

@@ -1,7 +1,7 @@
 import { CreditLedgerSchema } from '../../db/entities';
-import { STAGED_JSON_FROM_BYTES } from '../../api/middleware/body';
 import { churnRows, dailySeriesRows } from '../support/datasets';
 import { expectError, startHarness, type Harness } from '../support/harness';
+import { padPastStaging, stagedCount as stagedCountOf } from '../support/staged';
 
 /**
  * A validation, forecast or backtest body of STAGED_JSON_FROM_BYTES or more is read on an engine thread
@@ -16,19 +16,14 @@ describe('large validation, forecast and backtest bodies read on an engine threa
   });
   afterAll(() => h.stop());
 
-  /** The JSON text with blanks after its first `{` (still the same JSON value), past the threshold. */
-  const padded = (text: string): string => `${text.slice(0, 1)}${' '.repeat(STAGED_JSON_FROM_BYTES)}${text.slice(1)}`;
+  const padded = padPastStaging;
 
   const post = (path: string, apiKey: string, text: string, idempotencyKey?: string) => {
     const req = h.http.post(path).set('X-API-Key', apiKey).set('Content-Type', 'application/json');
     return (idempotencyKey ? req.set('Idempotency-Key', idempotencyKey) : req).send(text);
   };
 
-  async function stagedCount(outcome: 'staged' | 'refused'): Promise<number> {
-    const text = (await h.http.get('/metrics')).text;
-    const line = text.split('\n').find((l) => l.startsWith(`staged_request_bodies_total{outcome="${outcome}"}`));
-    return line ? Number(line.split(' ')[1]) : 0;
-  }
+  const stagedCount = (outcome: 'staged' | 'refused') => stagedCountOf(h, outcome);
 
   /** Sends each case small then large; both must give the same status and body. Answers the large ones. */
   async function sameAnswers(path: string, apiKey: string, cases: Array<[name: string, text: string, status: number, code: string | null]>) {
