@@ -1,4 +1,5 @@
-import { AppError } from './errors';
+import { AppError, notFound } from './errors';
+import { getWorkspace } from './workspaces';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { REQUEST_LOG_RETENTION_DAYS } from '../config/plans';
 import type { Logger } from 'pino';
@@ -141,4 +142,36 @@ export async function usageByDay(em: EntityManager, workspaceId: string, window:
   } catch (err) {
     throw new AppError('USAGE_UNAVAILABLE', 503, 'Usage cannot be read right now; retry later.', {}, err);
   }
+}
+
+/** Who reads usage: an API key acts on its one workspace, a web session on any workspace of its account. */
+export interface UsageReader {
+  type: 'api_key' | 'session';
+  workspaceId: string;
+  accountId: string;
+}
+
+export interface WorkspaceUsage {
+  workspaceId: string;
+  window: LogWindow;
+  totalCredits: number;
+  totalCalls: number;
+  byDay: Array<{ day: string; operation: string; credits: number; calls: number }>;
+}
+
+/**
+ * Usage of the workspace `requested` names (the caller's own when absent). A web session may read any
+ * workspace of its account, as X-Workspace-Id would let it act on; a key only its own. Anything else is
+ * 404, so a workspace of another account is not told apart from one that does not exist.
+ */
+export async function workspaceUsage(em: EntityManager, log: RequestLogWriter, reader: UsageReader, requested: string | undefined, window: LogWindow): Promise<WorkspaceUsage> {
+  const workspaceId = requested ?? reader.workspaceId;
+  if (workspaceId !== reader.workspaceId) {
+    if (reader.type !== 'session') throw notFound(`Workspace ${workspaceId}`);
+    await getWorkspace(em, reader.accountId, workspaceId);
+  }
+  // the calls answered just before this one are counted
+  await log.flush();
+  const byDay = await usageByDay(em, workspaceId, window);
+  return { workspaceId, window, totalCredits: byDay.reduce((s, r) => s + r.credits, 0), totalCalls: byDay.reduce((s, r) => s + r.calls, 0), byDay };
 }

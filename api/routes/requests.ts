@@ -1,5 +1,5 @@
-import { AppError, validationError } from '../../services/errors';
-import { requestLogPage, usageByDay } from '../../services/request-log';
+import { validationError } from '../../services/errors';
+import { requestLogPage, workspaceUsage } from '../../services/request-log';
 import type { AppDeps } from '../app';
 import { route, type AnyRoute } from '../route';
 import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS, OUTSIDE_STORABLE_YEARS, isStorableInstant, isoDateTime, paginated, paginationSchema, queryInteger } from '../schemas/common';
@@ -46,6 +46,24 @@ const requestEntrySchema = z.object({
   key_id: z.string().nullable(),
   created_at: isoDateTime,
 });
+
+const usageSchema = z
+  .object({
+    workspace_id: z.string(),
+    from: isoDateTime,
+    to: isoDateTime,
+    total_credits: z.number().int().min(0),
+    total_calls: z.number().int().min(0),
+    by_day: z.array(
+      z.object({
+        day: z.iso.date().openapi({ description: 'UTC day.' }),
+        operation: z.string(),
+        credits: z.number().int().min(0),
+        calls: z.number().int().min(1),
+      }),
+    ),
+  })
+  .openapi('Usage');
 
 export function requestLogRoutes(deps: AppDeps): AnyRoute[] {
   return [
@@ -104,22 +122,27 @@ export function requestLogRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'Usage',
       auth: 'key_or_session',
       operation: 'usage.get',
-      query: z.object({ from: dateParam.optional(), to: dateParam.optional(), workspace_id: z.string().optional() }),
-      responses: { 200: { description: 'Usage of the workspace.', schema: z.record(z.string(), z.unknown()) } },
+      query: z.object({
+        from: dateParam.optional(),
+        to: dateParam.optional(),
+        workspace_id: z
+          .string()
+          .min(1)
+          .max(64)
+          .optional()
+          .openapi({ description: "The workspace to read: the caller's own by default; a web session may name any workspace of its account, an API key only its own." }),
+      }),
+      responses: { 200: { description: 'Usage of the workspace.', schema: usageSchema } },
       errors: [[404, 'NOT_FOUND'], [503, 'USAGE_UNAVAILABLE']],
       async handler(ctx, { query, auth }) {
-        const a = requireAuth(auth);
-        if (query.workspace_id && query.workspace_id !== a.workspaceId) throw new AppError('NOT_FOUND', 404, 'The workspace was not found.');
-        const range = window(query.from, query.to);
-        await deps.requestLog.flush();
-        const byDay = await usageByDay(deps.orm.em.fork(), a.workspaceId, range);
+        const usage = await workspaceUsage(deps.orm.em.fork(), deps.requestLog, requireAuth(auth), query.workspace_id, window(query.from, query.to));
         ctx.body = {
-          workspace_id: a.workspaceId,
-          from: range.from.toISOString(),
-          to: range.to.toISOString(),
-          total_credits: byDay.reduce((s, r) => s + r.credits, 0),
-          total_calls: byDay.reduce((s, r) => s + r.calls, 0),
-          by_day: byDay,
+          workspace_id: usage.workspaceId,
+          from: usage.window.from.toISOString(),
+          to: usage.window.to.toISOString(),
+          total_credits: usage.totalCredits,
+          total_calls: usage.totalCalls,
+          by_day: usage.byDay,
         };
       },
     }),

@@ -106,6 +106,31 @@ describe('workspaces', () => {
     expect((await h.http.get('/v1/api-keys').set(as(session))).body.data).toEqual([]);
   });
 
+  test('GET /v1/usage?workspace_id= reads any workspace of a web session\'s account; a key reads only its own, and another account\'s is a 404', async () => {
+    const session = await signInByMail(h);
+    const other = await signInByMail(h);
+    const first = (await h.http.get('/v1/auth/me').set(as(session))).body.workspaces[0].id as string;
+    const second = (await h.http.post('/v1/workspaces').set(as(session)).send({ name: 'Second' })).body.id as string;
+    const key = (await h.http.post('/v1/api-keys').set(as(session, second)).send({ name: 'in second' })).body.secret as string;
+    expect((await h.http.get('/v1/models').set('X-API-Key', key)).status).toBe(200);
+
+    const read = await h.http.get(`/v1/usage?workspace_id=${second}`).set(as(session));
+    expect(read.status).toBe(200);
+    expect(read.body.workspace_id).toBe(second);
+    // the second workspace's calls: the key's creation (the session acting there) and the key's listing
+    expect(read.body.by_day.map((d: { operation: string; calls: number }) => [d.operation, d.calls])).toEqual([
+      ['models.list', 1],
+      ['post /v1/api-keys', 1],
+    ]);
+    const own = await h.http.get('/v1/usage').set(as(session));
+    expect(own.body.workspace_id).toBe(first);
+    expect(own.body.by_day.map((d: { operation: string }) => d.operation)).not.toContain('models.list');
+
+    expectError(await h.http.get(`/v1/usage?workspace_id=${first}`).set('X-API-Key', key), 404, 'NOT_FOUND');
+    expectError(await h.http.get(`/v1/usage?workspace_id=${second}`).set(as(other)), 404, 'NOT_FOUND');
+    expectError(await h.http.get('/v1/usage?workspace_id=ws_doesnotexist').set(as(session)), 404, 'NOT_FOUND');
+  });
+
   test('a web session creates admin keys; an admin key still cannot (403), and a usage key made by the session predicts', async () => {
     const session = await signInByMail(h);
     const admin = await h.http.post('/v1/api-keys').set(as(session)).send({ name: 'ops', kind: 'admin' });
