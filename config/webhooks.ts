@@ -24,6 +24,12 @@ export const WEBHOOKS = {
   /** Longest URL accepted. */
   maxUrlLength: 2048,
   /**
+   * How long create/patch waits for a URL's name to resolve. The system resolver has no deadline of its
+   * own a call can set (a resolver that never answers held the request open); a name not resolved by
+   * then is taken as not resolving yet, and every attempt checks the address it connects to anyway.
+   */
+  lookupTimeoutMs: 3_000,
+  /**
    * Delivery attempts one worker runs at once, on their own task queue: an attempt may wait its whole
    * timeout on a receiver that does not answer, and on the shared queue such attempts took the
    * activity slots that purchases, folds, key expiries and erasures of every account need.

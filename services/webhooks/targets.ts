@@ -112,10 +112,29 @@ export async function checkWebhookUrl(raw: string, policy: TargetPolicy): Promis
     const never = whyNeverPublic(host);
     if (never) throw refused(`The webhook URL's host ${host} is ${never}.`);
   }
-  const addresses = await lookup(host, { all: true, verbatim: true }).catch(() => []);
+  const addresses = await resolveWithin(host, WEBHOOKS.lookupTimeoutMs);
   const bad = addresses.find((a) => !isAllowedAddress(a.address, policy));
   if (bad) throw refused(`The webhook URL's host ${host} resolves to ${bad.address}, a private, local or reserved address.`);
   return normalised;
+}
+
+type HostResolver = (host: string) => Promise<Array<{ address: string }>>;
+const systemResolver: HostResolver = (host) => lookup(host, { all: true, verbatim: true });
+
+/**
+ * The addresses a name resolves to, or none when it does not resolve within `timeoutMs` (or at all):
+ * the URL check must not wait on a resolver that never answers.
+ */
+export async function resolveWithin(host: string, timeoutMs: number, resolve: HostResolver = systemResolver): Promise<Array<{ address: string }>> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<Array<{ address: string }>>((settle) => {
+    timer = setTimeout(() => settle([]), timeoutMs);
+  });
+  try {
+    return await Promise.race([resolve(host).catch(() => []), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
