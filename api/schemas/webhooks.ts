@@ -37,7 +37,7 @@ const urlField = z.string().trim().min(1).max(WEBHOOKS.maxUrlLength).openapi({
 const eventsField = z.array(webhookEventTypeSchema).min(1).max(WEBHOOK_EVENT_TYPES.length * 2);
 
 export const createWebhookBodySchema = z
-  .object({ url: urlField, events: eventsField.optional().openapi({ description: 'Omitted: every event kind.' }) })
+  .object({ url: urlField, events: eventsField.nullable().optional().openapi({ description: 'Omitted or null: every event kind (null means the same on PATCH).' }) })
   .strict()
   .openapi('CreateWebhook');
 

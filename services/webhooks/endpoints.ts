@@ -40,7 +40,7 @@ export async function createEndpoint(
   em: EntityManager,
   deps: EndpointDeps,
   workspaceId: string,
-  input: { url: string; events?: WebhookEventType[] },
+  input: { url: string; events?: WebhookEventType[] | null },
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const url = await checkWebhookUrl(input.url, deps.policy);
   const secret = generateWebhookSecret();

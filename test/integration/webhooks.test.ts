@@ -92,6 +92,13 @@ describe('outgoing webhooks', () => {
       expectError(await h.http.get(`/v1/webhooks/${created.body.id}`).set('X-API-Key', adminKey), 404, 'NOT_FOUND');
     });
 
+    it('reads events: null at creation as every event kind, as PATCH does (a probe: create refused the null PATCH takes)', async () => {
+      const { adminKey } = await h.provision('build');
+      const created = await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/null-events'), events: null });
+      expect(created.status).toBe(201);
+      expect(created.body).toEqual(expect.objectContaining({ all_events: true, events: ['model.trained', 'model.refreshed', 'model.stale', 'credits.low'] }));
+    });
+
     it('refuses a duplicate URL (create and patch), the 11th webhook, bad bodies and usage keys, changing nothing', async () => {
       const { adminKey, apiKey } = await h.provision('build');
       const first = await endpoint(adminKey, '/dup');
