@@ -40,9 +40,10 @@ async function observedScore(em: EntityManager, metric: string, modelId: string,
     // squares of its inputs' deviations, so squared errors beyond about 1e154 (errors beyond about
     // 1e77, of a regression that trains on targets up to ±1e150) overflowed, and the route answered
     // 503 for good, as did the daily model.stale check (a sixteenth probe). Scaled, every square is
-    // at most 1 and their sum at most the number of pairs.
+    // at most 1 and their sum at most the number of pairs. An outcome stored before `actual` was
+    // checked ("0x10", "1e400") is no pair that can be judged: a cast of it failed the whole query.
     const [row] = await connection.execute<Array<{ n: number; score: number | null }>>(
-      `${MATCHED_CTE}, e as (select (output->>'prediction')::float8 - (actual #>> '{}')::float8 as d from m),
+      `${MATCHED_CTE}, e as (select (output->>'prediction')::float8 - judged_number(actual) as d from m where judged_number(actual) is not null),
        s as (select count(*)::int as n, max(abs(d)) as top from e)
        select s.n, case when s.top = 0 then 0::float8 else s.top * sqrt((select sum(power(d / s.top, 2)) from e) / s.n) end as score from s`,
       [modelId, since],

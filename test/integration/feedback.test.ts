@@ -2,6 +2,7 @@ import { Client as PgClient } from 'pg';
 import { TABULAR_ENGINE } from '../../engines/tabular/index';
 import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { gunzipJson } from '../../services/compression';
+import { newId } from '../../services/ids';
 import { markStaleModels } from '../../services/model-staleness';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { expectError, startHarness, type Harness } from '../support/harness';
@@ -150,6 +151,39 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     expect(performance.status).toBe(200);
     expect(performance.body.observed).toEqual(expect.objectContaining({ matched: 1 }));
     expect((await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey)).status).toBe(201);
+  });
+
+  it('passes over regression outcomes stored before actual was checked ("0x10", "1e400", "NaN") and scores the rest: performance 200, not 503 for good', async () => {
+    const { apiKey, workspace } = await h.provision('build');
+    const data = Array.from({ length: 40 }, (_, i) => ({ a: (i * 7) % 13, t: 3 * ((i * 7) % 13) + (i % 5) }));
+    const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 't', engine: 'tabular-gbdt', data });
+    expect(created.status).toBe(201);
+    const modelId = created.body.id as string;
+    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [1, 2, 3, 4, 5].map((a) => ({ a })) });
+    const predictions = scored.body.predictions as Array<{ request_id: string; prediction: number }>;
+    const reported = await h.http
+      .post(`/v1/models/${modelId}/outcomes`)
+      .set('X-API-Key', apiKey)
+      .send({ outcomes: predictions.slice(0, 2).map((p) => ({ request_id: p.request_id, actual: p.prediction + 1 })) });
+    expect(reported.status).toBe(201);
+    // rows as the service stored them before the rule (the route refuses each of these values now)
+    const legacy: unknown[] = ['0x10', '1e400', 'NaN'];
+    for (const [i, actual] of legacy.entries()) {
+      await h.orm.em
+        .fork()
+        .getConnection()
+        .execute(`insert into outcomes (id, model_id, workspace_id, prediction_id, features, actual, status) values (?, ?, ?, ?, '{}', ?::jsonb, 'pending')`, [
+          newId('outcome'),
+          modelId,
+          workspace.id,
+          predictions[2 + i]!.request_id,
+          JSON.stringify(actual),
+        ]);
+    }
+    const performance = await h.http.get(`/v1/models/${modelId}/performance`).set('X-API-Key', apiKey);
+    expect(performance.status).toBe(200);
+    expect(performance.body.observed).toEqual({ matched: 2, metric: 'rmse', score: expect.any(Number) });
+    expect(performance.body.observed.score).toBeCloseTo(1, 9);
   });
 
   it('scores a regression whose errors are large (outcomes within the accepted ±1e150): performance answers a finite RMSE, not 503 (a sixteenth probe: avg() of the squared errors overflowed)', async () => {
