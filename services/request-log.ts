@@ -1,4 +1,5 @@
-import { AppError, notFound } from './errors';
+import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS, OUTSIDE_STORABLE_YEARS, isStorableInstant } from '../api/schemas/common';
+import { AppError, notFound, validationError } from './errors';
 import { getWorkspace } from './workspaces';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { REQUEST_LOG_RETENTION_DAYS } from '../config/plans';
@@ -90,6 +91,29 @@ export interface LogWindow {
   to: Date;
 }
 
+const DAY_MS = 86_400_000;
+const MAX_WINDOW_DAYS = 30;
+const DEFAULT_WINDOW_DAYS = 7;
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * The window a log or usage query reads: `to` defaults to now and a date alone includes that whole day;
+ * `from` defaults to 7 days before `to`; at most 30 days, within the storable years (400 otherwise).
+ */
+export function logWindow(from: string | undefined, to: string | undefined): LogWindow {
+  // `to=2026-11-01` means up to the end of that day, so from=D&to=D is the day D (9999-12-31: up to its last millisecond)
+  const end = to ? new Date(DATE_ONLY.test(to) ? Math.min(new Date(to).getTime() + DAY_MS, LATEST_INSTANT_MS) : new Date(to).getTime()) : new Date();
+  const start = from ? new Date(from) : new Date(Math.max(end.getTime() - DEFAULT_WINDOW_DAYS * DAY_MS, EARLIEST_INSTANT_MS));
+  // a bound past the storable instants (a year 0 or 10000 once its offset is applied) failed the query: 503
+  for (const [name, bound] of [['from', start], ['to', end]] as const) {
+    if (!isStorableInstant(bound.getTime())) throw validationError(`Invalid query.${name}: ${OUTSIDE_STORABLE_YEARS}`);
+  }
+  if (start > end) throw validationError('Invalid query.from: it must be before query.to.');
+  if (end.getTime() - start.getTime() > MAX_WINDOW_DAYS * DAY_MS) throw validationError(`The window from..to is at most ${MAX_WINDOW_DAYS} days.`);
+  return { from: start, to: end };
+}
+
 export interface RequestLogRow {
   id: string;
   method: string;
@@ -106,9 +130,12 @@ export interface RequestLogRow {
 /** A page of a workspace's calls in a window, newest first; 503 REQUEST_LOG_UNAVAILABLE when unreadable. */
 export async function requestLogPage(
   em: EntityManager,
+  log: RequestLogWriter,
   workspaceId: string,
   query: LogWindow & { errorsOnly: boolean; limit: number; offset: number },
 ): Promise<{ items: RequestLogRow[]; total: number }> {
+  // the calls answered just before this one are listed
+  await log.flush();
   try {
     const filter = `workspace_id = ? and created_at >= ? and created_at <= ?${query.errorsOnly ? ' and status >= 400' : ''}`;
     const params = [workspaceId, query.from, query.to];

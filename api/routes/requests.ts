@@ -1,14 +1,9 @@
-import { validationError } from '../../services/errors';
-import { requestLogPage, workspaceUsage } from '../../services/request-log';
+import { logWindow, requestLogPage, workspaceUsage } from '../../services/request-log';
 import type { AppDeps } from '../app';
 import { route, type AnyRoute } from '../route';
-import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS, OUTSIDE_STORABLE_YEARS, isStorableInstant, isoDateTime, paginated, paginationSchema, queryInteger } from '../schemas/common';
+import { isoDateTime, paginated, paginationSchema, queryInteger } from '../schemas/common';
 import { z } from '../zod';
 import { requireAuth } from './helpers';
-
-const DAY_MS = 86_400_000;
-const MAX_WINDOW_DAYS = 30;
-const DEFAULT_WINDOW_DAYS = 7;
 
 // a real calendar date (2026-11-31 is refused, not rolled over to December) or a date-time with its offset
 // Refused in words that say what is expected: the union's own "Invalid input" said nothing, and an
@@ -18,21 +13,6 @@ const dateParam = z
     error: 'expected an ISO 8601 date (2026-11-01) or date-time with its offset (2026-11-01T09:00:00Z); a + in a query is sent as %2B.',
   })
   .openapi({ description: 'ISO 8601 date or date-time (UTC unless an offset is given); a date alone as `to` includes that whole day.', example: '2026-11-01' });
-
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-
-function window(from: string | undefined, to: string | undefined): { from: Date; to: Date } {
-  // `to=2026-11-01` means up to the end of that day, so from=D&to=D is the day D (9999-12-31: up to its last millisecond)
-  const end = to ? new Date(DATE_ONLY.test(to) ? Math.min(new Date(to).getTime() + DAY_MS, LATEST_INSTANT_MS) : new Date(to).getTime()) : new Date();
-  const start = from ? new Date(from) : new Date(Math.max(end.getTime() - DEFAULT_WINDOW_DAYS * DAY_MS, EARLIEST_INSTANT_MS));
-  // a bound past the storable instants (a year 0 or 10000 once its offset is applied) failed the query: 503
-  for (const [name, bound] of [['from', start], ['to', end]] as const) {
-    if (!isStorableInstant(bound.getTime())) throw validationError(`Invalid query.${name}: ${OUTSIDE_STORABLE_YEARS}`);
-  }
-  if (start > end) throw validationError('Invalid query.from: it must be before query.to.');
-  if (end.getTime() - start.getTime() > MAX_WINDOW_DAYS * DAY_MS) throw validationError(`The window from..to is at most ${MAX_WINDOW_DAYS} days.`);
-  return { from: start, to: end };
-}
 
 const requestEntrySchema = z.object({
   request_id: z.string(),
@@ -90,9 +70,8 @@ export function requestLogRoutes(deps: AppDeps): AnyRoute[] {
       errors: [[503, 'REQUEST_LOG_UNAVAILABLE']],
       async handler(ctx, { query, auth }) {
         const a = requireAuth(auth);
-        const range = window(query.from, query.to);
-        await deps.requestLog.flush();
-        const { items, total } = await requestLogPage(deps.orm.em.fork(), a.workspaceId, { ...range, errorsOnly: query.status === 'error', limit: query.limit, offset: query.offset });
+        const range = logWindow(query.from, query.to);
+        const { items, total } = await requestLogPage(deps.orm.em.fork(), deps.requestLog, a.workspaceId, { ...range, errorsOnly: query.status === 'error', limit: query.limit, offset: query.offset });
         ctx.body = {
           from: range.from.toISOString(),
           to: range.to.toISOString(),
@@ -135,7 +114,7 @@ export function requestLogRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 200: { description: 'Usage of the workspace.', schema: usageSchema } },
       errors: [[404, 'NOT_FOUND'], [503, 'USAGE_UNAVAILABLE']],
       async handler(ctx, { query, auth }) {
-        const usage = await workspaceUsage(deps.orm.em.fork(), deps.requestLog, requireAuth(auth), query.workspace_id, window(query.from, query.to));
+        const usage = await workspaceUsage(deps.orm.em.fork(), deps.requestLog, requireAuth(auth), query.workspace_id, logWindow(query.from, query.to));
         ctx.body = {
           workspace_id: usage.workspaceId,
           from: usage.window.from.toISOString(),
