@@ -15,6 +15,7 @@ import { prunePredictions } from '../services/predictions';
 import { pruneWebhookHistory } from '../services/webhooks/events';
 import { activityLogger } from '../services/temporal/activity-logging';
 import { pruneRequestLog } from '../services/request-log';
+import { pruneRateLimitCounters } from '../services/rate-limits';
 import { workflowIds } from '../services/temporal/ids';
 import { fitAndStoreVersion, foldPendingOutcomes, setAsideRefusedFold, type FitRequest } from '../services/training';
 import { sweepCreditAlerts } from '../services/credit-alerts';
@@ -58,7 +59,8 @@ export function createActivities(deps: ActivityDeps) {
 
     /**
      * The periodic sweep: ended keys, credit reservations held past their deadline, idempotency
-     * records past 24 h, request log, predictions and webhook deliveries and events past their retention, expired sign-in records,
+     * records past 24 h, request log, predictions and webhook deliveries and events past their retention, expired sign-in records
+     * and budget counters,
      * credits.low alerts whose charging process died before recording them.
      */
     async sweepEndedKeys() {
@@ -71,6 +73,7 @@ export function createActivities(deps: ActivityDeps) {
       const webhooks = await pruneWebhookHistory(deps.orm.em.fork(), now);
       const creditAlerts = await sweepCreditAlerts(deps.orm.em.fork(), now);
       const signIn = await pruneSignInRecords(deps.orm.em.fork(), now);
+      const rateLimitsPruned = await pruneRateLimitCounters(deps.orm.em.fork(), now);
       const swept = {
         ...result,
         reservationsReleased,
@@ -81,6 +84,7 @@ export function createActivities(deps: ActivityDeps) {
         webhookEventsPruned: webhooks.events,
         creditAlerts,
         ...signIn,
+        rateLimitsPruned,
       };
       if (Object.values(swept).some((n) => n > 0)) activityLogger(deps.logger).info(swept, 'sweep');
       return swept;

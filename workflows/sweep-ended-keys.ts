@@ -28,6 +28,8 @@ export interface SweepResult {
   signInChallengesPruned: number;
   refreshTokensPruned: number;
   sessionsPruned: number;
+  /** Budget counters (rate_limits) whose window ended more than an hour ago. */
+  rateLimitsPruned: number;
   reservationsReleased: number;
   trainingsResumed: number;
   integrationsStarted: number;
