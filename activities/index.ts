@@ -5,7 +5,7 @@ import { accountWorkflowIds, endSubscriptionOf, eraseAccountStep, strandedDeleti
 import { revokeEndedKey, sweepEndedKeys } from '../services/api-keys';
 import { EngineDataError, type EnginePool } from '../services/engine-pool';
 import { closePurchase, reconcileLapsedSubscriptions, reconcilePurchase, reconcileSubscriptionCheckouts, settlePurchase } from '../services/billing';
-import { releaseLapsedReservations, resetAllowances } from '../services/credits';
+import { pruneClosedReservations, releaseLapsedReservations, resetAllowances } from '../services/credits';
 import type { Stripe } from '../services/stripe';
 import { pruneIdempotencyRecords } from '../services/idempotency';
 import { pruneSignInRecords } from '../services/auth/pruning';
@@ -58,7 +58,7 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /**
-     * The periodic sweep: ended keys, credit reservations held past their deadline, idempotency
+     * The periodic sweep: ended keys, credit reservations held past their deadline (and closed ones past 30 days), idempotency
      * records past 24 h, request log, predictions and webhook deliveries and events past their retention, expired sign-in records
      * and budget counters,
      * credits.low alerts whose charging process died before recording them.
@@ -67,6 +67,7 @@ export function createActivities(deps: ActivityDeps) {
       const now = new Date();
       const result = await sweepEndedKeys(deps.orm.em.fork(), now);
       const reservationsReleased = await releaseLapsedReservations(deps.orm.em.fork(), now);
+      const reservationsPruned = await pruneClosedReservations(deps.orm.em.fork(), now);
       const idempotencyPruned = await pruneIdempotencyRecords(deps.orm.em.fork(), now);
       const requestLogPruned = await pruneRequestLog(deps.orm.em.fork(), now);
       const predictionsPruned = await prunePredictions(deps.orm.em.fork(), now);
@@ -77,6 +78,7 @@ export function createActivities(deps: ActivityDeps) {
       const swept = {
         ...result,
         reservationsReleased,
+        reservationsPruned,
         idempotencyPruned,
         requestLogPruned,
         predictionsPruned,

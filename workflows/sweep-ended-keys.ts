@@ -31,6 +31,8 @@ export interface SweepResult {
   /** Budget counters (rate_limits) whose window ended more than an hour ago. */
   rateLimitsPruned: number;
   reservationsReleased: number;
+  /** Settled or released credit reservations closed more than 30 days ago. */
+  reservationsPruned: number;
   trainingsResumed: number;
   integrationsStarted: number;
   deletionsStarted: number;
