@@ -91,10 +91,12 @@ interface ClaimRow extends KeyRow {
 
 const asDate = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
 
-/** The key behind a secret (a read): most calls spend budget points their process holds already. */
-// A key of an account marked deleted is not usable, whether or not the deletion revoked it: a
-// creation that committed just after the deletion (authenticated just before it), or the operator
-// CLI's create-key, made a key the deletion never saw, and it worked until the erasure removed it.
+/**
+ * The key behind a secret (a read): most calls spend budget points their process holds already. A key
+ * of an account marked deleted is not usable, whether or not the deletion revoked it: a creation that
+ * committed just after the deletion (authenticated just before it), or the operator CLI's create-key,
+ * made a key the deletion never saw, and it worked until the erasure removed it.
+ */
 const KEY_SQL = `
   select k.id, k.kind, k.workspace_id, w.account_id, a.plan, k.expires_at, k.ends_at, k.revoked_at,
          a.deleted_at is not null as account_deleted,
