@@ -5,7 +5,7 @@ import { accountWorkflowIds, endSubscriptionOf, eraseAccountStep, strandedDeleti
 import { revokeEndedKey, sweepEndedKeys } from '../services/api-keys';
 import { EngineDataError, type EnginePool } from '../services/engine-pool';
 import { closePurchase, reconcileLapsedSubscriptions, reconcilePurchase, reconcileSubscriptionCheckouts, settlePurchase } from '../services/billing';
-import { releaseLapsedReservations, resetAllowances } from '../services/credits';
+import { pruneClosedReservations, releaseLapsedReservations, resetAllowances } from '../services/credits';
 import type { Stripe } from '../services/stripe';
 import { pruneIdempotencyRecords } from '../services/idempotency';
 import { pruneSignInRecords } from '../services/auth/pruning';
@@ -15,6 +15,7 @@ import { prunePredictions } from '../services/predictions';
 import { pruneWebhookHistory } from '../services/webhooks/events';
 import { activityLogger } from '../services/temporal/activity-logging';
 import { pruneRequestLog } from '../services/request-log';
+import { pruneRateLimitCounters } from '../services/rate-limits';
 import { workflowIds } from '../services/temporal/ids';
 import { fitAndStoreVersion, foldPendingOutcomes, setAsideRefusedFold, type FitRequest } from '../services/training';
 import { sweepCreditAlerts } from '../services/credit-alerts';
@@ -57,23 +58,27 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /**
-     * The periodic sweep: ended keys, credit reservations held past their deadline, idempotency
-     * records past 24 h, request log, predictions and webhook deliveries and events past their retention, expired sign-in records,
+     * The periodic sweep: ended keys, credit reservations held past their deadline (and closed ones past 30 days), idempotency
+     * records past 24 h, request log, predictions and webhook deliveries and events past their retention, expired sign-in records
+     * and budget counters,
      * credits.low alerts whose charging process died before recording them.
      */
     async sweepEndedKeys() {
       const now = new Date();
       const result = await sweepEndedKeys(deps.orm.em.fork(), now);
       const reservationsReleased = await releaseLapsedReservations(deps.orm.em.fork(), now);
+      const reservationsPruned = await pruneClosedReservations(deps.orm.em.fork(), now);
       const idempotencyPruned = await pruneIdempotencyRecords(deps.orm.em.fork(), now);
       const requestLogPruned = await pruneRequestLog(deps.orm.em.fork(), now);
       const predictionsPruned = await prunePredictions(deps.orm.em.fork(), now);
       const webhooks = await pruneWebhookHistory(deps.orm.em.fork(), now);
       const creditAlerts = await sweepCreditAlerts(deps.orm.em.fork(), now);
       const signIn = await pruneSignInRecords(deps.orm.em.fork(), now);
+      const rateLimitsPruned = await pruneRateLimitCounters(deps.orm.em.fork(), now);
       const swept = {
         ...result,
         reservationsReleased,
+        reservationsPruned,
         idempotencyPruned,
         requestLogPruned,
         predictionsPruned,
@@ -81,6 +86,7 @@ export function createActivities(deps: ActivityDeps) {
         webhookEventsPruned: webhooks.events,
         creditAlerts,
         ...signIn,
+        rateLimitsPruned,
       };
       if (Object.values(swept).some((n) => n > 0)) activityLogger(deps.logger).info(swept, 'sweep');
       return swept;

@@ -14,7 +14,7 @@ import type { TemporalGateway } from '../services/temporal/gateway';
 import { creditsCharged } from '../services/metrics';
 import { version } from '../package.json';
 import { closeConnectionsWhileDraining, DrainState } from './drain';
-import { authenticate, type AuthContext } from './middleware/auth';
+import { authenticate, confirmCredential, CREDENTIAL_RECHECK_AFTER_MS, type AuthContext } from './middleware/auth';
 import { readBody } from './middleware/body';
 import { errorHandler, renderError, zodToAppError } from './middleware/errors';
 import { runCommitted } from './middleware/idempotency';
@@ -186,18 +186,15 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: Any
     // secrets, shown once) and workspace data read with X-API-Key, which RFC 9111 does not keep out of
     // shared caches as it does Authorization. RFC 6749 asks it of token answers.
     ctx.set('Cache-Control', 'no-store');
-    const auth = await authenticate(
-      ctx,
-      def.auth,
-      {
-        orm: deps.orm,
-        callPool: deps.callPool,
-        logger: loggerOf(ctx, deps.logger),
-        keyLastUsedResolutionSeconds: deps.config.KEY_LAST_USED_RESOLUTION_SECONDS,
-        tokens: deps.accounts.tokens,
-      },
-      def.keyCheckedByCharge === true && !ctx.get('idempotency-key'),
-    );
+    const authDeps = {
+      orm: deps.orm,
+      callPool: deps.callPool,
+      logger: loggerOf(ctx, deps.logger),
+      keyLastUsedResolutionSeconds: deps.config.KEY_LAST_USED_RESOLUTION_SECONDS,
+      tokens: deps.accounts.tokens,
+    };
+    const auth = await authenticate(ctx, def.auth, authDeps, def.keyCheckedByCharge === true && !ctx.get('idempotency-key'));
+    const authenticatedAt = performance.now();
     await logged(ctx, deps, def, auth, confirmingKeyOnError(auth, async () => {
       if (def.usageKeyOnly) requireUsageKey(auth);
       // An API key's budgets were counted with its authentication; a session's are counted while the
@@ -217,6 +214,8 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: Any
         await def.handler(ctx, { body, query, params, auth, upload, staged, requestId: ctx.state.requestId as string });
       };
       try {
+        // A body that came long after the headers: the credential may have ended meanwhile.
+        if (auth && performance.now() - authenticatedAt >= CREDENTIAL_RECHECK_AFTER_MS) await confirmCredential(ctx, auth, authDeps);
         if (auth) {
           const commitDeps = { orm: deps.orm, callPool: deps.callPool, idempotencyLeaseSeconds: deps.config.IDEMPOTENCY_LEASE_SECONDS };
           const scope = { workspaceId: auth.workspaceId, idempotent: def.idempotent === true, upload, bodyFingerprint: staged?.fingerprint ?? null };

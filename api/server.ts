@@ -37,11 +37,26 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex): void
   );
 }
 
-/** A Node HTTP server for the Koa app (Node's options, its defaults when none); Koa handles its own errors, so its promise is not awaited here. */
+/** The error envelope with a fresh request id, written on `res` (for a request Koa never sees). */
+function answerBare(res: http.ServerResponse, status: number, code: string, detail: string): void {
+  const body = JSON.stringify({ status: 'error', message: code, messageDetail: detail });
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': newId('request'), connection: 'close' });
+  res.end(body);
+}
+
+/**
+ * A Node HTTP server for the Koa app (Node's options, its defaults when none); Koa handles its own errors, so its promise is not awaited here.
+ * An HTTP/1.1 request without a Host header is refused here (RFC 9112 §3.2) in the envelope: Node's
+ * own refusal (requireHostHeader) was a bare 400 without an x-request-id (a seventeenth probe).
+ */
 export function createHttpServer(app: Koa, options: http.ServerOptions = {}): http.Server {
   const handle = app.callback();
-  const server = http.createServer(options, (req, res) => {
+  const server = http.createServer({ ...options, requireHostHeader: false }, (req, res) => {
     lastResponse.set(req.socket, res);
+    if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) {
+      answerBare(res, 400, 'BAD_REQUEST', 'An HTTP/1.1 request needs a Host header.');
+      return;
+    }
     void handle(req, res);
   });
   server.on('clientError', answerClientError);

@@ -77,6 +77,7 @@ interface KeyRow {
   expires_at: Date | string | null;
   ends_at: Date | string | null;
   revoked_at: Date | string | null;
+  account_deleted: boolean;
   usable: boolean;
 }
 
@@ -90,11 +91,17 @@ interface ClaimRow extends KeyRow {
 
 const asDate = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
 
-/** The key behind a secret (a read): most calls spend budget points their process holds already. */
+/**
+ * The key behind a secret (a read): most calls spend budget points their process holds already. A key
+ * of an account marked deleted is not usable, whether or not the deletion revoked it: a creation that
+ * committed just after the deletion (authenticated just before it), or the operator CLI's create-key,
+ * made a key the deletion never saw, and it worked until the erasure removed it.
+ */
 const KEY_SQL = `
   select k.id, k.kind, k.workspace_id, w.account_id, a.plan, k.expires_at, k.ends_at, k.revoked_at,
+         a.deleted_at is not null as account_deleted,
          k.kind = $2 and (k.revoked_at is null or k.revoked_at > $3) and (k.expires_at is null or k.expires_at > $3)
-           and (k.ends_at is null or k.ends_at > $3) as usable
+           and (k.ends_at is null or k.ends_at > $3) and a.deleted_at is null as usable
     from api_keys k join workspaces w on w.id = k.workspace_id join accounts a on a.id = w.account_id
    where k.secret_hash = $1`;
 
@@ -192,7 +199,7 @@ export function deferredKeyCall(secret: string, now: Date, leases: BudgetLeases 
 function refusal(row: KeyRow | undefined, claimedKind: ApiKeyKind, now: Date): AppError | null {
   if (!row || row.kind !== claimedKind) return invalidKey('The API key is not recognised.');
   const status = keyStatus({ expiresAt: asDate(row.expires_at), endsAt: asDate(row.ends_at), revokedAt: asDate(row.revoked_at) }, now);
-  if (status === 'revoked') return invalidKey('The API key has been revoked.');
+  if (status === 'revoked' || row.account_deleted) return invalidKey('The API key has been revoked.');
   if (status === 'expired') return invalidKey('The API key has expired.');
   if (!row.usable) return invalidKey('The API key is not recognised.');
   return null;

@@ -293,6 +293,27 @@ export async function releaseReservation(em: EntityManager, reservationId: strin
   return rows[0]?.remaining ?? null;
 }
 
+/** How long a settled or released reservation is kept (the ledger keeps the charge and its refund for good). */
+export const CLOSED_RESERVATION_RETENTION_DAYS = 30;
+/** Closed reservations removed by one sweep at most: a backlog goes over several runs. */
+const RESERVATION_PRUNE_BATCH = 10_000;
+
+/**
+ * The sweep: removes reservations closed more than CLOSED_RESERVATION_RETENTION_DAYS ago. Nothing
+ * reads a closed one again (settlement and release act on held ones only, and a refund is unique in
+ * the ledger by its charge), and every paid call leaves one: they were kept for good.
+ */
+export async function pruneClosedReservations(em: EntityManager, now: Date): Promise<number> {
+  const cutoff = new Date(now.getTime() - CLOSED_RESERVATION_RETENTION_DAYS * 86_400_000);
+  const rows = await em.getConnection().execute<Array<{ n: number }>>(
+    `with gone as (delete from credit_reservations where id in (
+        select id from credit_reservations where state <> 'held' and closed_at < ? limit ${RESERVATION_PRUNE_BATCH}
+      ) returning 1) select count(*)::int as n from gone`,
+    [cutoff],
+  );
+  return rows[0]?.n ?? 0;
+}
+
 /** The sweep: releases every reservation still held past its deadline (its call died or hung). */
 export async function releaseLapsedReservations(em: EntityManager, now: Date): Promise<number> {
   const lapsed = await em

@@ -203,6 +203,11 @@ export async function storeVersion(em: EntityManager, modelId: string, number: n
     if (existing) return existing;
     // A model deleted while its fit ran gets no new artefact.
     if (model.status === 'deleted') return null;
+    // Nor does a model archived while its refresh fitted: the outcomes it folded wait again.
+    if (fitted.trigger === 'refresh' && model.status !== 'serving') {
+      await unfold(tx, modelId, number);
+      return null;
+    }
     const version = tx.create(ModelVersionSchema, {
       id: newId('version'),
       model,
@@ -233,6 +238,32 @@ export async function storeVersion(em: EntityManager, modelId: string, number: n
       data: modelVersionEventData(model, version),
     });
     return version;
+  });
+}
+
+/**
+ * The fold of version `number` undone (a version not stored): its chunk removed and its outcomes
+ * pending again, so that the next refresh folds them. Run under the model's row lock.
+ */
+async function unfold(tx: EntityManager, modelId: string, number: number): Promise<void> {
+  await tx.nativeDelete(ContextChunkSchema, { model: modelId, versionNumber: number });
+  await tx.nativeUpdate(OutcomeSchema, { modelId, status: 'folded', foldedInVersion: number }, { status: 'pending', foldedInVersion: null });
+}
+
+/**
+ * A refresh about to fit version `number` of a model that no longer serves (archived since its fold):
+ * under the model's lock, when it still does not serve, the fold is undone and the fit is not to run.
+ * Answers whether it was undone (false: the model serves again, restored meanwhile, and the fit goes on).
+ * An archived model is never refreshed by a refresh or an integration that was already running (a
+ * seventeenth probe archived one while its integration fitted: the version was stored, and the
+ * model.refreshed event sent, after the archive).
+ */
+export async function unfoldUnlessServing(em: EntityManager, modelId: string, number: number): Promise<boolean> {
+  return em.transactional(async (tx) => {
+    const model = await tx.findOneOrFail(ModelSchema, { id: modelId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (model.status === 'serving' || (await tx.findOne(ModelVersionSchema, { model: modelId, number }))) return false;
+    if (model.status !== 'deleted') await unfold(tx, modelId, number);
+    return true;
   });
 }
 

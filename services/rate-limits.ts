@@ -1,10 +1,31 @@
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Knex } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { RATE_LIMITS, RATE_LIMIT_WINDOW_SECONDS, type PlanName } from '../config/plans';
 import { AppError } from './errors';
 
 export const RATE_LIMIT_TABLE = 'rate_limits';
+
+/** A counter whose window ended this long ago is removed by the sweep (a call then starts a new one, as it would anyway). */
+const EXPIRED_COUNTER_GRACE_MS = 3_600_000;
+/** Counters removed by one sweep at most: a backlog goes over several runs. */
+const COUNTER_PRUNE_BATCH = 10_000;
+
+/**
+ * Removes the budget counters whose window ended more than an hour ago (run by the periodic sweep,
+ * on the table's `expire` index). rate-limiter-flexible's PostgreSQL store deletes nothing unless
+ * told to, so every counter stayed for good: one row per sign-in step, address and client ever seen
+ * (anyone can add them, one per new address), per API key and per workspace, erased ones included.
+ * An expired counter counts nothing: the next call in its key starts a new window either way.
+ */
+export async function pruneRateLimitCounters(em: EntityManager, now: Date): Promise<number> {
+  const rows = await em.getConnection().execute<Array<{ n: number }>>(
+    `with gone as (delete from ${RATE_LIMIT_TABLE} where key in (select key from ${RATE_LIMIT_TABLE} where expire < ? limit ${COUNTER_PRUNE_BATCH}) returning 1)
+     select count(*)::int as n from gone`,
+    [now.getTime() - EXPIRED_COUNTER_GRACE_MS],
+  );
+  return rows[0]?.n ?? 0;
+}
 
 export interface RateBudget {
   limit: number;

@@ -10,7 +10,7 @@ import { gzipText } from './compression';
 import type { EnginePool } from './engine-pool';
 import { TRAINING_SEED } from './datasets';
 import { newId } from './ids';
-import { contextChunks, storeVersion } from './models';
+import { contextChunks, storeVersion, unfoldUnlessServing } from './models';
 
 export interface FitRequest {
   modelId: string;
@@ -36,6 +36,8 @@ export async function fitAndStoreVersion(
   ]);
   if (done[0]) return { versionId: done[0].id, number: request.number };
   if (model.status === 'deleted') return null;
+  // archived since its fold: nothing is fitted, the folded outcomes wait again (unless restored meanwhile)
+  if (request.trigger === 'refresh' && model.status !== 'serving' && (await unfoldUnlessServing(em.fork(), request.modelId, request.number))) return null;
 
   // The chunks go to the engine thread as stored: their rows (up to a plan's million) are read there,
   // not on this process's event loop, which also runs every workflow.

@@ -28,7 +28,11 @@ export interface SweepResult {
   signInChallengesPruned: number;
   refreshTokensPruned: number;
   sessionsPruned: number;
+  /** Budget counters (rate_limits) whose window ended more than an hour ago. */
+  rateLimitsPruned: number;
   reservationsReleased: number;
+  /** Settled or released credit reservations closed more than 30 days ago. */
+  reservationsPruned: number;
   trainingsResumed: number;
   integrationsStarted: number;
   deletionsStarted: number;

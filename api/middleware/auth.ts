@@ -150,3 +150,24 @@ export async function authenticate(
   }
   return auth;
 }
+
+/**
+ * How long after its authentication a call's credential is read again before its handler runs. A
+ * call is authenticated when its headers arrive, and its body may follow up to Node's requestTimeout
+ * (300 s) later: a seventeenth probe held a body back, signed the session out (or revoked the key),
+ * then sent it, and the call still created an administration key (or scored and charged rows). A
+ * call whose body came at once is not read twice (predict's hot path stays one statement).
+ */
+export const CREDENTIAL_RECHECK_AFTER_MS = 1000;
+
+/**
+ * Reads the call's credential again, without counting the call: throws the 401 a call arriving now
+ * would get (TOKEN_INVALID for an ended session or an expired access token, API_KEY_INVALID for a
+ * revoked, ended or expired key).
+ */
+export async function confirmCredential(ctx: Context, auth: AuthContext, deps: AuthDeps): Promise<void> {
+  const credential = presentedCredential(ctx);
+  if (!credential) throw new AppError('AUTH_REQUIRED', 401, 'This route needs credentials: an API key (X-API-Key or Authorization: Bearer) or a web session.');
+  if (auth.type === 'api_key') await confirmKey(deps.callPool, credential, new Date());
+  else await authenticateSession(ctx, credential, deps);
+}

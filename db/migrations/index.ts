@@ -13,6 +13,7 @@ import { Migration20261127160000_webhook_history_retention } from './Migration20
 import { Migration20261128060000_subscription_reconcile } from './Migration20261128060000_subscription_reconcile';
 import { Migration20261128110000_subscription_checkouts } from './Migration20261128110000_subscription_checkouts';
 import { Migration20261129040000_judged_number } from './Migration20261129040000_judged_number';
+import { Migration20261129040000_reservation_retention } from './Migration20261129040000_reservation_retention';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -33,4 +34,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128060000_subscription_reconcile', class: Migration20261128060000_subscription_reconcile },
   { name: 'Migration20261128110000_subscription_checkouts', class: Migration20261128110000_subscription_checkouts },
   { name: 'Migration20261129040000_judged_number', class: Migration20261129040000_judged_number },
+  { name: 'Migration20261129040000_reservation_retention', class: Migration20261129040000_reservation_retention },
 ];

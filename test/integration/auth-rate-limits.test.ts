@@ -1,4 +1,7 @@
+import pino from 'pino';
+import { createActivities } from '../../activities';
 import { SIGN_IN_LIMITS } from '../../config/plans';
+import { webhookSettings } from '../../services/webhooks/settings';
 import { createStaffAccount } from '../../services/accounts';
 import { newId } from '../../services/ids';
 import { STAFF_DOMAIN, expectError, mailedCode, startHarness, type Harness } from '../support/harness';
@@ -114,4 +117,23 @@ test('per address and client: wrong passwords and wrong codes sent for a staff a
   const { code } = await mailedCode(h, email, before);
   const signedIn = await h.http.post('/v1/auth/login/verify').set('X-Forwarded-For', staffClient).send({ email, code });
   expect(signedIn.status).toBe(200);
+});
+
+test('the periodic sweep removes budget counters whose window ended an hour ago, and keeps the others (a seventeenth probe: each sign-in of a new address from a client left its row for good)', async () => {
+  const email = address();
+  const client = newClient();
+  expect((await h.http.post('/v1/auth/login').set('X-Forwarded-For', client).send({ email })).status).toBe(200);
+  const em = h.orm.em.fork();
+  const rows = async () =>
+    (await em.execute<Array<{ key: string }>>(`select key from rate_limits where key like ? or key like ? order by key`, [`%${email}%`, `%:client:${client}`])).map((r) => r.key);
+  const counters = await rows();
+  const stale = counters.find((key) => key.includes(email));
+  const live = counters.filter((key) => key !== stale);
+  // the address's counter and the client's
+  expect({ stale: stale !== undefined, live: live.length }).toEqual({ stale: true, live: 1 });
+  await em.execute(`update rate_limits set expire = ? where key = ?`, [Date.now() - 3_600_000 - 60_000, stale]);
+  const activities = createActivities({ orm: h.orm, logger: pino({ level: 'silent' }), enginePool: h.enginePool, strandedAfterMs: 120_000, fitHeartbeatTimeoutMs: 30_000, webhooks: webhookSettings(h.config).delivery, stripe: null });
+  const swept = await activities.sweepEndedKeys();
+  expect(swept.rateLimitsPruned).toBeGreaterThanOrEqual(1);
+  expect(await rows()).toEqual(live);
 });

@@ -4,6 +4,8 @@ import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema } from '../../db/
 import { gunzipJson } from '../../services/compression';
 import { newId } from '../../services/ids';
 import { markStaleModels } from '../../services/model-staleness';
+import { archiveModel, storeVersion } from '../../services/models';
+import { fitAndStoreVersion, foldPendingOutcomes } from '../../services/training';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { expectError, startHarness, type Harness } from '../support/harness';
 
@@ -384,6 +386,58 @@ describe('feedback loop: outcomes, refresh, performance', () => {
       }
       expect(await h.orm.em.fork().count(ModelVersionSchema, { model: modelId })).toBe(1);
     }
+  });
+
+  it('a refresh whose model is archived after its fold (before or during the fit) stores no version: its outcomes are pending again, and after a restore the next refresh folds them (a seventeenth probe: a running integration refreshed an archived model)', async () => {
+    const { apiKey, modelId, workspace } = await trainedModel();
+    const em = () => h.orm.em.fork();
+    const report = async (seed: number) => {
+      const outcomes = withoutTarget(churnRows(10, seed), 'churned').map((features) => ({ features, actual: 'yes' }));
+      expect((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes })).status).toBe(201);
+    };
+    const state = async () => ({
+      versions: await em().count(ModelVersionSchema, { model: modelId }),
+      chunks: await em().count(ContextChunkSchema, { model: modelId, versionNumber: 2 }),
+      pending: await em().count(OutcomeSchema, { modelId, status: 'pending' }),
+    });
+    const restore = async () => expect((await h.http.post(`/v1/models/${modelId}/restore`).set('X-API-Key', apiKey)).status).toBe(200);
+
+    // archived between the fold and the fit: the fit does not run
+    await report(21);
+    expect(await foldPendingOutcomes(em(), modelId)).toEqual({ number: 2, folded: 10 });
+    await archiveModel(em(), workspace.id, modelId);
+    expect(await fitAndStoreVersion(em(), h.enginePool, { modelId, number: 2, trigger: 'refresh', outcomesFolded: 10 })).toBeNull();
+    expect(await state()).toEqual({ versions: 1, chunks: 0, pending: 10 });
+    await restore();
+
+    // archived while the fit ran: what it fitted is not stored (a fitted version, here version 1's, offered after the archive)
+    await report(22);
+    expect(await foldPendingOutcomes(em(), modelId)).toEqual({ number: 2, folded: 20 });
+    await archiveModel(em(), workspace.id, modelId);
+    const first = await em().findOneOrFail(ModelVersionSchema, { model: modelId, number: 1 });
+    const fitted = {
+      artefact: first.artefact!,
+      engineId: first.engineId,
+      engineVersion: first.engineVersion,
+      formatVersion: first.formatVersion,
+      report: first.report,
+      validation: first.validation,
+      topFactors: first.topFactors,
+      featureColumns: ['x1', 'x2', 'colour'],
+      contextRows: first.contextRows + 20,
+      outcomesFolded: 20,
+      trigger: 'refresh' as const,
+    };
+    expect(await storeVersion(em(), modelId, 2, fitted)).toBeNull();
+    expect(await state()).toEqual({ versions: 1, chunks: 0, pending: 20 });
+    expect((await h.http.get(`/v1/models/${modelId}`).set('X-API-Key', apiKey)).body).toEqual(expect.objectContaining({ status: 'archived', version: expect.objectContaining({ number: 1 }) }));
+
+    // restored, the next refresh folds all of them
+    await restore();
+    const refreshed = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey);
+    expect(refreshed.status).toBe(201);
+    expect(refreshed.body.version).toEqual(expect.objectContaining({ number: 2, outcomes_folded: 20 }));
+    expect(await state()).toEqual({ versions: 2, chunks: 1, pending: 0 });
   });
 
   it('an outcomes batch racing its model\'s deletion is purged with the model\'s other pending outcomes, never left pending on a deleted model', async () => {

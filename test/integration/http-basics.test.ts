@@ -44,6 +44,31 @@ describe('HTTP conventions', () => {
     expect(JSON.parse(answer.body)).toEqual({ status: 'error', message: 'HEADERS_TOO_LARGE', messageDetail: expect.stringContaining('headers') });
   });
 
+  it('answers an HTTP/1.1 request without a Host header with 400 BAD_REQUEST in the envelope and an x-request-id, not Node\'s bare 400 (a seventeenth probe)', async () => {
+    const { port } = h.server.address() as AddressInfo;
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.write('GET /health HTTP/1.1\r\nConnection: close\r\n\r\n'));
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (received += chunk));
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(raw).toMatch(/\r\nx-request-id: req_[0-9A-Za-z]{22}\r\n/i);
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'error', message: 'BAD_REQUEST', messageDetail: expect.stringContaining('Host') });
+    // HTTP/1.0 needs none, and a request with one is served as before
+    const old = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.write('GET /v1/engines HTTP/1.0\r\n\r\n'));
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (received += chunk));
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+    });
+    expect(old).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+  });
+
   it('gives every response, success included, its own x-request-id', async () => {
     const [a, b] = await Promise.all([h.http.get('/v1/engines'), h.http.get('/v1/engines')]);
     expect(a.status).toBe(200);

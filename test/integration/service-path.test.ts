@@ -5,7 +5,10 @@ import { BudgetLeases } from '../../services/budget-leases';
 import { gzipJson } from '../../services/compression';
 import { contextChunks, createModelForTraining, loadContext } from '../../services/models';
 import { contextRows } from '../../services/context-rows';
-import { releaseLapsedReservations, releaseReservation, reserveCredits } from '../../services/credits';
+import { releaseLapsedReservations, releaseReservation, reserveCredits, settleReservationAlone } from '../../services/credits';
+import pino from 'pino';
+import { createActivities } from '../../activities';
+import { webhookSettings } from '../../services/webhooks/settings';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, renewIdempotencyLease, requestFingerprint } from '../../services/idempotency';
 import { newIdRun } from '../../services/ids';
 import { storeWithSettlement } from '../../services/predictions';
@@ -154,6 +157,29 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       const refunds = (await ledger(account.account.id)).filter((l) => l.kind === 'refund');
       expect(refunds.map((r) => [r.reference, r.allowanceDelta + r.balanceDelta])).toEqual([[held.id, 25]]);
       expect(await reservationsOf(account.account.id)).toEqual([{ state: 'released', operation: 'models.predict' }]);
+    });
+
+    it('the periodic sweep removes reservations closed (settled or released) more than 30 days ago; held ones and recently closed ones stay (a seventeenth probe: one row per paid call was kept for good, never read again)', async () => {
+      const account = await h.provision('build');
+      const stores = { em: h.orm.em.fork(), callPool: h.callPool };
+      const reserve = (reference: string) =>
+        reserveCredits(stores, { accountId: account.account.id, workspaceId: account.workspace.id, amount: 1, operation: 'models.predict', reference, holdSeconds: 900 });
+      const [oldSettled, oldReleased, recentSettled, held] = [await reserve('req_a'), await reserve('req_b'), await reserve('req_c'), await reserve('req_d')];
+      await settleReservationAlone(h.callPool, oldSettled.id);
+      await releaseReservation(h.orm.em.fork(), oldReleased.id);
+      await settleReservationAlone(h.callPool, recentSettled.id);
+      const em = h.orm.em.fork();
+      await em.execute(`update credit_reservations set created_at = now() - interval '31 days', closed_at = now() - interval '31 days' where id in (?, ?)`, [oldSettled.id, oldReleased.id]);
+      // a held one whose call is long gone is the release's to handle, never the prune's
+      await em.execute(`update credit_reservations set created_at = now() - interval '31 days' where id = ?`, [held.id]);
+      const activities = createActivities({ orm: h.orm, logger: pino({ level: 'silent' }), enginePool: h.enginePool, strandedAfterMs: 120_000, fitHeartbeatTimeoutMs: 30_000, webhooks: webhookSettings(h.config).delivery, stripe: null });
+      const swept = await activities.sweepEndedKeys();
+      expect(swept.reservationsPruned).toBeGreaterThanOrEqual(2);
+      const left = await em.execute<Array<{ id: string; state: string }>>(`select id, state from credit_reservations where account_id = ? order by id`, [account.account.id]);
+      expect(Object.fromEntries(left.map((r) => [r.id, r.state]))).toEqual({ [recentSettled.id]: 'settled', [held.id]: 'held' });
+      // the ledger, the account's record, keeps every charge and the refund
+      const kinds = (await ledger(account.account.id)).map((l) => l.kind).filter((k) => k !== 'allowance_reset');
+      expect(kinds.sort()).toEqual(['charge', 'charge', 'charge', 'charge', 'refund']);
     });
 
     it('stores the rows of a large call with its settlement only while the reservation is held: after the sweep gave it back, the call expires (503 CALL_EXPIRED) and nothing is stored or settled', async () => {
