@@ -56,10 +56,12 @@ export type TrainingCallback = (state: Readonly<TrainingState>) => CallbackResul
  * Stops when the validation loss has not improved by more than `minDelta` for `rounds` rounds;
  * keeps the best round. With `relative`, minDelta is a fraction of the first round's loss.
  */
-export function earlyStoppingCallback(rounds: number, minDelta = 0, relative = false): TrainingCallback {
+export function earlyStoppingCallback(rounds: number, minDelta = 0, relative = false, share?: { share: number; min: number }): TrainingCallback {
   let best = Infinity;
   let bestIter = 0;
   let delta = minDelta;
+  // with `share` (experiments, EngineConfig.earlyStoppingShare): a patience of `share` × the best round so far, between `min` and `rounds`
+  const patience = (): number => (share ? Math.max(share.min, Math.min(rounds, Math.ceil(share.share * bestIter))) : rounds);
   return (s) => {
     if (s.validLoss === null) return;
     if (s.iteration === 1 && relative) delta = minDelta * Math.abs(s.validLoss);
@@ -68,7 +70,7 @@ export function earlyStoppingCallback(rounds: number, minDelta = 0, relative = f
       bestIter = s.iteration;
       if (s.iteration === s.maxRounds) return { stop: true, bestIteration: bestIter };
       return { best: true };
-    } else if (s.iteration - bestIter >= rounds) {
+    } else if (s.iteration - bestIter >= patience()) {
       return { stop: true, bestIteration: bestIter };
     }
     if (s.iteration === s.maxRounds) return { stop: true, bestIteration: bestIter };

@@ -25,6 +25,14 @@ export interface EngineConfig {
   /** early stopping: smallest improvement of the validation loss that counts, relative to the initial loss */
   earlyStoppingMinDelta: number;
   /**
+   * experiments (twenty-sixth round of issue 15; no engine version sets it): early stopping's patience as
+   * this share of the best round so far (rounded up), at least earlyStoppingMin rounds (default:
+   * 1 / learningRate rounds, one unit of learning rate × rounds) and at most earlyStoppingRounds, in every
+   * fold model and in pooled stopping. Absent: earlyStoppingRounds, as every engine version trains.
+   */
+  earlyStoppingShare?: number;
+  earlyStoppingMin?: number;
+  /**
    * early stopping of a cross-fit's fold models: 'fold' (each on its own held-out rows, engines 1-11)
    * or 'pooled' (together, on the loss of all held-out rows: boostPooled)
    */
@@ -117,6 +125,11 @@ export function defaultConfig(n: number, task: InternalTask, nClasses: number): 
   };
 }
 
+/** EngineConfig.earlyStoppingShare as earlyStoppingCallback's argument. */
+function shareOf(cfg: EngineConfig): { share: number; min: number } | undefined {
+  return cfg.earlyStoppingShare !== undefined ? { share: cfg.earlyStoppingShare, min: cfg.earlyStoppingMin ?? Math.ceil(1 / cfg.learningRate - 1e-9) } : undefined;
+}
+
 /** Fold id per row; stratified by class (round-robin over a shuffled order) when `classes` > 0. */
 export function makeFolds(y: ArrayLike<number>, nFolds: number, seed: number, classes: number): Int32Array {
   const n = y.length;
@@ -196,7 +209,7 @@ export interface FoldSet {
 export function boostPooled(folds: FoldSet[], info: BinnedFeatureInfo, F: number, cfg: EngineConfig, onRound?: (done: number) => void): BoostResult[] {
   const boosters = folds.map((fs) => new Booster(fs.train, fs.valid, info, F, fs.loss, fs.params));
   const held = folds.reduce((s, fs) => s + (fs.valid as BinnedSet).n, 0);
-  const stopping = earlyStoppingCallback(cfg.earlyStoppingRounds, cfg.earlyStoppingMinDelta, true);
+  const stopping = earlyStoppingCallback(cfg.earlyStoppingRounds, cfg.earlyStoppingMinDelta, true, shareOf(cfg));
   let kept = -1;
   for (let it = 1; it <= cfg.maxRounds; it++) {
     let pooled = 0;
@@ -292,7 +305,7 @@ export function fitCore(
       ? boostPooled(folds, info, F, cfg, onRound && ((done) => onRound(base + done * nModels, totalRounds)))
       : folds.map((fs, m) => {
           const callbacks = (): TrainingCallback[] => {
-            const c: TrainingCallback[] = [earlyStoppingCallback(cfg.earlyStoppingRounds, cfg.earlyStoppingMinDelta, true)];
+            const c: TrainingCallback[] = [earlyStoppingCallback(cfg.earlyStoppingRounds, cfg.earlyStoppingMinDelta, true, shareOf(cfg))];
             if (onRound) {
               const start = base + m * cfg.maxRounds;
               c.push((s) => {
@@ -401,7 +414,7 @@ export function honestOofScores(path: Float64Array[], y: Float64Array, loss: Los
     for (let j = 0; j < nv; j++) if (j % 2 !== h) other.push(j);
     const yo = Float64Array.from(other, (j) => y[j]);
     const ro = new Float64Array(other.length);
-    const stop = earlyStoppingCallback(cfg.earlyStoppingRounds, cfg.earlyStoppingMinDelta, true);
+    const stop = earlyStoppingCallback(cfg.earlyStoppingRounds, cfg.earlyStoppingMinDelta, true, shareOf(cfg));
     let best = R;
     for (let r = 0; r < R; r++) {
       const p = path[r];
