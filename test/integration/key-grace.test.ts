@@ -37,25 +37,25 @@ describe('rotation grace on a durable timer (time-skipping Temporal)', () => {
   it('keeps the old key working on day 6 and answers 401 after day 7', async () => {
     const account = await h.provision();
     const listed = await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey);
-    const oldUsage = listed.body.data.find((k: { kind: string }) => k.kind === 'api');
+    const oldAdmin = listed.body.data.find((k: { kind: string }) => k.kind === 'admin');
 
-    const rotated = await h.http.post(`/v1/api-keys/${oldUsage.id}/rotate`).set('X-API-Key', account.adminKey).send({});
+    const rotated = await h.http.post(`/v1/api-keys/${oldAdmin.id}/rotate`).set('X-API-Key', account.adminKey).send({});
     expect(rotated.status).toBe(201);
-    const handle = env.client.workflow.getHandle(`key-grace/${oldUsage.id}`);
+    const handle = env.client.workflow.getHandle(`key-grace/${oldAdmin.id}`);
 
     await env.sleep('6d');
-    expect((await h.http.get('/v1/models').set('X-API-Key', account.apiKey)).status).toBe(200);
+    expect((await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey)).status).toBe(200);
     expect((await handle.describe()).status.name).toBe('RUNNING');
 
     await env.sleep('25h');
     expect(await handle.result()).toEqual({ revoked: true });
-    const refused = await h.http.get('/v1/models').set('X-API-Key', account.apiKey);
+    const refused = await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey);
     expectError(refused, 401, 'API_KEY_INVALID');
     expect(refused.body.messageDetail).toMatch(/revoked/);
 
-    expect((await h.http.get('/v1/models').set('X-API-Key', rotated.body.secret)).status).toBe(200);
-    const after = await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey);
-    const old = after.body.data.find((k: { id: string }) => k.id === oldUsage.id);
+    const after = await h.http.get('/v1/api-keys').set('X-API-Key', rotated.body.secret);
+    expect(after.status).toBe(200);
+    const old = after.body.data.find((k: { id: string }) => k.id === oldAdmin.id);
     expect(old).toEqual(expect.objectContaining({ status: 'revoked', revoke_reason: 'rotated' }));
   });
 });
@@ -77,14 +77,14 @@ describe('rotation grace across a lost worker (time-skipping Temporal)', () => {
   it('the old key is revoked by the next worker after the first was lost mid-grace, and the twin keeps working', async () => {
     const account = await h.provision();
     const listed = await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey);
-    const oldUsage = listed.body.data.find((k: { kind: string }) => k.kind === 'api');
+    const oldAdmin = listed.body.data.find((k: { kind: string }) => k.kind === 'admin');
 
     // Without a workflow cache: a real server hands a lost worker's sticky tasks to the shared queue
     // after 5 s, the time-skipping test server never does (its time stands still meanwhile).
     const first = await startInProcessWorker(h, env.nativeConnection, { maxCachedWorkflows: 0 });
-    const rotated = await h.http.post(`/v1/api-keys/${oldUsage.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days: 7 });
+    const rotated = await h.http.post(`/v1/api-keys/${oldAdmin.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days: 7 });
     expect(rotated.status).toBe(201);
-    const handle = env.client.workflow.getHandle(`key-grace/${oldUsage.id}`);
+    const handle = env.client.workflow.getHandle(`key-grace/${oldAdmin.id}`);
     await env.sleep('2d');
     expect((await handle.describe()).status.name).toBe('RUNNING');
     await first.stop();
@@ -93,7 +93,7 @@ describe('rotation grace across a lost worker (time-skipping Temporal)', () => {
     // nobody can take, so the timer itself fires once the next worker polls).
     await env.sleep('4d');
     expect((await handle.describe()).status.name).toBe('RUNNING');
-    const before = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: oldUsage.id });
+    const before = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: oldAdmin.id });
     expect(before.revokedAt).toBeNull();
 
     const second = await startInProcessWorker(h, env.nativeConnection);
@@ -102,10 +102,10 @@ describe('rotation grace across a lost worker (time-skipping Temporal)', () => {
     } finally {
       await second.stop();
     }
-    const after = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: oldUsage.id });
+    const after = await h.orm.em.fork().findOneOrFail(ApiKeySchema, { id: oldAdmin.id });
     expect(after.revokedAt).not.toBeNull();
     expect(after.revokeReason).toBe('rotated');
-    expectError(await h.http.get('/v1/models').set('X-API-Key', account.apiKey), 401, 'API_KEY_INVALID');
-    expect((await h.http.get('/v1/models').set('X-API-Key', rotated.body.secret)).status).toBe(200);
+    expectError(await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey), 401, 'API_KEY_INVALID');
+    expect((await h.http.get('/v1/api-keys').set('X-API-Key', rotated.body.secret)).status).toBe(200);
   });
 });
