@@ -226,8 +226,9 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     const scored = await h.http.post(`/v1/models/${broken}/predict`).set('X-API-Key', apiKey).send({ rows: [{ a: 1 }] });
     const reported = await h.http.post(`/v1/models/${broken}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ request_id: scored.body.predictions[0].request_id, actual: 4 }] });
     expect(reported.status).toBe(201);
-    // an outcome stored before actuals were checked (a fourth probe's non-numeric actual of a regression)
-    await h.orm.em.getConnection().execute(`update outcomes set actual = '"n/a"'::jsonb where model_id = ?`, [broken]);
+    // a stored prediction PostgreSQL cannot read as a number (a damaged row: outcomes stored before
+    // actuals were checked no longer make the route fail, judged_number passes over them)
+    await h.orm.em.getConnection().execute(`update prediction_calls set output = '[{"prediction":"n/a"}]' where model_id = ?`, [broken]);
     expectError(await h.http.get(`/v1/models/${broken}/performance`).set('X-API-Key', apiKey), 503, 'PERFORMANCE_UNAVAILABLE');
     // served 31 days, predicting, no outcome: stale
     expect((await h.http.post(`/v1/models/${silent}/predict`).set('X-API-Key', apiKey).send({ rows: [{ a: 2 }] })).status).toBe(200);
