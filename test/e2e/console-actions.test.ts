@@ -4,6 +4,7 @@ import { loadConfig } from '../../config/env';
 import { ensureConsoleBuilt } from '../../scripts/lib/console-build';
 import { launchChromium } from '../support/chromium';
 import { storeRefreshToken } from '../support/console-session';
+import { churnRows, toCsv, withoutTarget } from '../support/datasets';
 import { startHarness, signInByMail, type Harness, type WebSession } from '../support/harness';
 
 /**
@@ -84,6 +85,62 @@ describe('the console under a demanding user', () => {
         api(session, 'get', '/v1/api-keys', workspaceId).then((res) => (res.body as { data: Array<{ name: string }> }).data.map((k) => k.name));
       expect(await names(second)).toEqual(expect.arrayContaining(['made in the first tab', 'key of the second']));
       expect(await names(first)).not.toContain('made in the first tab');
+    } finally {
+      await context.close();
+    }
+  });
+
+  /** The next call to `path` runs on the service but its answer never reaches the page (a dropped connection). */
+  const loseNextAnswer = async (page: Page, path: RegExp) => {
+    const keys: string[] = [];
+    await page.route(path, async (route) => {
+      keys.push(route.request().headers()['idempotency-key'] ?? '');
+      if (keys.length === 1) {
+        await route.fetch();
+        await route.abort('connectionreset');
+      } else await route.continue();
+    });
+    return keys;
+  };
+
+  test('a retry after a lost answer reuses the Idempotency-Key: training makes one model, scoring charges once', async () => {
+    const { context, page, session } = await signedInContext();
+    try {
+      await page.goto(`${base}/console/models/new`);
+      await page.getByLabel('Workspace', { exact: true }).waitFor();
+      await page.getByLabel('CSV file').setInputFiles({ name: 'churn.csv', mimeType: 'text/csv', buffer: Buffer.from(toCsv(churnRows(150))) });
+      await page.getByLabel('Column to predict').selectOption('churned');
+      await page.getByLabel('Engine').locator('option').first().waitFor({ state: 'attached' });
+      await page.getByLabel('Name (optional)').fill('Retried');
+      await page.getByRole('button', { name: 'Check the data' }).click();
+      await page.getByTestId('trial-verdict').waitFor();
+
+      const trainKeys = await loseNextAnswer(page, /\/v1\/models$/);
+      await page.getByRole('button', { name: 'Train the model' }).click();
+      await page.getByRole('alert').filter({ hasText: 'could not be reached' }).waitFor({ timeout: 60_000 });
+      // The free plan holds one model: a second training would be refused with QUOTA_MODELS_EXCEEDED.
+      await page.getByRole('button', { name: 'Train the model' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Retried' }).waitFor({ timeout: 60_000 });
+      expect(trainKeys).toHaveLength(2);
+      expect(trainKeys[1]).toBe(trainKeys[0]);
+      expect(((await api(session, 'get', '/v1/models')).body as { pagination: { total: number } }).pagination.total).toBe(1);
+
+      const scoreKeys = await loseNextAnswer(page, /\/predict$/);
+      await page.getByLabel('CSV file').setInputFiles({ name: 'score.csv', mimeType: 'text/csv', buffer: Buffer.from(toCsv(withoutTarget(churnRows(20, 7), 'churned'))) });
+      await page.getByRole('button', { name: 'Score 20 rows' }).click();
+      await page.getByRole('alert').filter({ hasText: 'could not be reached' }).waitFor({ timeout: 30_000 });
+      await page.getByRole('button', { name: 'Score 20 rows' }).click();
+      await page.getByTestId('score-summary').waitFor({ timeout: 30_000 });
+      expect(scoreKeys).toHaveLength(2);
+      expect(scoreKeys[1]).toBe(scoreKeys[0]);
+      const me = (await api(session, 'get', '/v1/auth/me')).body as { credits: { remaining: number } };
+      expect(me.credits.remaining).toBe(1000 - 20);
+
+      // Scoring the same file again afterwards is a new call: a new key, charged again.
+      await page.getByRole('button', { name: 'Score 20 rows' }).click();
+      await page.getByTestId('score-summary').filter({ hasText: `${1000 - 40} credits left` }).waitFor({ timeout: 30_000 });
+      expect(scoreKeys).toHaveLength(3);
+      expect(scoreKeys[2]).not.toBe(scoreKeys[0]);
     } finally {
       await context.close();
     }

@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'react';
+import { useMemo, useRef, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import type { ChartConfiguration } from 'chart.js';
 import { call, get, post } from '../api/client';
@@ -11,6 +11,7 @@ import { CsvSource, type CsvData } from '../components/CsvSource';
 import { Busy, ErrorNotice, Loading, Success } from '../components/feedback';
 import { toCsv } from '../lib/csv';
 import { download } from '../lib/download';
+import { RetryKey } from '../lib/idempotency';
 import { formatDate, formatInt, formatNumber } from '../lib/format';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
@@ -94,6 +95,8 @@ function ScorePanel({ model, onScored }: { model: Model; onScored: () => void })
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
   const [result, setResult] = useState<{ columns: string[]; rows: Array<Record<string, unknown>>; charged: number; remaining: number } | null>(null);
+  // A retry of the same scoring after a lost answer is replayed by the service, not charged again.
+  const scoreKey = useRef(new RetryKey()).current;
 
   const score = () => {
     if (!csv) return;
@@ -102,14 +105,19 @@ function ScorePanel({ model, onScored }: { model: Model; onScored: () => void })
     setResult(null);
     const form = new FormData();
     form.set('file', new Blob([csv.text], { type: 'text/csv' }), csv.name);
-    call<PredictResult>(`/v1/models/${model.id}/predict`, { method: 'POST', form, headers: { 'idempotency-key': crypto.randomUUID() } })
+    const key = scoreKey.keyFor(JSON.stringify([model.id, csv.name, csv.text]));
+    call<PredictResult>(`/v1/models/${model.id}/predict`, { method: 'POST', form, headers: { 'idempotency-key': key } })
       .then(({ data }) => {
+        scoreKey.settle(null);
         // The input rows with their predictions beside them, in the order sent.
         const outputColumns = Object.keys(data.predictions[0] ?? {}).filter((c) => c !== 'request_id');
         const rows = data.predictions.map((p, i) => ({ ...csv.rows[i], ...p }));
         setResult({ columns: [...csv.columns.filter((c) => c !== model.target), ...outputColumns, 'request_id'], rows, charged: data.credits_charged, remaining: data.credits_remaining });
         onScored();
-      }, (err: unknown) => setError(asApiError(err)))
+      }, (err: unknown) => {
+        scoreKey.settle(err);
+        setError(asApiError(err));
+      })
       .finally(() => setBusy(false));
   };
 
