@@ -145,4 +145,23 @@ describe('the console under a demanding user', () => {
       await context.close();
     }
   });
+
+  test('a first visit keeps what the user did before the profile arrived: adopting the oldest workspace does not remount the page', async () => {
+    const { context, page } = await signedInContext();
+    try {
+      // No workspace remembered in this browser; the profile answers late.
+      await page.route(/\/v1\/auth\/me$/, async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        await route.continue();
+      });
+      await page.goto(`${base}/console/models/new`);
+      await page.getByLabel('CSV file').setInputFiles({ name: 'early.csv', mimeType: 'text/csv', buffer: Buffer.from(toCsv(churnRows(30))) });
+      await page.getByText('early.csv: 30 rows, 4 columns.').waitFor();
+      await page.getByLabel('Workspace', { exact: true }).waitFor();
+      await page.waitForTimeout(300);
+      expect(await page.getByText('early.csv: 30 rows, 4 columns.').count()).toBe(1);
+    } finally {
+      await context.close();
+    }
+  });
 });
