@@ -164,4 +164,38 @@ describe('the console under a demanding user', () => {
       await context.close();
     }
   });
+
+  test('the model page reports outcomes from a CSV (by request_id or by features) and refreshes the model into a new serving version', async () => {
+    const { context, page, session } = await signedInContext();
+    try {
+      const trained = await api(session, 'post', '/v1/models').send({ target: 'churned', engine: 'tabular-gbdt', name: 'Feedback', data: churnRows(150) });
+      expect(trained.status).toBe(201);
+      const modelId = (trained.body as { id: string }).id;
+      const scored = await api(session, 'post', `/v1/models/${modelId}/predict`).send({ rows: withoutTarget(churnRows(3, 9), 'churned') });
+      expect(scored.status).toBe(200);
+      const requestIds = (scored.body as { predictions: Array<{ request_id: string }> }).predictions.map((p) => p.request_id);
+
+      await page.goto(`${base}/console/models/${modelId}`);
+      await page.getByRole('heading', { level: 1, name: 'Feedback' }).waitFor();
+      const feedback = page.getByRole('region', { name: 'Outcomes and refresh' });
+      // Nothing pending yet: the refresh is refused with the service's sentence.
+      await feedback.getByRole('button', { name: 'Refresh the model' }).click();
+      await feedback.getByRole('alert').filter({ hasText: 'NO_PENDING_OUTCOMES' }).waitFor();
+
+      await feedback.getByLabel('CSV file').setInputFiles({ name: 'bad.csv', mimeType: 'text/csv', buffer: Buffer.from('request_id,result\nreq_x,yes\n') });
+      await feedback.getByText('The CSV needs an “actual” column').waitFor();
+      const extra = churnRows(1, 11)[0]!;
+      const outcomes = ['request_id,x1,x2,colour,actual', ...requestIds.map((id, i) => `${id},,,,${i % 2 ? 'yes' : 'no'}`), `,${extra.x1},${extra.x2},${extra.colour},yes`].join('\n');
+      await feedback.getByLabel('CSV file').setInputFiles({ name: 'outcomes.csv', mimeType: 'text/csv', buffer: Buffer.from(outcomes) });
+      await feedback.getByRole('button', { name: 'Report 4 outcomes' }).click();
+      await feedback.getByTestId('feedback-result').filter({ hasText: '4 outcomes recorded; 4 pending.' }).waitFor();
+
+      await feedback.getByRole('button', { name: 'Refresh the model' }).click();
+      await feedback.getByTestId('feedback-result').filter({ hasText: 'Version v2 serves now, with 4 outcomes folded in.' }).waitFor({ timeout: 60_000 });
+      await expect(page.getByTestId('versions').textContent()).resolves.toMatch(/v2\s*serving/);
+      await page.getByTestId('prediction-history').getByText('"yes"').first().waitFor();
+    } finally {
+      await context.close();
+    }
+  });
 });
