@@ -6,6 +6,7 @@ import { launchChromium } from '../support/chromium';
 import { storeRefreshToken } from '../support/console-session';
 import { churnRows, toCsv, withoutTarget } from '../support/datasets';
 import { startHarness, signInByMail, type Harness, type WebSession } from '../support/harness';
+import { WebhookReceiver } from '../support/webhook-receiver';
 
 /**
  * What a demanding user does to the console beyond the happy path of console.test.ts: several tabs on
@@ -16,16 +17,18 @@ describe('the console under a demanding user', () => {
   let h: Harness;
   let base: string;
   let browser: Browser;
+  let receiver: WebhookReceiver;
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
     await ensureConsoleBuilt(loadConfig({}).CONSOLE_DIR);
-    [h, browser] = await Promise.all([startHarness({ devMailbox: true, config: { WEBHOOKS_ALLOW_LOOPBACK_HTTP: true } }), launchChromium()]);
+    [h, browser, receiver] = await Promise.all([startHarness({ devMailbox: true, config: { WEBHOOKS_ALLOW_LOOPBACK_HTTP: true } }), launchChromium(), new WebhookReceiver().start()]);
     base = `http://127.0.0.1:${(h.server.address() as AddressInfo).port}`;
   }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
+    await receiver?.stop();
     await h?.stop();
   });
 
@@ -194,6 +197,58 @@ describe('the console under a demanding user', () => {
       await feedback.getByTestId('feedback-result').filter({ hasText: 'Version v2 serves now, with 4 outcomes folded in.' }).waitFor({ timeout: 60_000 });
       await expect(page.getByTestId('versions').textContent()).resolves.toMatch(/v2\s*serving/);
       await page.getByTestId('prediction-history').getByText('"yes"').first().waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('webhooks: a test event’s delivery shows up and settles without a manual refresh; the signing secret is rotated with its overlap and shown once', async () => {
+    const { context, page } = await signedInContext();
+    try {
+      await page.goto(`${base}/console/webhooks`);
+      await page.getByLabel('URL (https)').fill(receiver.url('/actions'));
+      await page.getByRole('button', { name: 'Register the endpoint' }).click();
+      const first = (await page.getByTestId('secret').textContent()) ?? '';
+      expect(first).toMatch(/^whsec_/);
+      const hook = page.getByTestId('webhook');
+      await hook.getByText('No delivery yet.').waitFor();
+      await hook.getByRole('button', { name: 'Send a test event' }).click();
+      await receiver.waitFor('/actions', 1);
+      // No click on "Refresh deliveries": the page follows the delivery it just started.
+      await hook.getByTestId('delivery').filter({ hasText: 'succeeded' }).waitFor({ timeout: 15_000 });
+
+      await hook.getByRole('button', { name: 'Rotate the secret' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel(/Overlap/).fill('');
+      expect(await dialog.getByRole('button', { name: 'Rotate', exact: true }).isDisabled()).toBe(true);
+      await dialog.getByLabel(/Overlap/).fill('2');
+      await dialog.getByRole('button', { name: 'Rotate', exact: true }).click();
+      await page.getByTestId('secret').filter({ hasNotText: first }).waitFor();
+      expect(await page.getByTestId('secret').textContent()).toMatch(/^whsec_/);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('API keys: a rotation’s grace period left empty is not taken as 0 (which would end the old key at once)', async () => {
+    const { context, page, session } = await signedInContext();
+    try {
+      expect((await api(session, 'post', '/v1/api-keys').send({ name: 'kept' })).status).toBe(201);
+      await page.goto(`${base}/console/keys`);
+      const row = page.locator('tr', { has: page.getByRole('cell', { name: 'kept', exact: true }) });
+      await row.getByRole('button', { name: 'Rotate' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel(/Grace period/).fill('');
+      const confirm = dialog.getByRole('button', { name: 'Rotate', exact: true });
+      if (!(await confirm.isDisabled())) await confirm.click();
+      await page.waitForTimeout(1000);
+      const keys = (await api(session, 'get', '/v1/api-keys')).body as { data: Array<{ name: string; status: string }> };
+      expect(keys.data.map((k) => k.status)).toEqual(['active']);
+      await dialog.getByLabel(/Grace period/).fill('3');
+      await confirm.click();
+      await page.getByTestId('secret').waitFor();
+      const after = (await api(session, 'get', '/v1/api-keys')).body as { data: Array<{ status: string }> };
+      expect(after.data.map((k) => k.status).sort()).toEqual(['active', 'ending']);
     } finally {
       await context.close();
     }
