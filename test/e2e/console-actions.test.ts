@@ -253,4 +253,31 @@ describe('the console under a demanding user', () => {
       await context.close();
     }
   });
+
+  test('account: a new workspace says so, the workspace is renamed in place, and deleting the account (confirmed with its address) signs out', async () => {
+    const { context, page, session } = await signedInContext();
+    try {
+      await page.goto(`${base}/console/account`);
+      await page.getByLabel('New workspace name').fill('Lab');
+      await page.getByRole('button', { name: 'Create a workspace' }).click();
+      await page.getByRole('status').filter({ hasText: 'Workspace Lab created and selected.' }).waitFor();
+      expect(await page.getByLabel('Workspace', { exact: true }).locator('option:checked').textContent()).toBe('Lab');
+
+      await page.getByLabel('Name of this workspace').fill('Laboratory');
+      await page.getByRole('button', { name: 'Rename' }).click();
+      await page.getByLabel('Workspace', { exact: true }).locator('option', { hasText: 'Laboratory' }).waitFor({ state: 'attached' });
+
+      await page.getByRole('button', { name: 'Delete my account' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel(/Type your email address/).fill('someone@else.test');
+      expect(await dialog.getByRole('button', { name: 'Delete everything' }).isDisabled()).toBe(true);
+      await dialog.getByLabel(/Type your email address/).fill(session.email);
+      await dialog.getByRole('button', { name: 'Delete everything' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+      await page.getByText('Your account was deleted').waitFor();
+      expect((await h.http.get('/v1/auth/me').set('Authorization', session.bearer)).status).toBe(401);
+    } finally {
+      await context.close();
+    }
+  });
 });

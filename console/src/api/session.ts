@@ -140,6 +140,11 @@ export async function accessToken(): Promise<string> {
   return renew(current?.token ?? null);
 }
 
+/** The service already ended the session (the account was deleted): forget it here and in every tab. */
+export async function sessionEnded(reason: string): Promise<void> {
+  await exclusive(() => forget(reason));
+}
+
 /** Ends the session on the service (its refresh token family) and in every tab. */
 export async function signOut(): Promise<void> {
   await exclusive(async () => {
