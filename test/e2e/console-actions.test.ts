@@ -280,4 +280,21 @@ describe('the console under a demanding user', () => {
       await context.close();
     }
   });
+
+  test('a page load logs no error in the browser console (the favicon is part of the build, not a 404)', async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await openTab(context);
+      const errors: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error') errors.push(message.text());
+      });
+      await page.goto(`${base}/console/sign-in`);
+      await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+      await page.waitForTimeout(500);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
 });
