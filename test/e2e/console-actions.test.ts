@@ -129,7 +129,7 @@ describe('the console under a demanding user', () => {
       expect(((await api(session, 'get', '/v1/models')).body as { pagination: { total: number } }).pagination.total).toBe(1);
 
       const scoreKeys = await loseNextAnswer(page, /\/predict$/);
-      await page.getByLabel('CSV file').setInputFiles({ name: 'score.csv', mimeType: 'text/csv', buffer: Buffer.from(toCsv(withoutTarget(churnRows(20, 7), 'churned'))) });
+      await page.getByRole('group', { name: 'Rows to score' }).getByLabel('CSV file').setInputFiles({ name: 'score.csv', mimeType: 'text/csv', buffer: Buffer.from(toCsv(withoutTarget(churnRows(20, 7), 'churned'))) });
       await page.getByRole('button', { name: 'Score 20 rows' }).click();
       await page.getByRole('alert').filter({ hasText: 'could not be reached' }).waitFor({ timeout: 30_000 });
       await page.getByRole('button', { name: 'Score 20 rows' }).click();
