@@ -297,4 +297,18 @@ describe('the console under a demanding user', () => {
       await context.close();
     }
   });
+
+  test('a session whose stored refresh token is gone (storage cleared or evicted) lands on the sign-in page instead of pages of errors', async () => {
+    const { context, page } = await signedInContext();
+    try {
+      await page.goto(`${base}/console/keys`);
+      await page.getByTestId('keys').waitFor();
+      await page.evaluate(`new Promise((resolve) => { const r = indexedDB.deleteDatabase('console'); r.onsuccess = r.onerror = r.onblocked = () => resolve(null); })`);
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor({ timeout: 10_000 });
+      expect(page.url()).toBe(`${base}/console/sign-in`);
+    } finally {
+      await context.close();
+    }
+  });
 });
