@@ -6,6 +6,7 @@ import type { Engine, Model, ValidationReport } from '../api/types';
 import { Busy, ErrorNotice } from '../components/feedback';
 import { CsvSource, type CsvData } from '../components/CsvSource';
 import { RetryKey } from '../lib/idempotency';
+import { formatMetric } from '../lib/format';
 import { useResource } from '../lib/use-resource';
 import { useSession } from '../session-context';
 
@@ -165,7 +166,7 @@ export function NewModel() {
               {Object.entries(report.trial.metrics).map(([k, v]) => (
                 <div key={k}>
                   <dt>{k.replaceAll('_', ' ')}</dt>
-                  <dd>{typeof v === 'number' ? v.toFixed(4) : JSON.stringify(v)}</dd>
+                  <dd>{formatMetric(v)}</dd>
                 </div>
               ))}
             </dl>
