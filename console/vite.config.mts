@@ -12,6 +12,8 @@ export default defineConfig({
     outDir: 'dist',
     target: 'es2022',
     sourcemap: false,
+    // Never inline assets as data: URLs: the CSP (img-src 'self') would refuse them (the favicon).
+    assetsInlineLimit: 0,
     chunkSizeWarningLimit: 1200,
     rolldownOptions: {
       // react-router marks its modules "use client" for React Server Components; meaningless in a SPA bundle.

@@ -12,6 +12,8 @@ interface SessionState {
   profileError: ApiError | null;
   reloadProfile: () => void;
   workspaceId: string | null;
+  /** Changes when the pages must reload as another workspace's (a switch, or a stale choice replaced). */
+  workspaceGeneration: number;
   setWorkspace: (id: string) => void;
 }
 
@@ -30,6 +32,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const [profileError, setProfileError] = useState<ApiError | null>(null);
   const [generation, setGeneration] = useState(0);
   const [workspaceId, setWorkspaceId] = useState(selectedWorkspace);
+  const [workspaceGeneration, setWorkspaceGeneration] = useState(0);
 
   useEffect(
     () =>
@@ -56,6 +59,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         if (!chosen || !p.workspaces.some((w) => w.id === chosen)) {
           selectWorkspace(p.workspaces[0]?.id ?? null);
           setWorkspaceId(p.workspaces[0]?.id ?? null);
+          // Without a choice the pages already read the oldest workspace (no header): nothing to reload,
+          // and remounting them would throw away what the user did meanwhile (a chosen file).
+          if (chosen) setWorkspaceGeneration((g) => g + 1);
         }
       },
       (err: unknown) => {
@@ -71,9 +77,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const setWorkspace = useCallback((id: string) => {
     selectWorkspace(id);
     setWorkspaceId(id);
+    setWorkspaceGeneration((g) => g + 1);
   }, []);
 
   return (
-    <SessionContext.Provider value={{ signedIn, endedBecause, profile, profileError, reloadProfile, workspaceId, setWorkspace }}>{children}</SessionContext.Provider>
+    <SessionContext.Provider value={{ signedIn, endedBecause, profile, profileError, reloadProfile, workspaceId, workspaceGeneration, setWorkspace }}>{children}</SessionContext.Provider>
   );
 }

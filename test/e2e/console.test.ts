@@ -144,7 +144,7 @@ describe('the web console in a real browser', () => {
   test('scores a CSV on the model page, downloads the predictions and sees the credits drop by the rows scored', async () => {
     const before = await creditsLeft();
     const rows = withoutTarget(churnRows(20, 7), 'churned');
-    await page.getByLabel('CSV file').setInputFiles({ name: 'to-score.csv', mimeType: 'text/csv', buffer: Buffer.from(toCsv(rows)) });
+    await page.getByRole('group', { name: 'Rows to score' }).getByLabel('CSV file').setInputFiles({ name: 'to-score.csv', mimeType: 'text/csv', buffer: Buffer.from(toCsv(rows)) });
     await page.getByRole('button', { name: 'Score 20 rows' }).click();
     await page.getByTestId('score-summary').waitFor({ timeout: 30_000 });
     expect(await page.getByTestId('score-summary').textContent()).toBe(`Scored 20 rows for 20 credits; ${before - 20} credits left.`);

@@ -1,14 +1,22 @@
 import { ApiError } from './errors';
 import { accessToken, renew } from './session';
 
-/** The workspace a web session acts on (X-Workspace-Id); null: the account's oldest. */
+/**
+ * The workspace a web session acts on (X-Workspace-Id); null: the account's oldest. Each tab keeps its
+ * own choice in memory: the header a request carries is the workspace this tab shows. localStorage only
+ * remembers the last choice for the next tab or reload to start from; reading it at every call (as
+ * earlier builds did) let a switch in one tab send another tab's writes (a new key, a revocation) to a
+ * workspace it was not showing, and reload its lists with the other workspace's data under its own name.
+ */
 const WORKSPACE_KEY = 'console.workspace';
+let workspace: string | null = localStorage.getItem(WORKSPACE_KEY);
 
 export function selectedWorkspace(): string | null {
-  return localStorage.getItem(WORKSPACE_KEY);
+  return workspace;
 }
 
 export function selectWorkspace(id: string | null): void {
+  workspace = id;
   if (id) localStorage.setItem(WORKSPACE_KEY, id);
   else localStorage.removeItem(WORKSPACE_KEY);
 }

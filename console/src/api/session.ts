@@ -103,7 +103,12 @@ async function renewNow(stale: string | null): Promise<string> {
     if (current && fresh(current) && current.token !== stale) return current.token;
     // Read inside the lock: the stored token is the newest, whoever renewed last.
     const refreshToken = await get<string>(REFRESH_KEY, tokenStore);
-    if (!refreshToken) throw new SignedOut();
+    if (!refreshToken) {
+      // The signed-in flag outlived the token (storage cleared or evicted): end the session cleanly, so
+      // the pages go to the sign-in page instead of each showing "signed out" as an error.
+      await forget('Your session is no longer stored in this browser; sign in again.');
+      throw new SignedOut();
+    }
     let res: Response;
     try {
       res = await fetch('/v1/auth/refresh', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: refreshToken }) });
@@ -138,6 +143,11 @@ export async function accessToken(): Promise<string> {
   const current = access;
   if (current && fresh(current)) return current.token;
   return renew(current?.token ?? null);
+}
+
+/** The service already ended the session (the account was deleted): forget it here and in every tab. */
+export async function sessionEnded(reason: string): Promise<void> {
+  await exclusive(() => forget(reason));
 }
 
 /** Ends the session on the service (its refresh token family) and in every tab. */

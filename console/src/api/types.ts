@@ -279,3 +279,16 @@ export interface CreditPurchase {
   closed_at: string | null;
   units_reversed: number;
 }
+
+export interface OutcomesResult {
+  accepted: number;
+  pending: number;
+  outcome_ids: string[];
+  integration_started: boolean;
+}
+
+export interface RefreshResult {
+  model_id: string;
+  version: ModelVersion;
+  outcomes_folded: number;
+}

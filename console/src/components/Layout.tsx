@@ -17,7 +17,7 @@ const NAV = [
 
 /** Skip link, banner with navigation and workspace, then the page in <main> (focused on navigation). */
 export function Layout() {
-  const { profile, profileError, workspaceId, setWorkspace } = useSession();
+  const { profile, profileError, workspaceId, workspaceGeneration, setWorkspace } = useSession();
   const navigate = useNavigate();
   const location = useLocation();
   const main = useRef<HTMLElement>(null);
@@ -93,7 +93,7 @@ export function Layout() {
       <main id="main" ref={main} tabIndex={-1}>
         <ErrorNotice error={profileError} />
         {/* Pages of another workspace are other data: remount them on a switch. */}
-        <Outlet key={workspaceId ?? 'default'} />
+        <Outlet key={workspaceGeneration} />
       </main>
     </>
   );

@@ -9,6 +9,7 @@ export function ConfirmButton({
   onConfirm,
   danger = false,
   disabled = false,
+  confirmDisabled = false,
 }: {
   label: string;
   title: string;
@@ -17,6 +18,8 @@ export function ConfirmButton({
   onConfirm: () => void;
   danger?: boolean;
   disabled?: boolean;
+  /** The dialog's fields do not make a valid request yet (e.g. a number left empty). */
+  confirmDisabled?: boolean;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const titleId = useRef(`confirm-${Math.random().toString(36).slice(2)}`).current;
@@ -35,6 +38,7 @@ export function ConfirmButton({
           <button
             type="button"
             className={danger ? 'danger' : ''}
+            disabled={confirmDisabled}
             onClick={() => {
               dialog.current?.close();
               onConfirm();
@@ -46,6 +50,16 @@ export function ConfirmButton({
       </dialog>
     </>
   );
+}
+
+/**
+ * A whole number typed in a dialog, kept as its text: an emptied field is not a number (React's
+ * `Number('')` is 0, which for a grace period or an overlap is the most destructive value).
+ */
+export function wholeNumber(text: string, max: number): number | null {
+  if (!/^\s*\d+\s*$/.test(text)) return null;
+  const n = Number(text);
+  return n <= max ? n : null;
 }
 
 /** Copies `text`; says so in a live region (the clipboard needs a secure context: https or loopback). */

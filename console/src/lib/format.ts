@@ -16,3 +16,12 @@ export function formatMoney(minor: number | null, currency: string): string {
   if (minor === null) return 'by contract';
   return new Intl.NumberFormat('en-US', { style: 'currency', currency: currency.toUpperCase() }).format(minor / 100);
 }
+
+/** A value of the validation trial's metrics: counts as counts, scores with four decimals, names and flags as words. */
+export function formatMetric(value: unknown): string {
+  if (value === null || value === undefined) return '—';
+  if (typeof value === 'number') return Number.isInteger(value) ? integer.format(value) : value.toFixed(4);
+  if (typeof value === 'string') return value;
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  return JSON.stringify(value);
+}

@@ -1,6 +1,8 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { useLocation, useNavigate } from 'react-router';
 import { call, post } from '../api/client';
+import { sessionEnded } from '../api/session';
+import { ConfirmButton } from '../components/controls';
 import { ApiError } from '../api/errors';
 import type { Profile, Providers, Workspace } from '../api/types';
 import { Busy, ErrorNotice, Loading, Success } from '../components/feedback';
@@ -12,12 +14,21 @@ import { useSession } from '../session-context';
 import type { LinkOutcome } from './SignIn';
 
 export function Account() {
-  const { profile, reloadProfile, setWorkspace } = useSession();
+  const { profile, reloadProfile, setWorkspace, workspaceId } = useSession();
   const [fullName, setFullName] = useState<string | null>(null);
   const [workspaceName, setWorkspaceName] = useState('');
+  const [renamed, setRenamed] = useState<string | null>(null);
+  const [confirmEmail, setConfirmEmail] = useState('');
   const { busy, error, setError, run: act } = useAction();
-  const [done, setDone] = useState<string | null>(null);
   const location = useLocation();
+  // A workspace created here is selected, which remounts the page: its sentence comes back in the history state.
+  const [done, setDone] = useState<string | null>(null);
+  const carried = (location.state as { done?: string } | null)?.done;
+  useEffect(() => {
+    if (!carried) return;
+    setDone(carried);
+    void navigate('.', { replace: true, state: null });
+  }, [carried]);
   const navigate = useNavigate();
   // Only the providers configured on this deployment; none when the route is not there.
   const providers = useResource((signal) => call<Providers>('/v1/auth/providers', { auth: false, signal }).then((a) => a.data.providers, () => []), []);
@@ -37,6 +48,7 @@ export function Account() {
     void act(label, task, { done: setDone, always: reloadProfile });
   };
   if (!profile) return <Loading what="your account" />;
+  const current = profile.workspaces.find((w) => w.id === workspaceId) ?? profile.workspaces[0];
 
   return (
     <>
@@ -119,7 +131,9 @@ export function Account() {
               const created = await post<Workspace>('/v1/workspaces', { name: workspaceName });
               setWorkspace(created.id);
               setWorkspaceName('');
-              return `Workspace ${created.name} created and selected.`;
+              const message = `Workspace ${created.name} created and selected.`;
+              void navigate('.', { replace: true, state: { done: message } });
+              return message;
             });
           }}
         >
@@ -129,6 +143,50 @@ export function Account() {
             Create a workspace
           </button>
         </form>
+        {current && (
+          <form
+            onSubmit={(e: FormEvent) => {
+              e.preventDefault();
+              run('Renaming the workspace', async () => {
+                const updated = (await call<Workspace>(`/v1/workspaces/${current.id}`, { method: 'PATCH', json: { name: renamed ?? current.name } })).data;
+                setRenamed(null);
+                return `Workspace renamed to ${updated.name}.`;
+              });
+            }}
+          >
+            <label htmlFor="ws-rename">Name of this workspace</label>
+            <input id="ws-rename" required maxLength={200} value={renamed ?? current.name} onChange={(e) => setRenamed(e.target.value)} />
+            <button type="submit" disabled={busy !== null}>
+              Rename
+            </button>
+          </form>
+        )}
+      </section>
+      <section aria-labelledby="delete-title" className="card">
+        <h2 id="delete-title">Delete the account</h2>
+        <p className="muted">Erases every workspace with its models, keys and webhooks, and signs you out everywhere. This cannot be undone.</p>
+        <ConfirmButton
+          label="Delete my account"
+          danger
+          disabled={busy !== null}
+          title="Delete your account for good?"
+          confirmDisabled={confirmEmail.trim().toLowerCase() !== profile.email.toLowerCase()}
+          message={
+            <>
+              <p>Every workspace, model, key and webhook of {profile.email} is erased.</p>
+              <label htmlFor="delete-email">Type your email address to confirm</label>
+              <input id="delete-email" type="email" autoComplete="off" value={confirmEmail} onChange={(e) => setConfirmEmail(e.target.value)} />
+            </>
+          }
+          confirmLabel="Delete everything"
+          onConfirm={() =>
+            void act('Deleting the account', async () => {
+              await call('/v1/auth/me', { method: 'DELETE', json: { email: confirmEmail.trim() } });
+              await sessionEnded('Your account was deleted, with its workspaces, models and keys.');
+              void navigate('/sign-in');
+            })
+          }
+        />
       </section>
     </>
   );

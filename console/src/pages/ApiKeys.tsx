@@ -1,27 +1,33 @@
 import { useState, type FormEvent } from 'react';
 import { call, get, post } from '../api/client';
 import type { ApiKey, ApiKeyWithSecret, Page } from '../api/types';
-import { ConfirmButton, SecretOnce } from '../components/controls';
+import { ConfirmButton, SecretOnce, wholeNumber } from '../components/controls';
 import { Busy, ErrorNotice, Loading } from '../components/feedback';
 import { formatDate } from '../lib/format';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 
-function RotateButton({ apiKey, onRotate }: { apiKey: ApiKey; onRotate: (graceDays: number) => void }) {
-  const [graceDays, setGraceDays] = useState(7);
+const MAX_GRACE_DAYS = 90;
+
+function RotateButton({ apiKey, onRotate, disabled }: { apiKey: ApiKey; onRotate: (graceDays: number) => void; disabled: boolean }) {
+  const [graceText, setGraceText] = useState('7');
+  const graceDays = wholeNumber(graceText, MAX_GRACE_DAYS);
   return (
     <ConfirmButton
+      disabled={disabled}
+      confirmDisabled={graceDays === null}
       label="Rotate"
       title={`Rotate ${apiKey.name}?`}
       message={
         <>
           <p>A new key with the same name and kind is created. The old one keeps working during the grace period, then stops.</p>
           <label htmlFor={`grace-${apiKey.id}`}>Grace period (days, 0 ends the old key at once)</label>
-          <input id={`grace-${apiKey.id}`} type="number" min={0} max={90} value={graceDays} onChange={(e) => setGraceDays(Number(e.target.value))} />
+          <input id={`grace-${apiKey.id}`} type="number" min={0} max={MAX_GRACE_DAYS} required value={graceText} aria-invalid={graceDays === null} onChange={(e) => setGraceText(e.target.value)} />
+          {graceDays === null && <p className="field-error">A whole number of days from 0 to {MAX_GRACE_DAYS}.</p>}
         </>
       }
       confirmLabel="Rotate"
-      onConfirm={() => onRotate(graceDays)}
+      onConfirm={() => graceDays !== null && onRotate(graceDays)}
     />
   );
 }
@@ -115,11 +121,13 @@ export function ApiKeys() {
                       <>
                         <RotateButton
                           apiKey={k}
+                          disabled={busy !== null}
                           onRotate={(graceDays) => run('Rotating the key', async () => setSecret(await post<ApiKeyWithSecret>(`/v1/api-keys/${k.id}/rotate`, { grace_days: graceDays })))}
                         />
                         <ConfirmButton
                           label="Revoke"
                           danger
+                          disabled={busy !== null}
                           title={`Revoke ${k.name}?`}
                           message={<p>Calls with this key are refused at once. This cannot be undone.</p>}
                           confirmLabel="Revoke"

@@ -1,4 +1,4 @@
-import { useMemo, useState, type FormEvent } from 'react';
+import { useMemo, useRef, useState, type FormEvent } from 'react';
 import type { ChartConfiguration } from 'chart.js';
 import { call } from '../api/client';
 import { asApiError, type ApiError } from '../api/errors';
@@ -8,6 +8,7 @@ import { CsvSource, type CsvData } from '../components/CsvSource';
 import { Busy, ErrorNotice, Success } from '../components/feedback';
 import { parseCsv, type Table } from '../lib/csv';
 import { download } from '../lib/download';
+import { RetryKey } from '../lib/idempotency';
 import { formatInt, formatNumber } from '../lib/format';
 import { useSession } from '../session-context';
 
@@ -105,6 +106,8 @@ export function Forecast() {
   const [backtest, setBacktest] = useState<BacktestResult | null>(null);
   const [forecast, setForecast] = useState<{ text: string; table: Table; settings: Settings; remaining: string | null } | null>(null);
   const [series, setSeries] = useState<string | null>(null);
+  // A retry of the same forecast after a lost answer is replayed by the service, not charged again.
+  const forecastKey = useRef(new RetryKey()).current;
 
   const settings = (): Settings => ({ target, timestamp, itemId, horizon, quantiles: parseQuantiles(quantilesText), pointEstimate });
   const body = (s: Settings) => ({
@@ -123,12 +126,18 @@ export function Forecast() {
     const s = settings();
     setBusy('Forecasting');
     setError(null);
-    call<string>('/v1/forecast', { method: 'POST', json: body(s), as: 'text', headers: { 'idempotency-key': crypto.randomUUID() } })
+    const json = body(s);
+    const key = forecastKey.keyFor(JSON.stringify(json));
+    call<string>('/v1/forecast', { method: 'POST', json, as: 'text', headers: { 'idempotency-key': key } })
       .then(({ data, headers }) => {
+        forecastKey.settle(null);
         setForecast({ text: data, table: parseCsv(data), settings: s, remaining: headers.get(REMAINING_HEADER) });
         setSeries(s.itemId ? (seriesIds[0] ?? null) : null);
         reloadProfile();
-      }, (err: unknown) => setError(asApiError(err)))
+      }, (err: unknown) => {
+        forecastKey.settle(err);
+        setError(asApiError(err));
+      })
       .finally(() => setBusy(null));
   };
 

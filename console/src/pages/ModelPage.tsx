@@ -1,9 +1,9 @@
-import { useMemo, useState } from 'react';
+import { useMemo, useRef, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import type { ChartConfiguration } from 'chart.js';
 import { call, get, post } from '../api/client';
 import { asApiError, type ApiError } from '../api/errors';
-import type { Model, ModelVersion, Page, Performance, PredictionHistoryEntry, PredictResult } from '../api/types';
+import type { Model, ModelVersion, OutcomesResult, Page, Performance, PredictionHistoryEntry, PredictResult, RefreshResult } from '../api/types';
 import { ChartView, PALETTE } from '../components/Chart';
 import { ConfirmButton } from '../components/controls';
 import { DataTable } from '../components/DataTable';
@@ -11,6 +11,8 @@ import { CsvSource, type CsvData } from '../components/CsvSource';
 import { Busy, ErrorNotice, Loading, Success } from '../components/feedback';
 import { toCsv } from '../lib/csv';
 import { download } from '../lib/download';
+import { RetryKey } from '../lib/idempotency';
+import { outcomesOf } from '../lib/outcomes';
 import { formatDate, formatInt, formatNumber } from '../lib/format';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
@@ -39,8 +41,80 @@ function TopFactors({ version }: { version: ModelVersion }) {
   );
 }
 
-function PerformancePanel({ modelId }: { modelId: string }) {
-  const history = useResource((signal) => Promise.all(WINDOWS.map((days) => get<Performance>(`/v1/models/${modelId}/performance`, { days }, signal))), [modelId]);
+/** Outcomes in, then a refresh folds them into a new version (both free). */
+function FeedbackPanel({ model, onChanged }: { model: Model; onChanged: () => void }) {
+  const [csv, setCsv] = useState<CsvData | null>(null);
+  const { busy, error, run } = useAction();
+  const [done, setDone] = useState<string | null>(null);
+  // One key per logical call: a retry after a lost answer records the batch (or the refresh) once.
+  const outcomesKey = useRef(new RetryKey()).current;
+  const refreshKey = useRef(new RetryKey()).current;
+  const parsed = useMemo(() => (csv ? outcomesOf(csv, model.feature_columns) : null), [csv, model.feature_columns]);
+
+  const report = () => {
+    if (!parsed || parsed.problem) return;
+    setDone(null);
+    const key = outcomesKey.keyFor(JSON.stringify([model.id, parsed.outcomes]));
+    void run(
+      'Recording the outcomes',
+      () => call<OutcomesResult>(`/v1/models/${model.id}/outcomes`, { method: 'POST', json: { outcomes: parsed.outcomes }, headers: { 'idempotency-key': key } }).then((a) => a.data),
+      {
+        done: (r) => {
+          outcomesKey.settle(null);
+          setDone(`${formatInt(r.accepted)} outcomes recorded; ${formatInt(r.pending)} pending.${r.integration_started ? ' An update has started (auto-update is on).' : ' Refresh the model to fold them in.'}`);
+          onChanged();
+        },
+        failed: (err) => outcomesKey.settle(err),
+      },
+    );
+  };
+  const refresh = () => {
+    setDone(null);
+    const key = refreshKey.keyFor(model.id);
+    void run('Refreshing the model', () => call<RefreshResult>(`/v1/models/${model.id}/refresh`, { method: 'POST', headers: { 'idempotency-key': key } }).then((a) => a.data), {
+      done: (r) => {
+        refreshKey.settle(null);
+        setDone(`Version v${r.version.number} serves now, with ${formatInt(r.outcomes_folded)} outcomes folded in.`);
+        onChanged();
+      },
+      failed: (err) => refreshKey.settle(err),
+    });
+  };
+
+  return (
+    <section aria-labelledby="feedback-title" className="card">
+      <h2 id="feedback-title">Outcomes and refresh</h2>
+      <p className="muted">
+        Report what actually happened: a CSV with an <code>actual</code> column and either <code>request_id</code> (the downloaded predictions carry it) or the feature columns.
+        A refresh folds the pending outcomes into a new version. Both are free.
+      </p>
+      <CsvSource label="Outcomes" onChange={setCsv} />
+      {parsed?.problem && (
+        <p role="alert" className="field-error">
+          {parsed.problem}
+        </p>
+      )}
+      <div className="actions">
+        <button type="button" onClick={report} disabled={!parsed || parsed.problem !== null || busy !== null}>
+          Report {parsed && !parsed.problem ? `${parsed.outcomes.length} outcomes` : 'outcomes'}
+        </button>
+        <button type="button" className="secondary" onClick={refresh} disabled={busy !== null}>
+          Refresh the model
+        </button>
+      </div>
+      {busy && <Busy label={busy} />}
+      <ErrorNotice error={error} />
+      {done && (
+        <Success>
+          <p data-testid="feedback-result">{done}</p>
+        </Success>
+      )}
+    </section>
+  );
+}
+
+function PerformancePanel({ modelId, generation }: { modelId: string; generation: number }) {
+  const history = useResource((signal) => Promise.all(WINDOWS.map((days) => get<Performance>(`/v1/models/${modelId}/performance`, { days }, signal))), [modelId, generation]);
   const now = history.data?.[1];
   return (
     <section aria-labelledby="perf-title" className="card">
@@ -94,6 +168,8 @@ function ScorePanel({ model, onScored }: { model: Model; onScored: () => void })
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
   const [result, setResult] = useState<{ columns: string[]; rows: Array<Record<string, unknown>>; charged: number; remaining: number } | null>(null);
+  // A retry of the same scoring after a lost answer is replayed by the service, not charged again.
+  const scoreKey = useRef(new RetryKey()).current;
 
   const score = () => {
     if (!csv) return;
@@ -102,14 +178,19 @@ function ScorePanel({ model, onScored }: { model: Model; onScored: () => void })
     setResult(null);
     const form = new FormData();
     form.set('file', new Blob([csv.text], { type: 'text/csv' }), csv.name);
-    call<PredictResult>(`/v1/models/${model.id}/predict`, { method: 'POST', form, headers: { 'idempotency-key': crypto.randomUUID() } })
+    const key = scoreKey.keyFor(JSON.stringify([model.id, csv.name, csv.text]));
+    call<PredictResult>(`/v1/models/${model.id}/predict`, { method: 'POST', form, headers: { 'idempotency-key': key } })
       .then(({ data }) => {
+        scoreKey.settle(null);
         // The input rows with their predictions beside them, in the order sent.
         const outputColumns = Object.keys(data.predictions[0] ?? {}).filter((c) => c !== 'request_id');
         const rows = data.predictions.map((p, i) => ({ ...csv.rows[i], ...p }));
         setResult({ columns: [...csv.columns.filter((c) => c !== model.target), ...outputColumns, 'request_id'], rows, charged: data.credits_charged, remaining: data.credits_remaining });
         onScored();
-      }, (err: unknown) => setError(asApiError(err)))
+      }, (err: unknown) => {
+        scoreKey.settle(err);
+        setError(asApiError(err));
+      })
       .finally(() => setBusy(false));
   };
 
@@ -229,7 +310,18 @@ export function ModelPage() {
         {latest ? <TopFactors version={latest} /> : <p className="muted">No version yet.</p>}
       </section>
 
-      <PerformancePanel modelId={m.id} />
+      {m.status === 'serving' && (
+        <FeedbackPanel
+          model={m}
+          onChanged={() => {
+            model.reload();
+            versions.reload();
+            setHistoryGeneration((g) => g + 1);
+          }}
+        />
+      )}
+
+      <PerformancePanel modelId={m.id} generation={historyGeneration} />
 
       <section aria-labelledby="versions-title" className="card">
         <h2 id="versions-title">Versions</h2>

@@ -1,10 +1,12 @@
-import { useMemo, useState, type FormEvent } from 'react';
+import { useMemo, useRef, useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import { call, get } from '../api/client';
 import { asApiError, type ApiError } from '../api/errors';
 import type { Engine, Model, ValidationReport } from '../api/types';
 import { Busy, ErrorNotice } from '../components/feedback';
 import { CsvSource, type CsvData } from '../components/CsvSource';
+import { RetryKey } from '../lib/idempotency';
+import { formatMetric } from '../lib/format';
 import { useResource } from '../lib/use-resource';
 import { useSession } from '../session-context';
 
@@ -35,6 +37,8 @@ export function NewModel() {
   const [report, setReport] = useState<ValidationReport | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
+  // A retry of the same training after a lost answer replays it instead of training a second model.
+  const trainingKey = useRef(new RetryKey()).current;
   const chosenEngine = engine || tabular.find((e) => e.default)?.id || tabular[0]?.id || '';
 
   const fields = () => ({ target, engine: chosenEngine, name, explain: String(explain) });
@@ -57,11 +61,16 @@ export function NewModel() {
     if (!csv) return;
     setBusy('Training the model');
     setError(null);
-    call<Model>('/v1/models', { method: 'POST', form: trainingForm(csv, fields()), headers: { 'idempotency-key': crypto.randomUUID() } })
+    const key = trainingKey.keyFor(JSON.stringify([fields(), csv.name, csv.text]));
+    call<Model>('/v1/models', { method: 'POST', form: trainingForm(csv, fields()), headers: { 'idempotency-key': key } })
       .then(({ data }) => {
+        trainingKey.settle(null);
         reloadProfile();
         void navigate(`/models/${data.id}`);
-      }, (err: unknown) => setError(asApiError(err)))
+      }, (err: unknown) => {
+        trainingKey.settle(err);
+        setError(asApiError(err));
+      })
       .finally(() => setBusy(null));
   };
 
@@ -157,7 +166,7 @@ export function NewModel() {
               {Object.entries(report.trial.metrics).map(([k, v]) => (
                 <div key={k}>
                   <dt>{k.replaceAll('_', ' ')}</dt>
-                  <dd>{typeof v === 'number' ? v.toFixed(4) : JSON.stringify(v)}</dd>
+                  <dd>{formatMetric(v)}</dd>
                 </div>
               ))}
             </dl>

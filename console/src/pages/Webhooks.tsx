@@ -1,14 +1,30 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { call, get, post } from '../api/client';
 import { WEBHOOK_EVENTS, type Page, type Webhook, type WebhookDelivery, type WebhookEvent } from '../api/types';
-import { ConfirmButton, SecretOnce } from '../components/controls';
+import { ConfirmButton, SecretOnce, wholeNumber } from '../components/controls';
 import { Busy, ErrorNotice, Loading } from '../components/feedback';
 import { formatDate } from '../lib/format';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 
-function Deliveries({ webhook, run }: { webhook: Webhook; run: (label: string, task: () => Promise<void>, after?: () => void) => void }) {
-  const deliveries = useResource((signal) => get<Page<WebhookDelivery>>(`/v1/webhooks/${webhook.id}/deliveries`, { limit: 20 }, signal), [webhook.id]);
+/** How long the page follows pending deliveries by itself (their first attempts start at once; retries wait minutes). */
+const FOLLOW_MS = 60_000;
+const MAX_OVERLAP_HOURS = 7 * 24;
+
+function Deliveries({ webhook, run, generation }: { webhook: Webhook; run: (label: string, task: () => Promise<void>, after?: () => void) => void; generation: number }) {
+  const deliveries = useResource((signal) => get<Page<WebhookDelivery>>(`/v1/webhooks/${webhook.id}/deliveries`, { limit: 20 }, signal), [webhook.id, generation]);
+  // After an action on this endpoint (a test event, a redelivery), the list is read again and followed
+  // while a delivery is pending, for a minute: its first attempt is made within seconds.
+  const [followSince, setFollowSince] = useState<number | null>(null);
+  useEffect(() => {
+    if (generation > 0) setFollowSince(Date.now());
+  }, [generation]);
+  const pending = deliveries.data?.data.some((d) => d.state === 'pending') ?? false;
+  useEffect(() => {
+    if (!pending || followSince === null || deliveries.loading || Date.now() - followSince > FOLLOW_MS) return;
+    const timer = setTimeout(deliveries.reload, 1000);
+    return () => clearTimeout(timer);
+  }, [pending, followSince, deliveries.loading, deliveries.data, deliveries.reload]);
   return (
     <div>
       <div className="actions">
@@ -52,7 +68,10 @@ function Deliveries({ webhook, run }: { webhook: Webhook; run: (label: string, t
               </tbody>
             </table>
           </div>
-          <button type="button" className="secondary" disabled={!webhook.active} onClick={() => run('Redelivering', async () => void (await post(`/v1/webhooks/${webhook.id}/deliveries/${d.id}/redeliver`)), deliveries.reload)}>
+          <button type="button" className="secondary" disabled={!webhook.active} onClick={() => run('Redelivering', async () => void (await post(`/v1/webhooks/${webhook.id}/deliveries/${d.id}/redeliver`)), () => {
+                deliveries.reload();
+                setFollowSince(Date.now());
+              })}>
             Redeliver
           </button>
         </details>
@@ -66,6 +85,11 @@ export function Webhooks() {
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<WebhookEvent[]>([]);
   const [secret, setSecret] = useState<string | null>(null);
+  const [overlapText, setOverlapText] = useState('24');
+  const overlapHours = wholeNumber(overlapText, MAX_OVERLAP_HOURS);
+  // Bumped per endpoint after an action that makes deliveries: its list is read again and followed.
+  const [generations, setGenerations] = useState<Record<string, number>>({});
+  const bump = (id: string) => setGenerations((g) => ({ ...g, [id]: (g[id] ?? 0) + 1 }));
   const { busy, error, run: act } = useAction();
   const run = (label: string, task: () => Promise<void>, after?: () => void) =>
     void act(label, task, {
@@ -125,7 +149,7 @@ export function Webhooks() {
             {h.disabled_reason ? ` · ${h.disabled_reason}` : ''}
           </p>
           <div className="actions">
-            <button type="button" className="secondary" disabled={!h.active || busy !== null} onClick={() => run('Sending a test event', async () => void (await post(`/v1/webhooks/${h.id}/test`)))}>
+            <button type="button" className="secondary" disabled={!h.active || busy !== null} onClick={() => run('Sending a test event', async () => void (await post(`/v1/webhooks/${h.id}/test`)), () => bump(h.id))}>
               Send a test event
             </button>
             <button
@@ -137,8 +161,28 @@ export function Webhooks() {
               {h.active ? 'Disable' : 'Enable'}
             </button>
             <ConfirmButton
+              label="Rotate the secret"
+              title="Rotate the signing secret?"
+              disabled={busy !== null}
+              confirmDisabled={overlapHours === null}
+              message={
+                <>
+                  <p>A new secret signs every delivery. During the overlap the previous one signs too (both signatures are sent), so receivers can switch without missing a delivery.</p>
+                  <label htmlFor={`overlap-${h.id}`}>Overlap (hours, 0 ends the previous secret at once)</label>
+                  <input id={`overlap-${h.id}`} type="number" min={0} max={MAX_OVERLAP_HOURS} required value={overlapText} aria-invalid={overlapHours === null} onChange={(e) => setOverlapText(e.target.value)} />
+                  {overlapHours === null && <p className="field-error">A whole number of hours from 0 to {MAX_OVERLAP_HOURS}.</p>}
+                </>
+              }
+              confirmLabel="Rotate"
+              onConfirm={() =>
+                overlapHours !== null &&
+                run('Rotating the secret', async () => setSecret((await post<Webhook & { secret: string }>(`/v1/webhooks/${h.id}/rotate-secret`, { overlap_hours: overlapHours })).secret))
+              }
+            />
+            <ConfirmButton
               label="Delete"
               danger
+              disabled={busy !== null}
               title="Delete this endpoint?"
               message={<p>No more events are sent to {h.url}; pending deliveries are cancelled.</p>}
               confirmLabel="Delete"
@@ -146,7 +190,7 @@ export function Webhooks() {
             />
           </div>
           <h3>Deliveries</h3>
-          <Deliveries webhook={h} run={run} />
+          <Deliveries webhook={h} run={run} generation={generations[h.id] ?? 0} />
         </section>
       ))}
     </>
