@@ -195,7 +195,8 @@ describe('the console under a demanding user', () => {
 
       await feedback.getByRole('button', { name: 'Refresh the model' }).click();
       await feedback.getByTestId('feedback-result').filter({ hasText: 'Version v2 serves now, with 4 outcomes folded in.' }).waitFor({ timeout: 60_000 });
-      await expect(page.getByTestId('versions').textContent()).resolves.toMatch(/v2\s*serving/);
+      // the versions list reloads after the result is shown: wait for it rather than read it at once
+      await page.getByTestId('versions').filter({ hasText: /v2\s*serving/ }).waitFor({ timeout: 30_000 });
       await page.getByTestId('prediction-history').getByText('"yes"').first().waitFor();
     } finally {
       await context.close();
