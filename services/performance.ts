@@ -43,7 +43,7 @@ async function observedScore(em: EntityManager, metric: string, modelId: string,
     // at most 1 and their sum at most the number of pairs. An outcome stored before `actual` was
     // checked ("0x10", "1e400") is no pair that can be judged: a cast of it failed the whole query.
     const [row] = await connection.execute<Array<{ n: number; score: number | null }>>(
-      `${MATCHED_CTE}, e as (select (output->>'prediction')::float8 - judged_number(actual) as d from m where judged_number(actual) is not null),
+      `${MATCHED_CTE}, e as (select (output->>'prediction')::float8 - a as d from (select output, judged_number(actual) as a from m) j where a is not null),
        s as (select count(*)::int as n, max(abs(d)) as top from e)
        select s.n, case when s.top = 0 then 0::float8 else s.top * sqrt((select sum(power(d / s.top, 2)) from e) / s.n) end as score from s`,
       [modelId, since],
