@@ -147,11 +147,16 @@ describe('OAuth sign-in and linking in the console, with a real OpenID provider'
     expect((await h.http.post('/v1/auth/oauth/exchange').send({ code })).status).toBe(200);
   });
 
-  test('a provider’s refusal (#oauth_error=access_denied, here the provider’s Cancel) shows a readable message on the sign-in page', async () => {
+  test('a provider’s refusal (#oauth_error=access_denied, here the provider’s Cancel) shows a readable message naming the provider on the sign-in page, also when the provider list answers late', async () => {
     const page = await newPage();
     await page.goto(`${base}/console/sign-in`);
     await page.getByRole('link', { name: `Continue with ${PROVIDER_NAME}` }).click();
     await page.waitForURL((url) => onProvider(url) && url.pathname.startsWith('/interaction/'));
+    // The provider list answers late on the way back: the notice must name the provider, never show its id meanwhile.
+    await page.route('**/v1/auth/providers', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      await route.continue();
+    });
     await page.getByRole('link', { name: '[ Cancel ]' }).click();
     const notice = page.getByTestId('oauth-error');
     await notice.waitFor();

@@ -53,7 +53,8 @@ export function SignIn() {
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
-  const [providers, setProviders] = useState<Providers['providers']>([]);
+  // null until the deployment's providers are known: a provider's name is shown, never its id in passing.
+  const [providers, setProviders] = useState<Providers['providers'] | null>(null);
   // Read during the first render (before anything can navigate away), acted on once in the effect below.
   const [arrival] = useState(() => readArrival(window.location.hash, window.location.search));
   // While an arrival is handled the page stays here even when signed in (a link flow comes back signed in).
@@ -180,7 +181,7 @@ export function SignIn() {
   }, []);
 
   if (session.signedIn && !busy && !settling && !pendingLink) return <Navigate to={from} replace />;
-  const providerName = (id: string) => providers.find((p) => p.id === id)?.name ?? id;
+  const providerName = (id: string) => providers?.find((p) => p.id === id)?.name ?? id;
 
   const submitEmail = (e: FormEvent) => {
     e.preventDefault();
@@ -214,7 +215,7 @@ export function SignIn() {
         </p>
       )}
       <ErrorNotice error={error} />
-      {oauthError && (
+      {oauthError && providers && (
         <div className="notice notice-error" role="alert" data-testid="oauth-error">
           <p>{describeOAuthError(oauthError.error, providerName(oauthError.provider), oauthError.purpose)}</p>
           <p className="muted small">{oauthError.error}</p>
@@ -284,7 +285,7 @@ export function SignIn() {
         </form>
       )}
 
-      {providers.length > 0 && step.kind === 'email' && !settling && !pendingLink && (
+      {providers && providers.length > 0 && step.kind === 'email' && !settling && !pendingLink && (
         <section aria-labelledby="providers-title">
           <h2 id="providers-title">Or continue with</h2>
           <ul className="providers">
