@@ -1,4 +1,4 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { loadConfig } from '../../config/env';
 import { ensureConsoleBuilt } from '../../scripts/lib/console-build';
 import { freePort } from '../../scripts/lib/ports';
@@ -128,11 +128,31 @@ describe('the console’s billing page in a real browser, with the Stripe stand-
     expect(await page.getByRole('button', { name: 'Choose build' }).count()).toBe(0);
   });
 
-  test('buys 100 credits: the stand-in’s payment page is paid, the purchase settles and the purchased balance becomes 100', async () => {
+  test('buys 100 credits: a second click while the browser leaves for the payment page opens no second purchase; the page is paid, the purchase settles and the purchased balance becomes 100', async () => {
     await page.getByLabel('Credits', { exact: true }).fill('100');
     await page.getByText('Price: $0.50').waitFor();
+    // The payment page answers late: between the service's answer and the browser leaving, a second
+    // click would open a second Checkout Session.
+    const slowCheckout = `${stripe.url}/checkout/**`;
+    await page.route(slowCheckout, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await route.continue();
+    });
+    const purchases: string[] = [];
+    const onRequest = (request: Request) => {
+      if (request.method() === 'POST' && request.url().endsWith('/v1/billing/credits')) purchases.push(request.url());
+    };
+    page.on('request', onRequest);
+    // A second click 500 ms after the first, once the service has answered and while the browser is leaving.
+    await page.evaluate(() => {
+      const buy = [...document.querySelectorAll('button')].find((b) => b.textContent?.trim() === 'Buy 100 credits');
+      buy?.addEventListener('click', () => setTimeout(() => buy.click(), 500), { once: true });
+    });
     await page.getByRole('button', { name: 'Buy 100 credits' }).click();
     await page.waitForURL((url) => url.href.startsWith(`${stripe.url}/checkout/`));
+    page.off('request', onRequest);
+    expect(purchases).toHaveLength(1);
+    await page.unroute(slowCheckout);
     await page.getByRole('heading', { name: 'Credit purchase' }).waitFor();
     await page.getByRole('button', { name: 'Pay 0.50 USD' }).click();
     await page.waitForURL((url) => url.origin === base && url.pathname === '/console/billing');

@@ -13,10 +13,29 @@ const PURCHASE_KEY = 'console.billing.purchase';
 /** Stripe's statuses with a live subscription (services/billing.ts): a plan change is a PATCH, not a second Checkout. */
 const LIVE = new Set(['active', 'trialing', 'past_due']);
 
-/** Checkout, credit purchases and the portal all hand the browser to the payment provider's page. */
-function goTo(url: string | null | undefined): void {
+/** How long the page waits for the browser to leave before it offers its buttons again (a stopped navigation). */
+const LEAVING_MS = 10_000;
+
+/**
+ * Checkout, credit purchases and the portal all hand the browser to the payment provider's page. The
+ * returned promise settles only if the page is still here after LEAVING_MS or is shown again from the
+ * back-forward cache, so the buttons stay disabled while the browser leaves: a second click in that
+ * time opened a second Checkout Session.
+ */
+async function goTo(url: string | null | undefined): Promise<void> {
   if (!url) throw new ApiError(0, 'NO_PAYMENT_URL', 'The service did not answer a payment page for this request; try again.');
   window.location.assign(url);
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, LEAVING_MS);
+    window.addEventListener(
+      'pageshow',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -85,7 +104,7 @@ export function Billing() {
     run('Opening the payment page', async () => {
       const purchase = (await call<CreditPurchase>('/v1/billing/credits', { method: 'POST', json: { units } })).data;
       sessionStorage.setItem(PURCHASE_KEY, purchase.id);
-      goTo(purchase.payment_url);
+      await goTo(purchase.payment_url);
     });
   };
   const choose = (plan: string) => {
@@ -101,7 +120,7 @@ export function Billing() {
     }
     run(`Opening the checkout for ${plan}`, async () => {
       sessionStorage.removeItem(PURCHASE_KEY);
-      goTo((await call<CheckoutSession>('/v1/billing/checkout', { method: 'POST', json: { plan } })).data.url);
+      await goTo((await call<CheckoutSession>('/v1/billing/checkout', { method: 'POST', json: { plan } })).data.url);
     });
   };
   const cancel = () =>
@@ -162,7 +181,7 @@ export function Billing() {
         )}
         <div className="actions">
           {sub?.billing_account && (
-            <button type="button" className="secondary" disabled={busy !== null} onClick={() => run('Opening the billing portal', async () => goTo((await call<{ url: string }>('/v1/billing/portal', { method: 'POST', json: {} })).data.url))}>
+            <button type="button" className="secondary" disabled={busy !== null} onClick={() => run('Opening the billing portal', async () => await goTo((await call<{ url: string }>('/v1/billing/portal', { method: 'POST', json: {} })).data.url))}>
               Manage payment details and invoices
             </button>
           )}
