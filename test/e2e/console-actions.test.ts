@@ -283,6 +283,39 @@ describe('the console under a demanding user', () => {
     }
   });
 
+  test('each page’s tab title names the page, a model’s page the model, so tabs and history entries can be told apart', async () => {
+    const { context, page, session } = await signedInContext();
+    try {
+      const trained = await api(session, 'post', '/v1/models').send({ target: 'churned', engine: 'tabular-gbdt', name: 'Churn by region', data: churnRows(120) });
+      expect(trained.status).toBe(201);
+      const site = 'Console · Prediction service';
+      const titled = async (title: string) => page.waitForFunction((expected) => document.title === expected, `${title} · ${site}`);
+      // One load, then the console's own links: a reload while a renewal is on the wire would spend the
+      // stored refresh token without keeping its successor (docs/DECISIONS.md, "Renewals are serialised").
+      await page.goto(`${base}/console/models`);
+      await titled('Models');
+      await page.getByRole('link', { name: 'Churn by region' }).click();
+      await titled('Churn by region (model)');
+      const nav = page.getByRole('navigation');
+      await nav.getByRole('link', { name: 'Models' }).click();
+      await page.getByRole('link', { name: 'New model' }).click();
+      await titled('New model');
+      for (const [link, title] of [
+        ['Forecast', 'Forecast playground'],
+        ['Usage', 'Usage'],
+        ['API keys', 'API keys'],
+        ['Webhooks', 'Webhooks'],
+        ['Billing', 'Billing'],
+        ['Account', 'Account'],
+      ] as const) {
+        await nav.getByRole('link', { name: link, exact: true }).click();
+        await titled(title);
+      }
+    } finally {
+      await context.close();
+    }
+  });
+
   test('a page load logs no error in the browser console (the favicon is part of the build, not a 404)', async () => {
     const context = await browser.newContext();
     try {

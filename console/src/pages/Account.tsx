@@ -12,8 +12,10 @@ import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 import { useSession } from '../session-context';
 import type { LinkOutcome } from './SignIn';
+import { useDocumentTitle } from '../lib/use-document-title';
 
 export function Account() {
+  useDocumentTitle('Account');
   const { profile, reloadProfile, setWorkspace, workspaceId } = useSession();
   const [fullName, setFullName] = useState<string | null>(null);
   const [workspaceName, setWorkspaceName] = useState('');

@@ -6,6 +6,7 @@ import { Busy, ErrorNotice, Loading } from '../components/feedback';
 import { formatDate } from '../lib/format';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
+import { useDocumentTitle } from '../lib/use-document-title';
 
 const MAX_GRACE_DAYS = 90;
 
@@ -33,6 +34,7 @@ function RotateButton({ apiKey, onRotate, disabled }: { apiKey: ApiKey; onRotate
 }
 
 export function ApiKeys() {
+  useDocumentTitle('API keys');
   const keys = useResource((signal) => get<Page<ApiKey>>('/v1/api-keys', { limit: 200 }, signal), []);
   const [name, setName] = useState('');
   const [kind, setKind] = useState<'api' | 'admin'>('api');

@@ -7,6 +7,7 @@ import { formatDate, formatInt, formatMoney } from '../lib/format';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 import { useSession } from '../session-context';
+import { useDocumentTitle } from '../lib/use-document-title';
 
 /** The purchase this tab sent to the payment page, so the page can follow it on return. */
 const PURCHASE_KEY = 'console.billing.purchase';
@@ -47,6 +48,7 @@ function readReturn(): 'success' | 'cancelled' | null {
 }
 
 export function Billing() {
+  useDocumentTitle('Billing');
   const { reloadProfile } = useSession();
   const plans = useResource((signal) => call<{ data: Plan[] }>('/v1/plans', { auth: false, signal }).then((a) => a.data.data), []);
   const subscription = useResource((signal) => get<Subscription>('/v1/billing/subscription', undefined, signal), []);

@@ -11,6 +11,7 @@ import { download } from '../lib/download';
 import { RetryKey } from '../lib/idempotency';
 import { formatInt, formatNumber } from '../lib/format';
 import { useSession } from '../session-context';
+import { useDocumentTitle } from '../lib/use-document-title';
 
 const REMAINING_HEADER = 'x-service-predictions-remaining';
 
@@ -93,6 +94,7 @@ function ForecastChart({ history, forecast, settings, series }: { history: CsvDa
 }
 
 export function Forecast() {
+  useDocumentTitle('Forecast playground');
   const { reloadProfile } = useSession();
   const [csv, setCsv] = useState<CsvData | null>(null);
   const [target, setTarget] = useState('');

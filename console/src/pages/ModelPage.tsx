@@ -17,6 +17,7 @@ import { formatDate, formatInt, formatNumber } from '../lib/format';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 import { useSession } from '../session-context';
+import { useDocumentTitle } from '../lib/use-document-title';
 
 const WINDOWS = [7, 30, 90, 365];
 
@@ -232,6 +233,7 @@ export function ModelPage() {
   const navigate = useNavigate();
   const { reloadProfile } = useSession();
   const model = useResource((signal) => get<Model>(`/v1/models/${id}`, undefined, signal), [id]);
+  useDocumentTitle(model.data ? `${model.data.name} (model)` : 'Model');
   const versions = useResource((signal) => get<Page<ModelVersion>>(`/v1/models/${id}/versions`, { limit: 50 }, signal), [id]);
   const [historyGeneration, setHistoryGeneration] = useState(0);
   const predictions = useResource((signal) => get<Page<PredictionHistoryEntry>>(`/v1/models/${id}/predictions`, { limit: 20 }, signal), [id, historyGeneration]);

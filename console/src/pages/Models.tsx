@@ -4,8 +4,10 @@ import type { Model, Page } from '../api/types';
 import { ErrorNotice, Loading } from '../components/feedback';
 import { formatDate, formatNumber } from '../lib/format';
 import { useResource } from '../lib/use-resource';
+import { useDocumentTitle } from '../lib/use-document-title';
 
 export function Models() {
+  useDocumentTitle('Models');
   const [params, setParams] = useSearchParams();
   const archived = params.get('status') === 'archived';
   const models = useResource((signal) => get<Page<Model>>('/v1/models', { status: archived ? 'archived' : undefined, limit: 200 }, signal), [archived]);

@@ -9,6 +9,7 @@ import { RetryKey } from '../lib/idempotency';
 import { formatMetric } from '../lib/format';
 import { useResource } from '../lib/use-resource';
 import { useSession } from '../session-context';
+import { useDocumentTitle } from '../lib/use-document-title';
 
 const VERDICT_TEXT: Record<string, string> = {
   usable: 'Usable: the columns carry signal for the target.',
@@ -25,6 +26,7 @@ function trainingForm(csv: CsvData, fields: Record<string, string>): FormData {
 }
 
 export function NewModel() {
+  useDocumentTitle('New model');
   const navigate = useNavigate();
   const { reloadProfile } = useSession();
   const engines = useResource((signal) => get<{ data: Engine[] }>('/v1/engines', undefined, signal), []);

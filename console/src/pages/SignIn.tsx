@@ -7,6 +7,7 @@ import type { Providers, TokenPair } from '../api/types';
 import { Busy, ErrorNotice } from '../components/feedback';
 import { describeOAuthError, startOAuthFlow, takeOAuthFlow, type OAuthPurpose } from '../lib/oauth-flow';
 import { useSession } from '../session-context';
+import { useDocumentTitle } from '../lib/use-document-title';
 
 type Step = { kind: 'email' } | { kind: 'code'; email: string } | { kind: 'password'; email: string } | { kind: 'staff-code'; email: string };
 
@@ -43,6 +44,7 @@ async function postPublic<T>(path: string, json: unknown): Promise<T> {
 }
 
 export function SignIn() {
+  useDocumentTitle('Sign in');
   const session = useSession();
   const navigate = useNavigate();
   const location = useLocation();

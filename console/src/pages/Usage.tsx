@@ -8,6 +8,7 @@ import { ErrorNotice, Loading } from '../components/feedback';
 import { formatDate, formatInt } from '../lib/format';
 import { useResource } from '../lib/use-resource';
 import { useSession } from '../session-context';
+import { useDocumentTitle } from '../lib/use-document-title';
 
 function UsageChart({ usage }: { usage: UsageData }) {
   const { days, operations, table } = useMemo(() => {
@@ -44,6 +45,7 @@ function UsageChart({ usage }: { usage: UsageData }) {
 }
 
 export function Usage() {
+  useDocumentTitle('Usage');
   const { profile, reloadProfile } = useSession();
   const [errorsOnly, setErrorsOnly] = useState(false);
   const usage = useResource((signal) => get<UsageData>('/v1/usage', undefined, signal), []);

@@ -6,6 +6,7 @@ import { Busy, ErrorNotice, Loading } from '../components/feedback';
 import { formatDate } from '../lib/format';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
+import { useDocumentTitle } from '../lib/use-document-title';
 
 /** How long the page follows pending deliveries by itself (their first attempts start at once; retries wait minutes). */
 const FOLLOW_MS = 60_000;
@@ -81,6 +82,7 @@ function Deliveries({ webhook, run, generation }: { webhook: Webhook; run: (labe
 }
 
 export function Webhooks() {
+  useDocumentTitle('Webhooks');
   const hooks = useResource((signal) => get<Page<Webhook>>('/v1/webhooks', { limit: 100 }, signal), []);
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<WebhookEvent[]>([]);
