@@ -27,6 +27,7 @@ module.exports = {
       transformIgnorePatterns,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      runner: '<rootDir>/test/support/serial-runner.js',
     },
     {
       // The console in a real headless Chromium against the real stack. The same global setup as the
@@ -39,6 +40,7 @@ module.exports = {
       transformIgnorePatterns,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      runner: '<rootDir>/test/support/serial-runner.js',
     },
   ],
   testTimeout: 120000,
