@@ -289,7 +289,14 @@ describe('the console under a demanding user', () => {
       const trained = await api(session, 'post', '/v1/models').send({ target: 'churned', engine: 'tabular-gbdt', name: 'Churn by region', data: churnRows(120) });
       expect(trained.status).toBe(201);
       const site = 'Console · Prediction service';
-      const titled = async (title: string) => page.waitForFunction((expected) => document.title === expected, `${title} · ${site}`);
+      const titled = async (title: string) => {
+        const expected = `${title} · ${site}`;
+        const deadline = Date.now() + 15_000;
+        while ((await page.title()) !== expected) {
+          if (Date.now() > deadline) throw new Error(`the tab's title is "${await page.title()}", not "${expected}"`);
+          await page.waitForTimeout(50);
+        }
+      };
       // One load, then the console's own links: a reload while a renewal is on the wire would spend the
       // stored refresh token without keeping its successor (docs/DECISIONS.md, "Renewals are serialised").
       await page.goto(`${base}/console/models`);

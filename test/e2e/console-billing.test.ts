@@ -144,10 +144,10 @@ describe('the console’s billing page in a real browser, with the Stripe stand-
     };
     page.on('request', onRequest);
     // A second click 500 ms after the first, once the service has answered and while the browser is leaving.
-    await page.evaluate(() => {
-      const buy = [...document.querySelectorAll('button')].find((b) => b.textContent?.trim() === 'Buy 100 credits');
-      buy?.addEventListener('click', () => setTimeout(() => buy.click(), 500), { once: true });
-    });
+    await page.evaluate(`(() => {
+      const buy = [...document.querySelectorAll('button')].find((b) => b.textContent.trim() === 'Buy 100 credits');
+      buy.addEventListener('click', () => setTimeout(() => buy.click(), 500), { once: true });
+    })()`);
     await page.getByRole('button', { name: 'Buy 100 credits' }).click();
     await page.waitForURL((url) => url.href.startsWith(`${stripe.url}/checkout/`));
     page.off('request', onRequest);
