@@ -108,6 +108,32 @@ export interface ReadBody {
 
 const NOTHING_READ: ReadBody = { upload: null, largeJson: null };
 
+/** A route that takes no body reads at most this much of one, enough for `{}` and blanks around it. */
+const NO_BODY_LIMIT_BYTES = 1024;
+
+/**
+ * A route that takes no body (refresh, archive, restore, the deletions, a webhook test, the portal…)
+ * accepts none, blanks, or an empty JSON object (clients, the console among them, send `{}` with
+ * every POST); anything else is 400 VALIDATION_ERROR, as an unknown field is on the routes that take
+ * one. Such bodies were never read, so an eighteenth probe's refresh sent `{"engine": …}` refreshed on
+ * the current engine, and a deletion or a revocation sent with options ran with them ignored. Bodies
+ * of GET and HEAD have no meaning (RFC 9110 §9.3.1) and are left unread.
+ */
+async function refuseBody(ctx: Context): Promise<void> {
+  if (ctx.method === 'GET' || ctx.method === 'HEAD' || !hasBody(ctx)) return;
+  const refused = () => new AppError('VALIDATION_ERROR', 400, 'This route takes no body; send none (or {}).', { errors: [{ path: 'body', message: 'This route takes no body; send none (or {}).' }] });
+  let raw: Buffer;
+  try {
+    raw = await getRawBody(ctx.req, { limit: NO_BODY_LIMIT_BYTES, length: ctx.get('content-length') || undefined });
+  } catch (err) {
+    if (isTooLarge(err)) throw new AppError('PAYLOAD_TOO_LARGE', 413, 'This route takes no body.');
+    throw refused();
+  }
+  const text = raw.toString('utf8').trim();
+  if (text === '') return;
+  if (!/^\{\s*\}$/.test(text)) throw refused();
+}
+
 /**
  * Reads the body of a route after authentication, with the limits of the caller's plan for dataset
  * routes (JSON rows, or one CSV/JSON file in multipart `file`). Oversized bodies answer the contract's
@@ -115,7 +141,10 @@ const NOTHING_READ: ReadBody = { upload: null, largeJson: null };
  * `stagesLargeJson`: a large JSON body of a dataset route is answered unparsed (`largeJson`).
  */
 export async function readBody(ctx: Context, kind: BodyKind, config: AppConfig, plan: PlanName | null, stagesLargeJson = false): Promise<ReadBody> {
-  if (kind === 'none') return NOTHING_READ;
+  if (kind === 'none') {
+    await refuseBody(ctx);
+    return NOTHING_READ;
+  }
   if (kind === 'raw') {
     try {
       const content = await getRawBody(ctx.req, { limit: RAW_BODY_LIMIT_BYTES, length: ctx.get('content-length') || undefined });

@@ -14,7 +14,7 @@ import { EnginePool } from '../../services/engine-pool';
 import { RequestLogWriter } from '../../services/request-log';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { TEST_ENV, requireEnv } from '../support/env';
-import { checkedAgent, expectError, signInByMail, startHarness, type Harness } from '../support/harness';
+import { checkedAgent, expectError, signInByMail, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 
 describe('HTTP conventions', () => {
   let h: Harness;
@@ -142,6 +142,46 @@ describe('HTTP conventions', () => {
     expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(expect.arrayContaining(['body.name']));
     const after = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
     expect(after.body.pagination.total).toBe(before.body.pagination.total);
+  });
+
+  it('refuses a body on a route that takes none with 400 VALIDATION_ERROR and does nothing; no body, blanks or {} are served as before (an eighteenth probe: a refresh sent {"engine": …} refreshed on the current engine, a deletion or revocation with options ran with them ignored)', async () => {
+    const { apiKey, adminKey, modelId } = await trainedChurnModel(h);
+    const key = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'kept' });
+    expect(key.status).toBe(201);
+    const refused = [
+      await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey).send({ engine: 'tabular-gbdt' }),
+      await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', apiKey).send({ reason: 'unused' }),
+      await h.http.delete(`/v1/models/${modelId}`).set('X-API-Key', apiKey).send({ permanent: false }),
+      await h.http.delete(`/v1/api-keys/${key.body.id}`).set('X-API-Key', adminKey).send({ reason: 'rotation' }),
+      await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', apiKey).set('content-type', 'text/plain').send('archive it'),
+      await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', apiKey).set('content-type', 'application/json').send('null'),
+      await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', apiKey).set('content-type', 'application/json').send('{"reason": '),
+    ];
+    for (const res of refused) {
+      expectError(res, 400, 'VALIDATION_ERROR');
+      expect(res.body.errors).toEqual([{ path: 'body', message: expect.stringContaining('no body') }]);
+    }
+    expect((await h.http.get(`/v1/models/${modelId}`).set('X-API-Key', apiKey)).body.status).toBe('serving');
+    const keys = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
+    expect(keys.body.data.find((k: { id: string }) => k.id === key.body.id).status).toBe('active');
+    // what clients send to such routes (the console sends {}) is served as before
+    expect((await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', apiKey).send({})).status).toBe(204);
+    expect((await h.http.post(`/v1/models/${modelId}/restore`).set('X-API-Key', apiKey)).status).toBe(200);
+    expect((await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', apiKey).set('content-type', 'application/json').send(' \n')).status).toBe(204);
+    expect((await h.http.delete(`/v1/api-keys/${key.body.id}`).set('X-API-Key', adminKey).set('content-type', 'application/json').send('{ }')).status).toBe(204);
+  });
+
+  it('refuses a JSON body of null with 400 VALIDATION_ERROR like any body that is not an object, and does nothing (an eighteenth probe: null was read as {}, so a rotation sent null rotated with the default grace)', async () => {
+    const { adminKey } = await h.provision();
+    const key = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'rotate me?' });
+    expect(key.status).toBe(201);
+    for (const body of ['null', '[]', '0']) {
+      const res = await h.http.post(`/v1/api-keys/${key.body.id}/rotate`).set('X-API-Key', adminKey).set('content-type', 'application/json').send(body);
+      expectError(res, 400, 'VALIDATION_ERROR');
+      expect(res.body.errors).toEqual([{ path: 'body', message: expect.stringMatching(/expected object/) }]);
+    }
+    const keys = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
+    expect(keys.body.data.filter((k: { name: string }) => k.name === 'rotate me?').map((k: { status: string }) => k.status)).toEqual(['active']);
   });
 
   it('answers a body over the size limit with 413 PAYLOAD_TOO_LARGE', async () => {
