@@ -52,6 +52,8 @@ export interface SubscriptionState {
   hasBillingAccount: boolean;
 }
 
+/** Whether a Stripe subscription status still bills (the statuses the account keeps its plan in). */
+export const isLiveStatus = (status: string): boolean => LIVE_STATUSES.has(status);
 export const hasLiveSubscription = (account: Pick<Account, 'subscriptionId' | 'subscriptionStatus'>): boolean => account.subscriptionId !== null && LIVE_STATUSES.has(account.subscriptionStatus ?? '');
 
 const noActiveSubscription = (): AppError =>
@@ -876,7 +878,7 @@ async function applyLatestSubscription(tx: EntityManager, stripe: Stripe, logger
  * mode (a wrong STRIPE_SECRET_KEY): that is the operator's to fix, and nothing is changed (the error
  * is thrown: the sweep logs it and asks again in an hour; a webhook delivery is retried by Stripe).
  */
-async function retrieveSubscription(tx: EntityManager, stripe: Stripe, accountId: string, subscriptionId: string): Promise<Stripe.Subscription | 'unknown'> {
+export async function retrieveSubscription(tx: EntityManager, stripe: Stripe, accountId: string, subscriptionId: string): Promise<Stripe.Subscription | 'unknown'> {
   try {
     return await stripe.subscriptions.retrieve(subscriptionId);
   } catch (err) {
