@@ -559,7 +559,7 @@ export class Billing {
     }
     const stripe = await this.stripeFor(accountId);
     const subscriptionId = account.subscriptionId;
-    let current = await callStripe(() => stripe.subscriptions.retrieve(subscriptionId));
+    let current = await this.billingSubscription(stripe, accountId, subscriptionId);
     if (current.cancel_at_period_end) {
       current = await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: false }));
     }
@@ -578,12 +578,34 @@ export class Billing {
     return { ...(await this.subscription(accountId)), pendingPlan: plan, cancelAtPeriodEnd: current.cancel_at_period_end };
   }
 
+  /**
+   * The account's subscription as Stripe holds it, while it still bills. One that ended at Stripe with
+   * its event lost (cancelled at once from the portal), or that Stripe no longer knows while it knows
+   * the customer, is applied as its event would be (the account falls to free and may check out
+   * again), and the call is 409 NO_ACTIVE_SUBSCRIPTION: Stripe refuses to update it, and every PATCH or
+   * DELETE answered 502 "retry later" until the sweep caught the lapse after the period's end, while
+   * checkout answered 409 SUBSCRIPTION_EXISTS (an eighteenth probe).
+   */
+  private async billingSubscription(stripe: Stripe, accountId: string, subscriptionId: string): Promise<Stripe.Subscription> {
+    const em = this.deps.orm.em.fork();
+    let latest: Stripe.Subscription | 'unknown';
+    try {
+      latest = await retrieveSubscription(em, stripe, accountId, subscriptionId);
+    } catch (err) {
+      throw new AppError('PAYMENT_PROVIDER_ERROR', 502, 'The payment provider refused the call or could not be reached; retry later.', {}, err);
+    }
+    if (latest !== 'unknown' && LIVE_STATUSES.has(latest.status)) return latest;
+    await em.transactional((tx) => applyLatestSubscription(tx, stripe, this.deps.logger, accountId, subscriptionId));
+    throw noActiveSubscription();
+  }
+
   /** Cancels at the end of the period: the plan stays until Stripe reports the subscription ended. */
   async cancel(accountId: string): Promise<SubscriptionState & { cancelAtPeriodEnd: boolean }> {
     const account = await this.account(accountId);
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
     const stripe = await this.stripeFor(accountId);
     const subscriptionId = account.subscriptionId;
+    await this.billingSubscription(stripe, accountId, subscriptionId);
     const updated = await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
     return { ...(await this.subscription(accountId)), cancelAtPeriodEnd: updated.cancel_at_period_end };
   }
