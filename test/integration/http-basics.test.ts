@@ -69,6 +69,32 @@ describe('HTTP conventions', () => {
     expect(old).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
   });
 
+  it('answers an Expect other than 100-continue with 417 and a CONNECT with 405, each in the envelope with an x-request-id (an eighteenth probe: Node answered a bare 417 with no body, and closed a CONNECT without a word)', async () => {
+    const { port } = h.server.address() as AddressInfo;
+    const exchange = (text: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
+        let received = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => (received += chunk));
+        socket.on('close', () => resolve(received));
+        socket.on('error', reject);
+        setTimeout(() => socket.end(), 2000);
+      });
+    const envelope = (raw: string) => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as unknown;
+    const expectation = await exchange('POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+    expect(expectation).toMatch(/^HTTP\/1\.1 417 Expectation Failed\r\n/);
+    expect(expectation).toMatch(/\r\nx-request-id: req_[0-9A-Za-z]{22}\r\n/i);
+    expect(envelope(expectation)).toEqual({ status: 'error', message: 'EXPECTATION_FAILED', messageDetail: expect.stringContaining('100-continue') });
+    const connect = await exchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(connect).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+    expect(connect).toMatch(/\r\nx-request-id: req_[0-9A-Za-z]{22}\r\n/i);
+    expect(envelope(connect)).toEqual({ status: 'error', message: 'METHOD_NOT_ALLOWED', messageDetail: expect.stringContaining('CONNECT') });
+    // 100-continue is met as before: the body follows and the call is answered
+    const continued = await exchange('POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}');
+    expect(continued).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 Bad Request\r\n/);
+  });
+
   it('gives every response, success included, its own x-request-id', async () => {
     const [a, b] = await Promise.all([h.http.get('/v1/engines'), h.http.get('/v1/engines')]);
     expect(a.status).toBe(200);
