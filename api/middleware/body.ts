@@ -53,17 +53,23 @@ function hasBody(ctx: Context): boolean {
 }
 
 /**
- * 415 for a body sent with a content coding: bodies are read as sent, never inflated. Codings are
+ * 415 for a body sent with a content coding, or a transfer coding besides chunked: bodies are read as sent, never inflated. Codings are
  * case-insensitive lists (RFC 9110 §8.4), so `Identity` or `identity, identity` is no coding. A
  * multipart body used to skip the check: gzipped, it was 400 CSV_UNREADABLE ("could not be read").
  */
 function refuseContentCoding(ctx: Context): void {
-  const codings = ctx
-    .get('content-encoding')
-    .split(',')
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== '' && c !== 'identity');
-  if (codings.length > 0) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 415, 'Compressed request bodies are not accepted; send the body as is.');
+  const codings = (header: string, alsoAllowed: string | null = null) =>
+    ctx
+      .get(header)
+      .split(',')
+      .map((c) => c.trim().toLowerCase())
+      .filter((c) => c !== '' && c !== 'identity' && c !== alsoAllowed);
+  if (codings('content-encoding').length > 0) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 415, 'Compressed request bodies are not accepted; send the body as is.');
+  // Node undoes `chunked` only: a body sent `Transfer-Encoding: gzip, chunked` reached the parser
+  // still compressed, 400 INVALID_JSON "not valid UTF-8" (an eighteenth probe).
+  if (codings('transfer-encoding', 'chunked').length > 0) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 415, 'Transfer codings other than chunked (gzip, deflate…) are not accepted; send the body as is.');
+  }
 }
 
 /**
