@@ -21,7 +21,7 @@ import { lockAccount } from './credits';
 import { execIn } from './webhooks/events';
 import { AppError, notFound } from './errors';
 import { newId } from './ids';
-import { billingUnavailable, callStripe, isResourceMissing, type Stripe } from './stripe';
+import { billingUnavailable, callStripe, fromStripe, isResourceMissing, type Stripe } from './stripe';
 import { postgresLimiter, RateLimited } from './rate-limits';
 import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { TemporalGateway } from './temporal/gateway';
@@ -592,7 +592,9 @@ export class Billing {
     try {
       latest = await retrieveSubscription(em, stripe, accountId, subscriptionId);
     } catch (err) {
-      throw new AppError('PAYMENT_PROVIDER_ERROR', 502, 'The payment provider refused the call or could not be reached; retry later.', {}, err);
+      // Stripe's refusal or outage, or its knowing neither the subscription nor the customer (a wrong key)
+      if (fromStripe(err)) throw new AppError('PAYMENT_PROVIDER_ERROR', 502, 'The payment provider refused the call or could not be reached; retry later.', {}, err);
+      throw err;
     }
     if (latest !== 'unknown' && LIVE_STATUSES.has(latest.status)) return latest;
     await em.transactional((tx) => applyLatestSubscription(tx, stripe, this.deps.logger, accountId, subscriptionId));
