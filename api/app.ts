@@ -210,7 +210,9 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: Any
         const query = parseWith(def.query, ctx.query, 'query');
         const raw = ctx.is('multipart/form-data') ? coerceFormFields(def.body, ctx.request.body) : ctx.request.body;
         // A staged body was validated by its thread, against this schema
-        const body = staged ? staged.body : parseWith(def.body, raw ?? {}, 'body', def.validationCode);
+        // No body at all is {} (readBody); a JSON null is a body, refused as any other that is not an
+        // object: it was read as {}, so an eighteenth probe's rotation sent null ran with the defaults.
+        const body = staged ? staged.body : parseWith(def.body, raw === undefined ? {} : raw, 'body', def.validationCode);
         await def.handler(ctx, { body, query, params, auth, upload, staged, requestId: ctx.state.requestId as string });
       };
       try {

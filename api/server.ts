@@ -60,5 +60,19 @@ export function createHttpServer(app: Koa, options: http.ServerOptions = {}): ht
     void handle(req, res);
   });
   server.on('clientError', answerClientError);
+  // Node's own answers to these were outside the envelope (an eighteenth probe): a bare 417 without a
+  // body or a request id (kept alive, so the refused body was then read as the next request), and a
+  // CONNECT's connection closed without a word. Only Expect: 100-continue is met (Node does so itself).
+  server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    lastResponse.set(req.socket, res);
+    answerBare(res, 417, 'EXPECTATION_FAILED', `The server meets only "Expect: 100-continue", not "${(req.headers.expect ?? '').slice(0, 100)}".`);
+  });
+  server.on('connect', (_req: http.IncomingMessage, socket: Duplex) => {
+    const body = JSON.stringify({ status: 'error', message: 'METHOD_NOT_ALLOWED', messageDetail: 'CONNECT is not allowed: this is an API server, not a proxy.' });
+    socket.end(
+      `HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: ${newId('request')}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
   return server;
 }

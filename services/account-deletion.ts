@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema } from '../db/entities';
 import { AppError, notFound } from './errors';
 import { revokeAllSessions } from './auth/sessions';
-import { hasLiveSubscription } from './billing';
+import { hasLiveSubscription, isLiveStatus, retrieveSubscription } from './billing';
 import Stripe from 'stripe';
 import { callStripe } from './stripe';
 import type { TemporalGateway } from './temporal/gateway';
@@ -85,6 +85,19 @@ export async function endSubscriptionOf(em: EntityManager, stripe: Stripe | null
   if (!hasLiveSubscription({ subscriptionId: account.subscription_id, subscriptionStatus: account.subscription_status })) return false;
   if (!stripe) throw new AppError('BILLING_UNAVAILABLE', 503, 'Stripe is not configured: the subscription of a deleted account cannot be ended.');
   const subscriptionId = account.subscription_id;
+  // Stripe's state first, as the account's may be stale: a subscription Stripe no longer knows (while
+  // it knows the customer) or that ended with its event lost bills no one, and Stripe refuses to update
+  // either (404, 400), so this step failed and was retried for ever and the account was never erased
+  // (an eighteenth probe). Both customer and subscription unknown is a wrong key: thrown, retried.
+  const latest = await retrieveSubscription(em, stripe, accountId, subscriptionId);
+  if (latest === 'unknown' || !isLiveStatus(latest.status) || latest.cancel_at_period_end) {
+    await em.execute(`update accounts set subscription_status = ?, subscription_cancel_at_period_end = ? where id = ?`, [
+      latest === 'unknown' ? 'canceled' : latest.status,
+      latest !== 'unknown' && latest.cancel_at_period_end,
+      accountId,
+    ]);
+    return false;
+  }
   await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
   await em.execute(`update accounts set subscription_cancel_at_period_end = true where id = ?`, [accountId]);
   return true;

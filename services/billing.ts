@@ -21,7 +21,7 @@ import { lockAccount } from './credits';
 import { execIn } from './webhooks/events';
 import { AppError, notFound } from './errors';
 import { newId } from './ids';
-import { billingUnavailable, callStripe, isResourceMissing, type Stripe } from './stripe';
+import { billingUnavailable, callStripe, fromStripe, isResourceMissing, type Stripe } from './stripe';
 import { postgresLimiter, RateLimited } from './rate-limits';
 import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { TemporalGateway } from './temporal/gateway';
@@ -52,6 +52,8 @@ export interface SubscriptionState {
   hasBillingAccount: boolean;
 }
 
+/** Whether a Stripe subscription status still bills (the statuses the account keeps its plan in). */
+export const isLiveStatus = (status: string): boolean => LIVE_STATUSES.has(status);
 export const hasLiveSubscription = (account: Pick<Account, 'subscriptionId' | 'subscriptionStatus'>): boolean => account.subscriptionId !== null && LIVE_STATUSES.has(account.subscriptionStatus ?? '');
 
 const noActiveSubscription = (): AppError =>
@@ -557,7 +559,7 @@ export class Billing {
     }
     const stripe = await this.stripeFor(accountId);
     const subscriptionId = account.subscriptionId;
-    let current = await callStripe(() => stripe.subscriptions.retrieve(subscriptionId));
+    let current = await this.billingSubscription(stripe, accountId, subscriptionId);
     if (current.cancel_at_period_end) {
       current = await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: false }));
     }
@@ -576,12 +578,36 @@ export class Billing {
     return { ...(await this.subscription(accountId)), pendingPlan: plan, cancelAtPeriodEnd: current.cancel_at_period_end };
   }
 
+  /**
+   * The account's subscription as Stripe holds it, while it still bills. One that ended at Stripe with
+   * its event lost (cancelled at once from the portal), or that Stripe no longer knows while it knows
+   * the customer, is applied as its event would be (the account falls to free and may check out
+   * again), and the call is 409 NO_ACTIVE_SUBSCRIPTION: Stripe refuses to update it, and every PATCH or
+   * DELETE answered 502 "retry later" until the sweep caught the lapse after the period's end, while
+   * checkout answered 409 SUBSCRIPTION_EXISTS (an eighteenth probe).
+   */
+  private async billingSubscription(stripe: Stripe, accountId: string, subscriptionId: string): Promise<Stripe.Subscription> {
+    const em = this.deps.orm.em.fork();
+    let latest: Stripe.Subscription | 'unknown';
+    try {
+      latest = await retrieveSubscription(em, stripe, accountId, subscriptionId);
+    } catch (err) {
+      // Stripe's refusal or outage, or its knowing neither the subscription nor the customer (a wrong key)
+      if (fromStripe(err)) throw new AppError('PAYMENT_PROVIDER_ERROR', 502, 'The payment provider refused the call or could not be reached; retry later.', {}, err);
+      throw err;
+    }
+    if (latest !== 'unknown' && LIVE_STATUSES.has(latest.status)) return latest;
+    await em.transactional((tx) => applyLatestSubscription(tx, stripe, this.deps.logger, accountId, subscriptionId));
+    throw noActiveSubscription();
+  }
+
   /** Cancels at the end of the period: the plan stays until Stripe reports the subscription ended. */
   async cancel(accountId: string): Promise<SubscriptionState & { cancelAtPeriodEnd: boolean }> {
     const account = await this.account(accountId);
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
     const stripe = await this.stripeFor(accountId);
     const subscriptionId = account.subscriptionId;
+    await this.billingSubscription(stripe, accountId, subscriptionId);
     const updated = await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
     return { ...(await this.subscription(accountId)), cancelAtPeriodEnd: updated.cancel_at_period_end };
   }
@@ -876,7 +902,7 @@ async function applyLatestSubscription(tx: EntityManager, stripe: Stripe, logger
  * mode (a wrong STRIPE_SECRET_KEY): that is the operator's to fix, and nothing is changed (the error
  * is thrown: the sweep logs it and asks again in an hour; a webhook delivery is retried by Stripe).
  */
-async function retrieveSubscription(tx: EntityManager, stripe: Stripe, accountId: string, subscriptionId: string): Promise<Stripe.Subscription | 'unknown'> {
+export async function retrieveSubscription(tx: EntityManager, stripe: Stripe, accountId: string, subscriptionId: string): Promise<Stripe.Subscription | 'unknown'> {
   try {
     return await stripe.subscriptions.retrieve(subscriptionId);
   } catch (err) {

@@ -32,6 +32,11 @@ export async function callStripe<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Whether the error is Stripe's (a refusal or an outage), or wraps one as its cause. */
+export function fromStripe(err: unknown): boolean {
+  return err instanceof Stripe.errors.StripeError || (err instanceof Error && err.cause instanceof Stripe.errors.StripeError);
+}
+
 /** Whether Stripe answered 404 `resource_missing`: it does not know the object asked for. */
 export function isResourceMissing(err: unknown): boolean {
   return err instanceof Stripe.errors.StripeInvalidRequestError && err.statusCode === 404 && err.code === 'resource_missing';

@@ -53,17 +53,23 @@ function hasBody(ctx: Context): boolean {
 }
 
 /**
- * 415 for a body sent with a content coding: bodies are read as sent, never inflated. Codings are
+ * 415 for a body sent with a content coding, or a transfer coding besides chunked: bodies are read as sent, never inflated. Codings are
  * case-insensitive lists (RFC 9110 §8.4), so `Identity` or `identity, identity` is no coding. A
  * multipart body used to skip the check: gzipped, it was 400 CSV_UNREADABLE ("could not be read").
  */
 function refuseContentCoding(ctx: Context): void {
-  const codings = ctx
-    .get('content-encoding')
-    .split(',')
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== '' && c !== 'identity');
-  if (codings.length > 0) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 415, 'Compressed request bodies are not accepted; send the body as is.');
+  const codings = (header: string, alsoAllowed: string | null = null) =>
+    ctx
+      .get(header)
+      .split(',')
+      .map((c) => c.trim().toLowerCase())
+      .filter((c) => c !== '' && c !== 'identity' && c !== alsoAllowed);
+  if (codings('content-encoding').length > 0) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 415, 'Compressed request bodies are not accepted; send the body as is.');
+  // Node undoes `chunked` only: a body sent `Transfer-Encoding: gzip, chunked` reached the parser
+  // still compressed, 400 INVALID_JSON "not valid UTF-8" (an eighteenth probe).
+  if (codings('transfer-encoding', 'chunked').length > 0) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 415, 'Transfer codings other than chunked (gzip, deflate…) are not accepted; send the body as is.');
+  }
 }
 
 /**
@@ -108,6 +114,32 @@ export interface ReadBody {
 
 const NOTHING_READ: ReadBody = { upload: null, largeJson: null };
 
+/** A route that takes no body reads at most this much of one, enough for `{}` and blanks around it. */
+const NO_BODY_LIMIT_BYTES = 1024;
+
+/**
+ * A route that takes no body (refresh, archive, restore, the deletions, a webhook test, the portal…)
+ * accepts none, blanks, or an empty JSON object (clients, the console among them, send `{}` with
+ * every POST); anything else is 400 VALIDATION_ERROR, as an unknown field is on the routes that take
+ * one. Such bodies were never read, so an eighteenth probe's refresh sent `{"engine": …}` refreshed on
+ * the current engine, and a deletion or a revocation sent with options ran with them ignored. Bodies
+ * of GET and HEAD have no meaning (RFC 9110 §9.3.1) and are left unread.
+ */
+async function refuseBody(ctx: Context): Promise<void> {
+  if (ctx.method === 'GET' || ctx.method === 'HEAD' || !hasBody(ctx)) return;
+  const refused = () => new AppError('VALIDATION_ERROR', 400, 'This route takes no body; send none (or {}).', { errors: [{ path: 'body', message: 'This route takes no body; send none (or {}).' }] });
+  let raw: Buffer;
+  try {
+    raw = await getRawBody(ctx.req, { limit: NO_BODY_LIMIT_BYTES, length: ctx.get('content-length') || undefined });
+  } catch (err) {
+    if (isTooLarge(err)) throw new AppError('PAYLOAD_TOO_LARGE', 413, 'This route takes no body.');
+    throw refused();
+  }
+  const text = raw.toString('utf8').trim();
+  if (text === '') return;
+  if (!/^\{\s*\}$/.test(text)) throw refused();
+}
+
 /**
  * Reads the body of a route after authentication, with the limits of the caller's plan for dataset
  * routes (JSON rows, or one CSV/JSON file in multipart `file`). Oversized bodies answer the contract's
@@ -115,7 +147,10 @@ const NOTHING_READ: ReadBody = { upload: null, largeJson: null };
  * `stagesLargeJson`: a large JSON body of a dataset route is answered unparsed (`largeJson`).
  */
 export async function readBody(ctx: Context, kind: BodyKind, config: AppConfig, plan: PlanName | null, stagesLargeJson = false): Promise<ReadBody> {
-  if (kind === 'none') return NOTHING_READ;
+  if (kind === 'none') {
+    await refuseBody(ctx);
+    return NOTHING_READ;
+  }
   if (kind === 'raw') {
     try {
       const content = await getRawBody(ctx.req, { limit: RAW_BODY_LIMIT_BYTES, length: ctx.get('content-length') || undefined });

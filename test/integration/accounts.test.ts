@@ -307,6 +307,40 @@ describe('account deletion with billing', () => {
     expect(await b.orm.em.fork().execute(`select id from accounts where id = ?`, [session.accountId])).toEqual([]);
   });
 
+  test('erases an account whose subscription no longer bills at Stripe though the service still holds it live: removed at Stripe (404) or ended with its event lost (an eighteenth probe: the step that ends it failed on that answer and was retried for ever, the account never erased)', async () => {
+    const subscribed = async () => {
+      const session = await signInByMail(b);
+      const checkout = await b.http.post('/v1/billing/checkout').set(as(session)).send({ plan: 'build' });
+      expect(checkout.status).toBe(200);
+      await stripe.completeCheckout(checkout.body.id);
+      const shown = await eventually(
+        () => b.http.get('/v1/billing/subscription').set(as(session)),
+        (r) => r.body.plan === 'build',
+      );
+      return { session, subscriptionId: shown.body.subscription_id as string };
+    };
+    const removed = await subscribed();
+    const ended = await subscribed();
+    // Removed at Stripe (a test mode's data deleted): Stripe answers 404 and still knows the customer.
+    stripe.subscriptions.delete(removed.subscriptionId);
+    // Ended at Stripe (cancelled at once from the portal), its customer.subscription.deleted never delivered.
+    stripe.autoDeliver = false;
+    try {
+      await stripe.setSubscriptionStatus(ended.subscriptionId, 'canceled');
+    } finally {
+      stripe.outbox.length = 0;
+      stripe.autoDeliver = true;
+    }
+
+    for (const { session } of [removed, ended]) {
+      expect((await b.http.delete('/v1/auth/me').set(as(session)).send({ email: session.email })).status).toBe(204);
+      const erased = b.client.workflow.getHandle(workflowIds.deleteAccount(session.accountId)).result();
+      const stuck = new Promise<'stuck'>((resolve) => setTimeout(() => resolve('stuck'), 15_000));
+      expect(await Promise.race([erased, stuck])).toEqual(expect.objectContaining({ subscriptionEnded: false }));
+      expect(await b.orm.em.fork().execute(`select id from accounts where id = ?`, [session.accountId])).toEqual([]);
+    }
+  });
+
   test('closes the payment pages still open, so that nothing can be paid for the deleted account (a sixth probe paid both after the deletion)', async () => {
     const session = await signInByMail(b);
     // build without a subscription (as an operator's account): it can both check out and buy credits

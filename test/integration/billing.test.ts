@@ -383,6 +383,24 @@ describe('billing with Stripe', () => {
       expect((await accountOf(h, id)).plan).toBe('pro');
     });
 
+    it('answers 409 NO_ACTIVE_SUBSCRIPTION to a change or cancellation of a subscription that ended at Stripe with its event lost, and applies what Stripe holds, so that checkout works again (an eighteenth probe: 502 "retry later" on every try until the period ended, and checkout 409 SUBSCRIPTION_EXISTS)', async () => {
+      for (const first of ['patch', 'delete'] as const) {
+        const { id, subId, adminKey } = await subscribedToBuildEventsHeld();
+        // Cancelled at once (from the portal); its customer.subscription.deleted never reaches the service.
+        await stripe.setSubscriptionStatus(subId, 'canceled');
+        stripe.outbox.length = 0;
+        stripe.autoDeliver = true;
+        const change = () => h.http.patch('/v1/billing/subscription').set('X-API-Key', adminKey).send({ plan: 'pro' });
+        const cancel = () => h.http.delete('/v1/billing/subscription').set('X-API-Key', adminKey);
+        expectError(await (first === 'patch' ? change() : cancel()), 409, 'NO_ACTIVE_SUBSCRIPTION');
+        expect(await accountOf(h, id)).toEqual(expect.objectContaining({ plan: 'free', subscriptionId: subId, subscriptionStatus: 'canceled' }));
+        expectError(await (first === 'patch' ? cancel() : change()), 409, 'NO_ACTIVE_SUBSCRIPTION');
+        const shown = await h.http.get('/v1/billing/subscription').set('X-API-Key', adminKey);
+        expect(shown.body).toEqual(expect.objectContaining({ plan: 'free', status: 'canceled' }));
+        expect((await h.http.post('/v1/billing/checkout').set('X-API-Key', adminKey).send({ plan: 'build' })).status).toBe(200);
+      }
+    });
+
     it('falls back to free when Stripe marks the subscription unpaid', async () => {
       const account = await h.provision('free');
       const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'pro' });

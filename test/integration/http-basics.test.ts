@@ -1,5 +1,6 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
 import getRawBody from 'raw-body';
 import Koa from 'koa';
 import { createHttpServer } from '../../api/server';
@@ -14,7 +15,7 @@ import { EnginePool } from '../../services/engine-pool';
 import { RequestLogWriter } from '../../services/request-log';
 import { TemporalGateway } from '../../services/temporal/gateway';
 import { TEST_ENV, requireEnv } from '../support/env';
-import { checkedAgent, expectError, signInByMail, startHarness, type Harness } from '../support/harness';
+import { checkedAgent, expectError, signInByMail, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 
 describe('HTTP conventions', () => {
   let h: Harness;
@@ -67,6 +68,65 @@ describe('HTTP conventions', () => {
       socket.on('error', reject);
     });
     expect(old).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+  });
+
+  it('answers an Expect other than 100-continue with 417 and a CONNECT with 405, each in the envelope with an x-request-id (an eighteenth probe: Node answered a bare 417 with no body, and closed a CONNECT without a word)', async () => {
+    const { port } = h.server.address() as AddressInfo;
+    const exchange = (text: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
+        let received = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => (received += chunk));
+        socket.on('close', () => resolve(received));
+        socket.on('error', reject);
+        setTimeout(() => socket.end(), 2000);
+      });
+    const envelope = (raw: string) => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as unknown;
+    const expectation = await exchange('POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+    expect(expectation).toMatch(/^HTTP\/1\.1 417 Expectation Failed\r\n/);
+    expect(expectation).toMatch(/\r\nx-request-id: req_[0-9A-Za-z]{22}\r\n/i);
+    expect(envelope(expectation)).toEqual({ status: 'error', message: 'EXPECTATION_FAILED', messageDetail: expect.stringContaining('100-continue') });
+    const connect = await exchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(connect).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+    expect(connect).toMatch(/\r\nx-request-id: req_[0-9A-Za-z]{22}\r\n/i);
+    expect(envelope(connect)).toEqual({ status: 'error', message: 'METHOD_NOT_ALLOWED', messageDetail: expect.stringContaining('CONNECT') });
+    // 100-continue is met as before: the body follows and the call is answered
+    const continued = await exchange('POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}');
+    expect(continued).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 Bad Request\r\n/);
+  });
+
+  it('answers 415 to a body sent with a transfer coding besides chunked (gzip, chunked), as to a compressed Content-Encoding, and creates nothing (an eighteenth probe: 400 INVALID_JSON "not valid UTF-8")', async () => {
+    const { adminKey, apiKey } = await h.provision();
+    const { port } = h.server.address() as AddressInfo;
+    const send = (path: string, key: string, contentType: string, transferEncoding: string, body: Buffer) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () =>
+          socket.write(
+            Buffer.concat([
+              Buffer.from(`POST ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: ${contentType}\r\nTransfer-Encoding: ${transferEncoding}\r\nConnection: close\r\n\r\n`),
+              Buffer.from(`${body.length.toString(16)}\r\n`),
+              body,
+              Buffer.from('\r\n0\r\n\r\n'),
+            ]),
+          ),
+        );
+        let received = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => (received += chunk));
+        socket.on('close', () => resolve(received));
+        socket.on('error', reject);
+      });
+    const code = (raw: string) => ({ status: raw.split('\r\n')[0], message: (JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as { message: string }).message });
+    const named = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
+    for (const coding of ['gzip, chunked', 'deflate, chunked', 'x-custom, chunked']) {
+      expect(code(await send('/v1/api-keys', adminKey, 'application/json', coding, zlib.gzipSync('{"name":"gz"}')))).toEqual({ status: 'HTTP/1.1 415 Unsupported Media Type', message: 'UNSUPPORTED_MEDIA_TYPE' });
+    }
+    const form = Buffer.from('--b\r\nContent-Disposition: form-data; name="target"\r\n\r\ny\r\n--b--\r\n');
+    expect(code(await send('/v1/datasets/validate', apiKey, 'multipart/form-data; boundary=b', 'gzip, chunked', zlib.gzipSync(form)))).toEqual({ status: 'HTTP/1.1 415 Unsupported Media Type', message: 'UNSUPPORTED_MEDIA_TYPE' });
+    expect((await h.http.get('/v1/api-keys').set('X-API-Key', adminKey)).body.pagination.total).toBe(named.body.pagination.total);
+    // chunked alone, or with identity, is read as before
+    expect(code(await send('/v1/api-keys', adminKey, 'application/json', 'identity, chunked', Buffer.from('{"name":"plain"}'))).status).toBe('HTTP/1.1 201 Created');
   });
 
   it('gives every response, success included, its own x-request-id', async () => {
@@ -142,6 +202,46 @@ describe('HTTP conventions', () => {
     expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(expect.arrayContaining(['body.name']));
     const after = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
     expect(after.body.pagination.total).toBe(before.body.pagination.total);
+  });
+
+  it('refuses a body on a route that takes none with 400 VALIDATION_ERROR and does nothing; no body, blanks or {} are served as before (an eighteenth probe: a refresh sent {"engine": …} refreshed on the current engine, a deletion or revocation with options ran with them ignored)', async () => {
+    const { apiKey, adminKey, modelId } = await trainedChurnModel(h);
+    const key = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'kept' });
+    expect(key.status).toBe(201);
+    const refused = [
+      await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey).send({ engine: 'tabular-gbdt' }),
+      await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', apiKey).send({ reason: 'unused' }),
+      await h.http.delete(`/v1/models/${modelId}`).set('X-API-Key', apiKey).send({ permanent: false }),
+      await h.http.delete(`/v1/api-keys/${key.body.id}`).set('X-API-Key', adminKey).send({ reason: 'rotation' }),
+      await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', apiKey).set('content-type', 'text/plain').send('archive it'),
+      await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', apiKey).set('content-type', 'application/json').send('null'),
+      await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', apiKey).set('content-type', 'application/json').send('{"reason": '),
+    ];
+    for (const res of refused) {
+      expectError(res, 400, 'VALIDATION_ERROR');
+      expect(res.body.errors).toEqual([{ path: 'body', message: expect.stringContaining('no body') }]);
+    }
+    expect((await h.http.get(`/v1/models/${modelId}`).set('X-API-Key', apiKey)).body.status).toBe('serving');
+    const keys = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
+    expect(keys.body.data.find((k: { id: string }) => k.id === key.body.id).status).toBe('active');
+    // what clients send to such routes (the console sends {}) is served as before
+    expect((await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', apiKey).send({})).status).toBe(204);
+    expect((await h.http.post(`/v1/models/${modelId}/restore`).set('X-API-Key', apiKey)).status).toBe(200);
+    expect((await h.http.post(`/v1/models/${modelId}/archive`).set('X-API-Key', apiKey).set('content-type', 'application/json').send(' \n')).status).toBe(204);
+    expect((await h.http.delete(`/v1/api-keys/${key.body.id}`).set('X-API-Key', adminKey).set('content-type', 'application/json').send('{ }')).status).toBe(204);
+  });
+
+  it('refuses a JSON body of null with 400 VALIDATION_ERROR like any body that is not an object, and does nothing (an eighteenth probe: null was read as {}, so a rotation sent null rotated with the default grace)', async () => {
+    const { adminKey } = await h.provision();
+    const key = await h.http.post('/v1/api-keys').set('X-API-Key', adminKey).send({ name: 'rotate me?' });
+    expect(key.status).toBe(201);
+    for (const body of ['null', '[]', '0']) {
+      const res = await h.http.post(`/v1/api-keys/${key.body.id}/rotate`).set('X-API-Key', adminKey).set('content-type', 'application/json').send(body);
+      expectError(res, 400, 'VALIDATION_ERROR');
+      expect(res.body.errors).toEqual([{ path: 'body', message: expect.stringMatching(/expected object/) }]);
+    }
+    const keys = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
+    expect(keys.body.data.filter((k: { name: string }) => k.name === 'rotate me?').map((k: { status: string }) => k.status)).toEqual(['active']);
   });
 
   it('answers a body over the size limit with 413 PAYLOAD_TOO_LARGE', async () => {
