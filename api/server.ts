@@ -11,6 +11,19 @@ const PARSER_REFUSALS: Record<string, { status: number; code: string; detail: st
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'REQUEST_TIMEOUT', detail: 'The request did not arrive in full within the time the server waits for it.' },
 };
 
+/** The error envelope's body, for answers written before (or without) Koa. */
+const bareEnvelope = (code: string, detail: string): string => JSON.stringify({ status: 'error', message: code, messageDetail: detail });
+
+/** Writes an error answer in the envelope straight onto a connection that has no response object, then closes it. */
+function answerOnSocket(socket: Duplex, status: number, code: string, detail: string): void {
+  const body = bareEnvelope(code, detail);
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}\r\n` +
+      `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-request-id: ${newId('request')}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
 /** The latest response of each connection, to tell whether the request being read was answered already. */
 const lastResponse = new WeakMap<Duplex, http.ServerResponse>();
 
@@ -28,18 +41,12 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex): void
     return;
   }
   const known = PARSER_REFUSALS[err.code ?? ''] ?? { status: 400, code: 'BAD_REQUEST', detail: 'The request is not valid HTTP.' };
-  const requestId = newId('request');
-  const body = JSON.stringify({ status: 'error', message: known.code, messageDetail: known.detail });
-  socket.end(
-    `HTTP/1.1 ${known.status} ${http.STATUS_CODES[known.status] ?? 'Bad Request'}\r\n` +
-      `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `x-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
-  );
+  answerOnSocket(socket, known.status, known.code, known.detail);
 }
 
 /** The error envelope with a fresh request id, written on `res` (for a request Koa never sees). */
 function answerBare(res: http.ServerResponse, status: number, code: string, detail: string): void {
-  const body = JSON.stringify({ status: 'error', message: code, messageDetail: detail });
+  const body = bareEnvelope(code, detail);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': newId('request'), connection: 'close' });
   res.end(body);
 }
@@ -68,11 +75,7 @@ export function createHttpServer(app: Koa, options: http.ServerOptions = {}): ht
     answerBare(res, 417, 'EXPECTATION_FAILED', `The server meets only "Expect: 100-continue", not "${(req.headers.expect ?? '').slice(0, 100)}".`);
   });
   server.on('connect', (_req: http.IncomingMessage, socket: Duplex) => {
-    const body = JSON.stringify({ status: 'error', message: 'METHOD_NOT_ALLOWED', messageDetail: 'CONNECT is not allowed: this is an API server, not a proxy.' });
-    socket.end(
-      `HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-        `x-request-id: ${newId('request')}\r\nconnection: close\r\n\r\n${body}`,
-    );
+    answerOnSocket(socket, 405, 'METHOD_NOT_ALLOWED', 'CONNECT is not allowed: this is an API server, not a proxy.');
   });
   return server;
 }

@@ -17,6 +17,22 @@ import { TemporalGateway } from '../../services/temporal/gateway';
 import { TEST_ENV, requireEnv } from '../support/env';
 import { checkedAgent, expectError, signInByMail, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 
+/**
+ * What a raw connection receives after sending `sent` as is, until the server closes it, or until
+ * `endAfterMs` when the server may keep it alive.
+ */
+function rawExchange(port: number, sent: string | Buffer, endAfterMs?: number): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(sent));
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+    if (endAfterMs !== undefined) setTimeout(() => socket.end(), endAfterMs);
+  });
+}
+
 describe('HTTP conventions', () => {
   let h: Harness;
   beforeAll(async () => {
@@ -47,41 +63,18 @@ describe('HTTP conventions', () => {
 
   it('answers an HTTP/1.1 request without a Host header with 400 BAD_REQUEST in the envelope and an x-request-id, not Node\'s bare 400 (a seventeenth probe)', async () => {
     const { port } = h.server.address() as AddressInfo;
-    const raw = await new Promise<string>((resolve, reject) => {
-      const socket = net.connect(port, '127.0.0.1', () => socket.write('GET /health HTTP/1.1\r\nConnection: close\r\n\r\n'));
-      let received = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => (received += chunk));
-      socket.on('close', () => resolve(received));
-      socket.on('error', reject);
-    });
+    const raw = await rawExchange(port, 'GET /health HTTP/1.1\r\nConnection: close\r\n\r\n');
     expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(raw).toMatch(/\r\nx-request-id: req_[0-9A-Za-z]{22}\r\n/i);
     expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'error', message: 'BAD_REQUEST', messageDetail: expect.stringContaining('Host') });
     // HTTP/1.0 needs none, and a request with one is served as before
-    const old = await new Promise<string>((resolve, reject) => {
-      const socket = net.connect(port, '127.0.0.1', () => socket.write('GET /v1/engines HTTP/1.0\r\n\r\n'));
-      let received = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => (received += chunk));
-      socket.on('close', () => resolve(received));
-      socket.on('error', reject);
-    });
+    const old = await rawExchange(port, 'GET /v1/engines HTTP/1.0\r\n\r\n');
     expect(old).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
   });
 
   it('answers an Expect other than 100-continue with 417 and a CONNECT with 405, each in the envelope with an x-request-id (an eighteenth probe: Node answered a bare 417 with no body, and closed a CONNECT without a word)', async () => {
     const { port } = h.server.address() as AddressInfo;
-    const exchange = (text: string) =>
-      new Promise<string>((resolve, reject) => {
-        const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
-        let received = '';
-        socket.setEncoding('utf8');
-        socket.on('data', (chunk: string) => (received += chunk));
-        socket.on('close', () => resolve(received));
-        socket.on('error', reject);
-        setTimeout(() => socket.end(), 2000);
-      });
+    const exchange = (text: string) => rawExchange(port, text, 2000);
     const envelope = (raw: string) => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as unknown;
     const expectation = await exchange('POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
     expect(expectation).toMatch(/^HTTP\/1\.1 417 Expectation Failed\r\n/);
@@ -100,23 +93,15 @@ describe('HTTP conventions', () => {
     const { adminKey, apiKey } = await h.provision();
     const { port } = h.server.address() as AddressInfo;
     const send = (path: string, key: string, contentType: string, transferEncoding: string, body: Buffer) =>
-      new Promise<string>((resolve, reject) => {
-        const socket = net.connect(port, '127.0.0.1', () =>
-          socket.write(
-            Buffer.concat([
-              Buffer.from(`POST ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: ${contentType}\r\nTransfer-Encoding: ${transferEncoding}\r\nConnection: close\r\n\r\n`),
-              Buffer.from(`${body.length.toString(16)}\r\n`),
-              body,
-              Buffer.from('\r\n0\r\n\r\n'),
-            ]),
-          ),
-        );
-        let received = '';
-        socket.setEncoding('utf8');
-        socket.on('data', (chunk: string) => (received += chunk));
-        socket.on('close', () => resolve(received));
-        socket.on('error', reject);
-      });
+      rawExchange(
+        port,
+        Buffer.concat([
+          Buffer.from(`POST ${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: ${contentType}\r\nTransfer-Encoding: ${transferEncoding}\r\nConnection: close\r\n\r\n`),
+          Buffer.from(`${body.length.toString(16)}\r\n`),
+          body,
+          Buffer.from('\r\n0\r\n\r\n'),
+        ]),
+      );
     const code = (raw: string) => ({ status: raw.split('\r\n')[0], message: (JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as { message: string }).message });
     const named = await h.http.get('/v1/api-keys').set('X-API-Key', adminKey);
     for (const coding of ['gzip, chunked', 'deflate, chunked', 'x-custom, chunked']) {
@@ -282,14 +267,7 @@ describe('HTTP conventions for slow clients', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     try {
-      return await new Promise<string>((resolve, reject) => {
-        const socket = net.connect(port, '127.0.0.1', () => socket.write(sent));
-        let received = '';
-        socket.setEncoding('utf8');
-        socket.on('data', (chunk: string) => (received += chunk));
-        socket.on('close', () => resolve(received));
-        socket.on('error', reject);
-      });
+      return await rawExchange(port, sent);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
