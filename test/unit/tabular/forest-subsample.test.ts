@@ -64,6 +64,44 @@ describe('forest trees on row subsamples (treeWork) and out-of-bag weights (outO
     }
   });
 
+  it('predictForest and outOfBagOutputs, which walk blocks of rows tree by tree, give the bits of one row at a time with its trees in order', () => {
+    // 700 rows: two whole blocks of 256 and a partial one; three classes
+    const q = prepare(signalRows(700, 9, 'multiclass'), 'target', 'classification', categoryRuleFor('15.0.0'));
+    const rows = Int32Array.from({ length: q.n }, (_, i) => i);
+    const T = 7;
+    const bags = new Uint8Array(T * q.n);
+    const forest = fitForest(q.X, q.F, q.y, q.task, q.nClasses, rows, T, 11, 2, 300 * Math.round(Math.sqrt(q.F)), bags);
+    const K = forest.nOutputs;
+    const leafOf = (t: number, r: number): number => {
+      let node = forest.treeRoot[t];
+      while (forest.feature[node] >= 0) node = q.X[r * q.F + forest.feature[node]] <= forest.threshold[node] ? forest.left[node] : forest.right[node];
+      return forest.left[node] * K;
+    };
+    const all = predictForest(forest, q.X, q.n, q.F);
+    const oob = outOfBagOutputs(forest, q.X, q.n, q.F, rows, bags);
+    let withoutOutOfBag = 0;
+    for (let r = 0; r < q.n; r++) {
+      const sum = new Float64Array(K);
+      const oobSum = new Float64Array(K);
+      let count = 0;
+      for (let t = 0; t < T; t++) {
+        const v = leafOf(t, r);
+        for (let k = 0; k < K; k++) sum[k] += forest.leafValue[v + k];
+        if (bags[t * q.n + r]) continue;
+        for (let k = 0; k < K; k++) oobSum[k] += forest.leafValue[v + k];
+        count++;
+      }
+      for (let k = 0; k < K; k++) {
+        expect(Object.is(all[r * K + k], sum[k] / T)).toBe(true);
+        if (count === 0) expect(Number.isNaN(oob[r * K + k])).toBe(true);
+        else expect(Object.is(oob[r * K + k], oobSum[k] / count)).toBe(true);
+      }
+      if (count === 0) withoutOutOfBag++;
+    }
+    // most rows have trees that left them out, so the out-of-bag sums were compared
+    expect(withoutOutOfBag).toBeLessThan(q.n / 10);
+  });
+
   it('outOfBag: no fold forests, the weight from the out-of-bag outputs, the kept forest that forest', () => {
     const core = trainPrepared(p, { engineVersion: '15.0.0', seed: 2, config: FAST }).core;
     const r = addForestMember(p, core, 2, { maxRows: 1000, treeWork: 100 * mtry, outOfBag: true, trees: 20 }, '9.0.0');
