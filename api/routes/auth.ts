@@ -18,6 +18,7 @@ import {
   nextStepSchema,
   passwordBodySchema,
   profileSchema,
+  logoutBodySchema,
   refreshBodySchema,
   tokenPairSchema,
   updateProfileBodySchema,
@@ -127,14 +128,14 @@ export function authRoutes(deps: { orm: MikroORM; temporal: TemporalGateway; acc
     route({
       method: 'post',
       path: '/v1/auth/logout',
-      summary: 'End the session of a refresh token (idempotent)',
+      summary: 'End the session of a refresh token, or with `everywhere` every session of its account (idempotent)',
       tag: 'Authentication',
       auth: 'public',
-      body: refreshBodySchema,
+      body: logoutBodySchema,
       responses: { 204: { description: 'Signed out (also for an unknown or already ended token).' } },
       errors: [],
       async handler(ctx, { body }) {
-        await endSession(deps.orm.em.fork(), body.refresh_token, new Date());
+        await endSession(deps.orm.em.fork(), body.refresh_token, new Date(), { everywhere: body.everywhere === true });
         ctx.status = 204;
       },
     }),

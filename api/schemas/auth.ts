@@ -50,6 +50,17 @@ export const codeBodySchema = z.object({ email: emailField, code: codeField }).s
 
 export const refreshBodySchema = z.object({ refresh_token: opaque(200) }).strict().openapi('RefreshTokenBody');
 
+export const logoutBodySchema = z
+  .object({
+    refresh_token: opaque(200),
+    everywhere: z.boolean().optional().openapi({
+      description:
+        'true: end every session of the account (every browser and token pair signed in), not only this one. Only a token of a session still signed in can do it; any other token changes nothing.',
+    }),
+  })
+  .strict()
+  .openapi('LogoutBody');
+
 export const tokenPairSchema = z
   .object({
     token_type: z.literal('Bearer'),

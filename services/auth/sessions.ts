@@ -107,8 +107,23 @@ export async function renewSession(em: EntityManager, policy: SessionPolicy, ref
   throw refreshInvalid();
 }
 
-/** Ends the session of a refresh token. Idempotent: an unknown or already ended token changes nothing. */
-export async function endSession(em: EntityManager, refreshToken: string, now: Date): Promise<void> {
+/**
+ * Ends the session of a refresh token, or with `everywhere` every session of its account: what a
+ * person who thinks a token or a device is lost can do. Idempotent: an unknown or already ended token
+ * changes nothing. Only a token whose session is still live signs the account out everywhere, so a
+ * stale token kept after a sign-out cannot do it again and again (the rule renewSession keeps for
+ * replays).
+ */
+export async function endSession(em: EntityManager, refreshToken: string, now: Date, options: { everywhere: boolean } = { everywhere: false }): Promise<void> {
+  if (options.everywhere) {
+    await em.execute(
+      `update sessions set revoked_at = ? where revoked_at is null and account_id = (
+         select s.account_id from refresh_tokens rt join sessions s on s.id = rt.session_id
+          where rt.token_hash = ? and s.revoked_at is null and s.expires_at > ?)`,
+      [now, sha256(refreshToken), now],
+    );
+    return;
+  }
   await em.execute(
     `update sessions set revoked_at = ? where revoked_at is null and id = (select session_id from refresh_tokens where token_hash = ?)`,
     [now, sha256(refreshToken)],

@@ -283,6 +283,22 @@ describe('the console under a demanding user', () => {
     }
   });
 
+  test('account: signing out everywhere (confirmed) lands on the sign-in page and ends the account’s other sign-ins too', async () => {
+    const { context, page, session } = await signedInContext();
+    const elsewhere = await signInByMail(h, session.email);
+    try {
+      await page.goto(`${base}/console/account`);
+      await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Sign out everywhere' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+      await page.getByText('You signed out on every device.').waitFor();
+      for (const other of [session, elsewhere]) expect((await h.http.get('/v1/auth/me').set('Authorization', other.bearer)).status).toBe(401);
+      expect((await h.http.post('/v1/auth/refresh').send({ refresh_token: elsewhere.refreshToken })).status).toBe(401);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('each page’s tab title names the page, a model’s page the model, so tabs and history entries can be told apart', async () => {
     const { context, page, session } = await signedInContext();
     try {

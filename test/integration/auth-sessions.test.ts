@@ -117,4 +117,35 @@ describe('refresh-token rotation', () => {
     expectError(await refresh(session.refreshToken), 401, 'TOKEN_INVALID');
     expect((await h.http.post('/v1/auth/logout').send({ refresh_token: session.refreshToken })).status).toBe(204);
   });
+
+  test('logout with everywhere ends every session of the account at once (the other sign-ins\' access and refresh tokens stop working) and no other account\'s (a nineteenth probe: nothing ended the other sessions)', async () => {
+    const here = await signInByMail(h);
+    const elsewhere = await signInByMail(h, here.email);
+    const renewedElsewhere = await refresh(elsewhere.refreshToken);
+    expect(renewedElsewhere.status).toBe(200);
+    const someoneElse = await signInByMail(h);
+    expect((await h.http.post('/v1/auth/logout').send({ refresh_token: here.refreshToken, everywhere: true })).status).toBe(204);
+    for (const access of [here.accessToken, renewedElsewhere.body.access_token as string]) expectError(await me(access), 401, 'TOKEN_INVALID');
+    for (const token of [here.refreshToken, renewedElsewhere.body.refresh_token as string]) expectError(await refresh(token), 401, 'TOKEN_INVALID');
+    expect((await me(someoneElse.accessToken)).status).toBe(200);
+    const open = await h.orm.em.fork().execute<Array<{ n: string }>>(`select count(*) as n from sessions where account_id = ? and revoked_at is null`, [here.accountId]);
+    expect(open[0]!.n).toBe('0');
+    // idempotent
+    expect((await h.http.post('/v1/auth/logout').send({ refresh_token: here.refreshToken, everywhere: true })).status).toBe(204);
+  });
+
+  test('logout everywhere with the token of a session already ended signs nothing out: a stale token cannot end the sessions opened since', async () => {
+    const first = await signInByMail(h);
+    expect((await h.http.post('/v1/auth/logout').send({ refresh_token: first.refreshToken })).status).toBe(204);
+    const later = await signInByMail(h, first.email);
+    expect((await h.http.post('/v1/auth/logout').send({ refresh_token: first.refreshToken, everywhere: true })).status).toBe(204);
+    expect((await me(later.accessToken)).status).toBe(200);
+    expect((await refresh(later.refreshToken)).status).toBe(200);
+  });
+
+  test('logout refuses an everywhere that is not a boolean and ends nothing', async () => {
+    const session = await signInByMail(h);
+    expectError(await h.http.post('/v1/auth/logout').send({ refresh_token: session.refreshToken, everywhere: 'true' }), 400, 'VALIDATION_ERROR');
+    expect((await me(session.accessToken)).status).toBe(200);
+  });
 });

@@ -150,13 +150,17 @@ export async function sessionEnded(reason: string): Promise<void> {
   await exclusive(() => forget(reason));
 }
 
-/** Ends the session on the service (its refresh token family) and in every tab. */
-export async function signOut(): Promise<void> {
+/**
+ * Ends the session on the service (its refresh token family) and in every tab; `everywhere` ends every
+ * session of the account, other browsers and API clients signed in with tokens included.
+ */
+export async function signOut(options: { everywhere?: boolean } = {}): Promise<void> {
   await exclusive(async () => {
     const refreshToken = await get<string>(REFRESH_KEY, tokenStore);
     if (refreshToken) {
-      await fetch('/v1/auth/logout', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: refreshToken }) }).catch(() => undefined);
+      const body = options.everywhere ? { refresh_token: refreshToken, everywhere: true } : { refresh_token: refreshToken };
+      await fetch('/v1/auth/logout', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).catch(() => undefined);
     }
-    await forget('You signed out.');
+    await forget(options.everywhere ? 'You signed out on every device.' : 'You signed out.');
   });
 }

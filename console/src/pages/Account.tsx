@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { useLocation, useNavigate } from 'react-router';
 import { call, post } from '../api/client';
-import { sessionEnded } from '../api/session';
+import { sessionEnded, signOut } from '../api/session';
 import { ConfirmButton } from '../components/controls';
 import { ApiError } from '../api/errors';
 import type { Profile, Providers, Workspace } from '../api/types';
@@ -115,6 +115,15 @@ export function Account() {
               Link {p.name}
             </button>
           ))}
+        <p className="muted">Lost a device, or think a sign-in is not yours? End every session of this account, this one included.</p>
+        <ConfirmButton
+          label="Sign out everywhere"
+          disabled={busy !== null}
+          title="Sign out on every device?"
+          message={<p>Every browser and program signed in to {profile.email} is signed out at once; each signs in again with an emailed code. API keys keep working.</p>}
+          confirmLabel="Sign out everywhere"
+          onConfirm={() => void signOut({ everywhere: true }).then(() => navigate('/sign-in'))}
+        />
       </section>
       <section aria-labelledby="ws-title" className="card">
         <h2 id="ws-title">Workspaces</h2>
