@@ -39,6 +39,22 @@ describe('profile', () => {
     expectError(await h.http.patch('/v1/auth/me').set(as(session)).send({ full_name: '' }), 400, 'VALIDATION_ERROR');
   });
 
+  test('shows the credits of the current month, opened first when the month changed, as GET /v1/billing/subscription does (a nineteenth probe: 0 left from last month while 1,000 were there)', async () => {
+    const session = await signInByMail(h);
+    const resets = async (): Promise<number> =>
+      (await h.orm.em.fork().getConnection().execute(`select count(*)::int as n from credit_ledger where account_id = ? and kind = 'allowance_reset'`, [session.accountId]))[0].n;
+    // last month spent, and the new month not opened yet (before the Schedule's run or any charge)
+    await h.orm.em.fork().getConnection().execute(`update accounts set allowance_period = '2020-01', allowance_remaining = 0 where id = ?`, [session.accountId]);
+    const before = await resets();
+    const me = await h.http.get('/v1/auth/me').set(as(session));
+    expect(me.body.credits).toEqual({ monthly_allowance: 1000, allowance_remaining: 1000, purchased_balance: 0, remaining: 1000 });
+    const subscription = await h.http.get('/v1/billing/subscription').set(as(session));
+    if (subscription.status === 200) expect(subscription.body.credits_remaining).toBe(me.body.credits.remaining);
+    expect((await h.http.get('/v1/auth/me').set(as(session))).body.credits.remaining).toBe(1000);
+    // opened once, with its ledger row, whichever route read it first
+    expect((await resets()) - before).toBe(1);
+  });
+
   test('refuses names that show nothing or display reversed (a zero-width space alone, U+202E, a control character) on the account, workspaces, API keys and models, and changes nothing (an eighth probe)', async () => {
     const session = await signInByMail(h);
     const workspaceId = (await h.http.get('/v1/auth/me').set(as(session))).body.workspaces[0].id as string;
