@@ -55,6 +55,28 @@ describe('profile', () => {
     expect((await resets()) - before).toBe(1);
   });
 
+  test('refuses the Unicode line and paragraph separators (U+2028, U+2029) in names as it refuses a line feed: they break the line where a name is shown (a nineteenth probe named a model "x\\u2028y")', async () => {
+    const session = await signInByMail(h);
+    const workspaceId = (await h.http.get('/v1/auth/me').set(as(session))).body.workspaces[0].id as string;
+    const { apiKey } = await h.provision('build');
+    for (const name of ['prod\u2028admin', 'first\u2029second']) {
+      for (const refused of [
+        await h.http.patch('/v1/auth/me').set(as(session)).send({ full_name: name }),
+        await h.http.post('/v1/workspaces').set(as(session)).send({ name }),
+        await h.http.patch(`/v1/workspaces/${workspaceId}`).set(as(session)).send({ name }),
+        await h.http.post('/v1/api-keys').set(as(session)).send({ name }),
+        await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ name, target: 'churned', engine: 'tabular-gbdt', data: churnRows(40) }),
+      ]) {
+        expectError(refused, 400, 'VALIDATION_ERROR');
+        expect(refused.body.errors[0]).toEqual({ path: expect.stringMatching(/^body\.(full_name|name)$/), message: 'a name may not hold a control character (a line break, a tab…)' });
+      }
+    }
+    // a model named after a target that holds one is named without it
+    const data = churnRows(40).map(({ churned, ...row }) => ({ ...row, ['churned\u2028now']: churned }));
+    const model = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'churned\u2028now', engine: 'tabular-gbdt', data });
+    expect([model.status, model.body.name]).toEqual([201, 'Model of churnednow']);
+  });
+
   test('refuses names that show nothing or display reversed (a zero-width space alone, U+202E, a control character) on the account, workspaces, API keys and models, and changes nothing (an eighth probe)', async () => {
     const session = await signInByMail(h);
     const workspaceId = (await h.http.get('/v1/auth/me').set(as(session))).body.workspaces[0].id as string;
