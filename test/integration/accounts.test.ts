@@ -422,6 +422,29 @@ describe('account deletion with billing', () => {
     const sub = await eventually(async () => stripe.subscriptions.get(subscriptionId), (s) => s?.cancel_at_period_end === true);
     expect(sub).toEqual(expect.objectContaining({ status: 'active', cancel_at_period_end: true }));
   });
+
+  test('leaves alone a subscription of the same Stripe account that names an account this service never had (a nineteenth probe: another deployment’s, or another product’s, was set to end with its period)', async () => {
+    // Another deployment sharing the Stripe account (a second region, staging beside a developer's
+    // `stripe listen`) sells a subscription the way this service does: its own customer and account id.
+    const sdk = createStripeClient(b.config)!;
+    const foreignAccount = `acc_${newId('account').slice(4, 14)}Elsewhere0000`;
+    const customer = await sdk.customers.create({ email: 'someone@elsewhere.example', metadata: { account_id: foreignAccount } });
+    const price = (await sdk.prices.list({ lookup_keys: ['plan_build'], active: true, limit: 1 })).data[0]!;
+    const theirs = await sdk.checkout.sessions.create({
+      mode: 'subscription',
+      customer: customer.id,
+      client_reference_id: foreignAccount,
+      line_items: [{ price: price.id, quantity: 1 }],
+      metadata: { account_id: foreignAccount, plan: 'build' },
+      subscription_data: { metadata: { account_id: foreignAccount, plan: 'build' } },
+      success_url: 'https://elsewhere.example/ok',
+    });
+    await stripe.completeCheckout(theirs.id);
+    const subscriptionId = stripe.sessions.get(theirs.id)?.subscription as string;
+    // the stand-in delivered its events (subscription created, session completed) before answering
+    expect(stripe.subscriptions.get(subscriptionId)).toEqual(expect.objectContaining({ status: 'active', cancel_at_period_end: false }));
+    expect(b.logLines.some((line) => line.includes(subscriptionId) && line.includes('no known account'))).toBe(true);
+  });
 });
 
 describe('separation by route', () => {
