@@ -196,6 +196,9 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: Any
     const auth = await authenticate(ctx, def.auth, authDeps, def.keyCheckedByCharge === true && !ctx.get('idempotency-key'));
     const authenticatedAt = performance.now();
     await logged(ctx, deps, def, auth, confirmingKeyOnError(auth, async () => {
+      // An API key's call was counted with its authentication: its answer states the budgets, a refusal
+      // for the key's kind included (a nineteenth probe's 403 and 401 carried none).
+      if (auth?.type === 'api_key') setRateHeaders(ctx, auth.budget);
       requireRouteAccess(def.auth, auth);
       if (def.usageKeyOnly) requireUsageKey(auth);
       // An API key's budgets were counted with its authentication; a session's are counted while the
