@@ -14,7 +14,7 @@ import type { TemporalGateway } from '../services/temporal/gateway';
 import { creditsCharged } from '../services/metrics';
 import { version } from '../package.json';
 import { closeConnectionsWhileDraining, DrainState } from './drain';
-import { authenticate, confirmCredential, CREDENTIAL_RECHECK_AFTER_MS, type AuthContext } from './middleware/auth';
+import { authenticate, confirmCredential, CREDENTIAL_RECHECK_AFTER_MS, requireRouteAccess, type AuthContext } from './middleware/auth';
 import { readBody } from './middleware/body';
 import { errorHandler, renderError, zodToAppError } from './middleware/errors';
 import { runCommitted } from './middleware/idempotency';
@@ -196,6 +196,10 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: Any
     const auth = await authenticate(ctx, def.auth, authDeps, def.keyCheckedByCharge === true && !ctx.get('idempotency-key'));
     const authenticatedAt = performance.now();
     await logged(ctx, deps, def, auth, confirmingKeyOnError(auth, async () => {
+      // An API key's call was counted with its authentication: its answer states the budgets, a refusal
+      // for the key's kind included (a nineteenth probe's 403 and 401 carried none).
+      if (auth?.type === 'api_key') setRateHeaders(ctx, auth.budget);
+      requireRouteAccess(def.auth, auth);
       if (def.usageKeyOnly) requireUsageKey(auth);
       // An API key's budgets were counted with its authentication; a session's are counted while the
       // body arrives. Either way a refusal answers before any validation or handler runs.

@@ -40,9 +40,12 @@ const AUTH_ERRORS: Record<AnyRoute['auth'], Array<[number, string]>> = {
     [404, 'NOT_FOUND'],
     [429, 'RATE_LIMITED'],
   ],
+  // An API key is read before the route refuses its kind: an unknown or revoked one is API_KEY_INVALID
+  // here too (the contract: an unknown key, anywhere), which the document did not name (a nineteenth probe).
   session: [
     [400, 'AMBIGUOUS_CREDENTIALS'],
     [401, 'AUTH_REQUIRED'],
+    [401, 'API_KEY_INVALID'],
     [401, 'TOKEN_INVALID'],
     [404, 'NOT_FOUND'],
     [429, 'RATE_LIMITED'],

@@ -157,7 +157,11 @@ export async function eraseAccountStep(em: EntityManager, accountId: string): Pr
     const erased = Number(rows[0]?.n ?? 0);
     if (erased > 0) return { table, erased, done: false };
   }
-  await em.execute(`delete from accounts where id = ? and deleted_at is not null`, [accountId]);
+  // Its id alone stays, so that a Stripe subscription event naming it is known as one of ours (billing.ts).
+  await em.execute(
+    `with gone as (delete from accounts where id = ? and deleted_at is not null returning id) insert into erased_accounts (id) select id from gone on conflict do nothing`,
+    [accountId],
+  );
   return { table: 'accounts', erased: 1, done: true };
 }
 

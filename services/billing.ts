@@ -805,9 +805,12 @@ async function applySubscriptionOfOwner(
   if (!owner || owner.deletedAt !== null) {
     // A subscription made by our checkout (its account named in metadata) for an account deleted
     // since, or already erased: a payment page left open in another tab could still be paid, and
-    // the subscription billed every month an account that no longer exists.
+    // the subscription billed every month an account that no longer exists. An account id this
+    // service never had is someone else's on the same Stripe account (another deployment, another
+    // product): a nineteenth probe's was set to end with its period.
     const hinted = !owner && accountHint ? await tx.findOne(AccountSchema, { id: accountHint }) : null;
-    if (owner || (accountHint && (!hinted || hinted.deletedAt !== null))) {
+    const erased = !owner && accountHint && !hinted ? (await execIn(tx, `select 1 from erased_accounts where id = ?`, [accountHint])).length > 0 : false;
+    if (owner || (hinted !== null && hinted.deletedAt !== null) || erased) {
       await endOrphanSubscription(stripe, logger, subscriptionId, owner?.id ?? accountHint);
     } else {
       logger.warn({ subscriptionId, customerId }, 'Stripe subscription of no known account: ignored');

@@ -4,8 +4,12 @@
  * from a column or an identity provider's profile, is cleaned to them (cleanDisplayName).
  */
 
-/** C0 and C1 control characters (a tab, a line break, a bell, an escape…). */
-export const CONTROL_CHARACTER = /\p{Cc}/u;
+/**
+ * C0 and C1 control characters (a tab, a line break, a bell, an escape…), and the Unicode line and
+ * paragraph separators (U+2028, U+2029), which break the line where a name is shown as a line feed
+ * does (a nineteenth probe named a model "x\u2028y").
+ */
+export const CONTROL_CHARACTER = /[\p{Cc}\p{Zl}\p{Zp}]/u;
 /** Bidirectional embeddings, overrides and isolates: they reorder the text displayed after them. */
 export const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
 /** A character that shows: not a space, not a format character, not one meant to be ignored in display. */

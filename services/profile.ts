@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema, type Account, type Workspace } from '../db/entities';
+import { currentPeriod, lockAccount } from './credits';
 import { notFound } from './errors';
 import { listWorkspaces } from './workspaces';
 
@@ -9,10 +10,20 @@ export interface Profile {
   identities: Array<{ provider: string; email: string | null; createdAt: Date }>;
 }
 
+/**
+ * The account, its credits those of the current month: a month not opened yet (before the monthly
+ * Schedule's run, or with the worker down past its catch-up window, until the account's next charge)
+ * is opened first, as GET /v1/billing/subscription opens it. The profile showed the stored figures of
+ * the month before: a nineteenth probe's account that had spent last month's allowance read 0 credits
+ * left (the console's usage page) while the subscription route and any charge found 1,000.
+ */
 async function liveAccount(em: EntityManager, accountId: string): Promise<Account> {
   const account = await em.findOne(AccountSchema, { id: accountId, deletedAt: null });
   if (!account) throw notFound('The account');
-  return account;
+  const now = new Date();
+  if (account.allowancePeriod >= currentPeriod(now)) return account;
+  await em.fork().transactional((tx) => lockAccount(tx, accountId, now));
+  return em.findOneOrFail(AccountSchema, { id: accountId }, { refresh: true });
 }
 
 export async function profileOf(em: EntityManager, accountId: string): Promise<Profile> {

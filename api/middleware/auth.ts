@@ -142,13 +142,24 @@ export async function authenticate(
     overBudget: found.overBudget,
     confirm: deferred ? () => confirmKey(deps.callPool, credential, new Date()) : null,
   };
+  return auth;
+}
+
+/**
+ * Whether the authenticated caller may use a route of this requirement: an API key on an account
+ * route is 401 AUTH_REQUIRED, a usage key on an administration route 403 ADMIN_KEY_REQUIRED. Checked
+ * apart from `authenticate`, once the call is the workspace's (app.ts `logged`): such a call was
+ * counted on the key's and the workspace's rate budgets like any other, and was missing from the
+ * request log and usage (a nineteenth probe's 230 refused calls spent a workspace's budget unseen).
+ */
+export function requireRouteAccess(requirement: AuthRequirement, auth: AuthContext | null): void {
+  if (auth?.type !== 'api_key') return;
   if (requirement === 'session') {
     throw new AppError('AUTH_REQUIRED', 401, 'This account route needs a web session; API keys are not accepted here.');
   }
   if (requirement === 'admin' && auth.keyKind !== 'admin') {
     throw new AppError('ADMIN_KEY_REQUIRED', 403, 'This route needs an administration key (sk-svc-admin-…).');
   }
-  return auth;
 }
 
 /**

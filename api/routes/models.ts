@@ -292,7 +292,7 @@ export function modelRoutes(deps: AppDeps): AnyRoute[] {
       params: modelIdParamsSchema,
       body: outcomesInputSchema,
       responses: { 201: { description: 'The batch is recorded.', schema: outcomesResultSchema } },
-      errors: [NOT_FOUND, [400, 'COLUMN_MISMATCH'], [409, 'MODEL_ARCHIVED'], [409, 'MODEL_NOT_TRAINED'], [409, 'TOO_MANY_PENDING_OUTCOMES']],
+      errors: [NOT_FOUND, [400, 'COLUMN_MISMATCH'], [400, 'SCHEMA_MISMATCH'], [409, 'MODEL_ARCHIVED'], [409, 'MODEL_NOT_TRAINED'], [409, 'TOO_MANY_PENDING_OUTCOMES']],
       async handler(ctx, { params, body, auth }) {
         const reported = await reportOutcomes(em(), { temporal: deps.temporal, logger: loggerOf(ctx, deps.logger) }, requireAuth(auth), params.id, body.outcomes);
         ctx.status = 201;

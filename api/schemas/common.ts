@@ -91,7 +91,7 @@ export function displayName(max = MAX_DISPLAY_NAME_LENGTH) {
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     })
     .openapi({
-      description: `1 to ${max} characters once trimmed, at least one visible; no control characters, no bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069).`,
+      description: `1 to ${max} characters once trimmed, at least one visible; no control characters nor line or paragraph separators (U+2028, U+2029), no bidirectional overrides or isolates (U+202A-U+202E, U+2066-U+2069).`,
     });
 }
 

@@ -14,6 +14,7 @@ import { Migration20261128060000_subscription_reconcile } from './Migration20261
 import { Migration20261128110000_subscription_checkouts } from './Migration20261128110000_subscription_checkouts';
 import { Migration20261129040000_judged_number } from './Migration20261129040000_judged_number';
 import { Migration20261129040000_reservation_retention } from './Migration20261129040000_reservation_retention';
+import { Migration20261129100000_erased_accounts } from './Migration20261129100000_erased_accounts';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -35,4 +36,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128110000_subscription_checkouts', class: Migration20261128110000_subscription_checkouts },
   { name: 'Migration20261129040000_judged_number', class: Migration20261129040000_judged_number },
   { name: 'Migration20261129040000_reservation_retention', class: Migration20261129040000_reservation_retention },
+  { name: 'Migration20261129100000_erased_accounts', class: Migration20261129100000_erased_accounts },
 ];

@@ -39,6 +39,44 @@ describe('profile', () => {
     expectError(await h.http.patch('/v1/auth/me').set(as(session)).send({ full_name: '' }), 400, 'VALIDATION_ERROR');
   });
 
+  test('shows the credits of the current month, opened first when the month changed, as GET /v1/billing/subscription does (a nineteenth probe: 0 left from last month while 1,000 were there)', async () => {
+    const session = await signInByMail(h);
+    const resets = async (): Promise<number> =>
+      (await h.orm.em.fork().getConnection().execute(`select count(*)::int as n from credit_ledger where account_id = ? and kind = 'allowance_reset'`, [session.accountId]))[0].n;
+    // last month spent, and the new month not opened yet (before the Schedule's run or any charge)
+    await h.orm.em.fork().getConnection().execute(`update accounts set allowance_period = '2020-01', allowance_remaining = 0 where id = ?`, [session.accountId]);
+    const before = await resets();
+    const me = await h.http.get('/v1/auth/me').set(as(session));
+    expect(me.body.credits).toEqual({ monthly_allowance: 1000, allowance_remaining: 1000, purchased_balance: 0, remaining: 1000 });
+    const subscription = await h.http.get('/v1/billing/subscription').set(as(session));
+    if (subscription.status === 200) expect(subscription.body.credits_remaining).toBe(me.body.credits.remaining);
+    expect((await h.http.get('/v1/auth/me').set(as(session))).body.credits.remaining).toBe(1000);
+    // opened once, with its ledger row, whichever route read it first
+    expect((await resets()) - before).toBe(1);
+  });
+
+  test('refuses the Unicode line and paragraph separators (U+2028, U+2029) in names as it refuses a line feed: they break the line where a name is shown (a nineteenth probe named a model "x\\u2028y")', async () => {
+    const session = await signInByMail(h);
+    const workspaceId = (await h.http.get('/v1/auth/me').set(as(session))).body.workspaces[0].id as string;
+    const { apiKey } = await h.provision('build');
+    for (const name of ['prod\u2028admin', 'first\u2029second']) {
+      for (const refused of [
+        await h.http.patch('/v1/auth/me').set(as(session)).send({ full_name: name }),
+        await h.http.post('/v1/workspaces').set(as(session)).send({ name }),
+        await h.http.patch(`/v1/workspaces/${workspaceId}`).set(as(session)).send({ name }),
+        await h.http.post('/v1/api-keys').set(as(session)).send({ name }),
+        await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ name, target: 'churned', engine: 'tabular-gbdt', data: churnRows(40) }),
+      ]) {
+        expectError(refused, 400, 'VALIDATION_ERROR');
+        expect(refused.body.errors[0]).toEqual({ path: expect.stringMatching(/^body\.(full_name|name)$/), message: 'a name may not hold a control character (a line break, a tab…)' });
+      }
+    }
+    // a model named after a target that holds one is named without it
+    const data = churnRows(40).map(({ churned, ...row }) => ({ ...row, ['churned\u2028now']: churned }));
+    const model = await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ target: 'churned\u2028now', engine: 'tabular-gbdt', data });
+    expect([model.status, model.body.name]).toEqual([201, 'Model of churnednow']);
+  });
+
   test('refuses names that show nothing or display reversed (a zero-width space alone, U+202E, a control character) on the account, workspaces, API keys and models, and changes nothing (an eighth probe)', async () => {
     const session = await signInByMail(h);
     const workspaceId = (await h.http.get('/v1/auth/me').set(as(session))).body.workspaces[0].id as string;
@@ -383,6 +421,29 @@ describe('account deletion with billing', () => {
     const subscriptionId = stripe.sessions.get(late.id)?.subscription as string;
     const sub = await eventually(async () => stripe.subscriptions.get(subscriptionId), (s) => s?.cancel_at_period_end === true);
     expect(sub).toEqual(expect.objectContaining({ status: 'active', cancel_at_period_end: true }));
+  });
+
+  test('leaves alone a subscription of the same Stripe account that names an account this service never had (a nineteenth probe: another deployment’s, or another product’s, was set to end with its period)', async () => {
+    // Another deployment sharing the Stripe account (a second region, staging beside a developer's
+    // `stripe listen`) sells a subscription the way this service does: its own customer and account id.
+    const sdk = createStripeClient(b.config)!;
+    const foreignAccount = `acc_${newId('account').slice(4, 14)}Elsewhere0000`;
+    const customer = await sdk.customers.create({ email: 'someone@elsewhere.example', metadata: { account_id: foreignAccount } });
+    const price = (await sdk.prices.list({ lookup_keys: ['plan_build'], active: true, limit: 1 })).data[0]!;
+    const theirs = await sdk.checkout.sessions.create({
+      mode: 'subscription',
+      customer: customer.id,
+      client_reference_id: foreignAccount,
+      line_items: [{ price: price.id, quantity: 1 }],
+      metadata: { account_id: foreignAccount, plan: 'build' },
+      subscription_data: { metadata: { account_id: foreignAccount, plan: 'build' } },
+      success_url: 'https://elsewhere.example/ok',
+    });
+    await stripe.completeCheckout(theirs.id);
+    const subscriptionId = stripe.sessions.get(theirs.id)?.subscription as string;
+    // the stand-in delivered its events (subscription created, session completed) before answering
+    expect(stripe.subscriptions.get(subscriptionId)).toEqual(expect.objectContaining({ status: 'active', cancel_at_period_end: false }));
+    expect(b.logLines.some((line) => line.includes(subscriptionId) && line.includes('no known account'))).toBe(true);
   });
 });
 

@@ -193,6 +193,26 @@ describe('request log and usage', () => {
     expect(usage.body.by_day).toEqual([{ day: at.toISOString().slice(0, 10), operation: 'forecast', credits: 3_000_000_000, calls: 3 }]);
   });
 
+  it('logs the calls a route refuses for the kind of credential: a usage key on an administration or account route (a nineteenth probe: 230 such calls spent the workspace’s rate budget and none was listed)', async () => {
+    const { apiKey, adminKey } = await h.provision('build');
+    const admin = await h.http.get('/v1/api-keys').set('X-API-Key', apiKey);
+    expectError(admin, 403, 'ADMIN_KEY_REQUIRED');
+    const account = await h.http.get('/v1/auth/me').set('X-API-Key', apiKey);
+    expectError(account, 401, 'AUTH_REQUIRED');
+    const adminOnAccount = await h.http.post('/v1/workspaces').set('X-API-Key', adminKey).send({ name: 'x' });
+    expectError(adminOnAccount, 401, 'AUTH_REQUIRED');
+
+    const log = await h.http.get('/v1/requests').set('X-API-Key', adminKey);
+    const logged = new Map(log.body.data.map((e: { request_id: string }) => [e.request_id, e]));
+    expect(logged.get(admin.headers['x-request-id'])).toEqual(
+      expect.objectContaining({ method: 'GET', path: '/v1/api-keys', status: 403, error_code: 'ADMIN_KEY_REQUIRED', credits: 0, key_id: expect.stringMatching(/^key_/) }),
+    );
+    expect(logged.get(account.headers['x-request-id'])).toEqual(expect.objectContaining({ path: '/v1/auth/me', status: 401, error_code: 'AUTH_REQUIRED' }));
+    expect(logged.get(adminOnAccount.headers['x-request-id'])).toEqual(expect.objectContaining({ path: '/v1/workspaces', status: 401, error_code: 'AUTH_REQUIRED' }));
+    const usage = await h.http.get('/v1/usage').set('X-API-Key', adminKey);
+    expect(usage.body.total_calls).toBeGreaterThanOrEqual(4);
+  });
+
   it('does not log another workspace’s calls', async () => {
     const a = await h.provision('build');
     const b = await h.provision('build');

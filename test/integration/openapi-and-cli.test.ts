@@ -3,6 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { AccountSchema, ApiKeySchema, WorkspaceSchema } from '../../db/entities';
 import { TEST_ENV, repoRoot, requireEnv } from '../support/env';
+import { churnRows } from '../support/datasets';
 import { startHarness, type Harness } from '../support/harness';
 
 const run = promisify(execFile);
@@ -75,6 +76,28 @@ describe('/openapi.json', () => {
     const form = await h.http.post('/v1/forecast').set('X-API-Key', apiKey).field('target', 'y').field('horizon', '2').field('quantiles', '[0.1,0.9]').attach('file', Buffer.from(csv), 'series.csv');
     expect(form.status).toBe(200);
     expect(form.text.trim().split('\n')[0]).toBe('t,y_prediction,quantile_0.1,quantile_0.9');
+  });
+
+  it('documents the codes these routes answer where it named fewer: API_KEY_INVALID on the account routes (the contract: an unknown key, anywhere), SCHEMA_MISMATCH on outcomes (a nineteenth probe)', async () => {
+    const doc = (await h.http.get('/openapi.json')).body;
+    const { apiKey, workspace } = await h.provision('build');
+    await h.orm.em.getConnection().execute(`update api_keys set revoked_at = now() where workspace_id = ? and kind = 'api'`, [workspace.id]);
+    for (const [method, path] of [['get', '/v1/auth/me'], ['patch', '/v1/auth/me'], ['delete', '/v1/auth/me'], ['get', '/v1/workspaces'], ['post', '/v1/workspaces'], ['get', '/v1/workspaces/{workspaceId}'], ['patch', '/v1/workspaces/{workspaceId}'], ['post', '/v1/auth/oauth/{provider}/link']] as const) {
+      expect(`${method} ${path}: ${doc.paths[path][method].responses['401'].description}`).toContain('API_KEY_INVALID');
+    }
+    for (const key of [apiKey, 'sk-svc-api-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
+      const refused = await h.http.get('/v1/auth/me').set('X-API-Key', key);
+      expect([refused.status, refused.body.message]).toEqual([401, 'API_KEY_INVALID']);
+    }
+
+    expect(doc.paths['/v1/models/{id}/outcomes'].post.responses['400'].description).toContain('SCHEMA_MISMATCH');
+    const fresh = await h.provision('build');
+    const model = await h.http.post('/v1/models').set('X-API-Key', fresh.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(40) });
+    const outcome = await h.http
+      .post(`/v1/models/${model.body.id}/outcomes`)
+      .set('X-API-Key', fresh.apiKey)
+      .send({ outcomes: [{ actual: 'yes', features: { x1: 'not a number', x2: 1, colour: 'red' } }] });
+    expect([outcome.status, outcome.body.message]).toEqual([400, 'SCHEMA_MISMATCH']);
   });
 
   it('documents every route of the contract this build serves, with the contract\'s statuses and error codes', async () => {

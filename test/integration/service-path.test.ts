@@ -1019,6 +1019,29 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect(stored?.points).toBeGreaterThanOrEqual(101);
     });
 
+    it('answers a call refused for its kind of key with the RateLimit headers of the budgets it was counted on, as every authenticated answer (a nineteenth probe: 403 and 401 had none)', async () => {
+      const { apiKey, adminKey } = await h.provision('free');
+      const refusals = [
+        [await h.http.get('/v1/api-keys').set('X-API-Key', apiKey), 403, 'ADMIN_KEY_REQUIRED'],
+        [await h.http.get('/v1/auth/me').set('X-API-Key', apiKey), 401, 'AUTH_REQUIRED'],
+        [await h.http.post('/v1/models/mdl_unknown000/predict').set('X-API-Key', adminKey).send({ rows: [{ a: 1 }] }), 403, 'ADMIN_KEY_CANNOT_PREDICT'],
+      ] as const;
+      for (const [res, status, code] of refusals) {
+        expectError(res, status, code);
+        expect({ code, limit: res.headers['ratelimit-limit'], remaining: res.headers['ratelimit-remaining'], reset: res.headers['ratelimit-reset'] }).toEqual({
+          code,
+          limit: '100',
+          remaining: expect.stringMatching(/^\d+$/),
+          reset: expect.stringMatching(/^\d+$/),
+        });
+      }
+      // 401/403 still come before a spent budget's 429
+      for (let i = 0; i < 100; i += 1) await h.http.get('/v1/models').set('X-API-Key', apiKey);
+      const spent = await h.http.get('/v1/api-keys').set('X-API-Key', apiKey);
+      expectError(spent, 403, 'ADMIN_KEY_REQUIRED');
+      expect(spent.headers['ratelimit-remaining']).toBe('0');
+    });
+
     const workspaceBudget = async (workspaceId: string) => {
       const [row] = await h.orm.em
         .fork()
