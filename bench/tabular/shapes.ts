@@ -36,7 +36,7 @@ function make(n: number, shape: string): Row[] {
       r.id = `user-${i}-${rng.nextInt(1e9)}`;
       r.city = `city${rng.nextInt(3000)}`;
       r.x = rng.nextFloat();
-      r.target = r.x + (Number((r.city as string).slice(4)) % 7) / 7 + rng.nextFloat() * 0.3;
+      r.target = (r.x as number) + (Number((r.city as string).slice(4)) % 7) / 7 + rng.nextFloat() * 0.3;
     } else if (shape === 'missing') {
       for (let f = 0; f < 20; f++) r[`c${f}`] = rng.nextFloat() < 0.7 ? null : rng.nextFloat();
       r.target = rng.nextFloat() > 0.5 ? 1 : 0;
