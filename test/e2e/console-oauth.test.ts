@@ -192,7 +192,7 @@ describe('OAuth sign-in and linking in the console, with a real OpenID provider'
     expect(linked.id).toBe(before.id);
     expect(linked.identities).toEqual([expect.objectContaining({ provider: 'oidc', email: ssoLogin })]);
 
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
     expect(await storedRefreshToken(page)).toBeNull();
     await page.getByRole('link', { name: `Continue with ${PROVIDER_NAME}` }).click();

@@ -55,18 +55,21 @@ describe('profile', () => {
     expect((await resets()) - before).toBe(1);
   });
 
+  /** The writes that take a display name (profile, workspace created and renamed, API key, model), each sent `name`. */
+  const nameEverywhere = async (session: WebSession, workspaceId: string, apiKey: string, name: string) => [
+    await h.http.patch('/v1/auth/me').set(as(session)).send({ full_name: name }),
+    await h.http.post('/v1/workspaces').set(as(session)).send({ name }),
+    await h.http.patch(`/v1/workspaces/${workspaceId}`).set(as(session)).send({ name }),
+    await h.http.post('/v1/api-keys').set(as(session)).send({ name }),
+    await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ name, target: 'churned', engine: 'tabular-gbdt', data: churnRows(40) }),
+  ];
+
   test('refuses the Unicode line and paragraph separators (U+2028, U+2029) in names as it refuses a line feed: they break the line where a name is shown (a nineteenth probe named a model "x\\u2028y")', async () => {
     const session = await signInByMail(h);
     const workspaceId = (await h.http.get('/v1/auth/me').set(as(session))).body.workspaces[0].id as string;
     const { apiKey } = await h.provision('build');
     for (const name of ['prod\u2028admin', 'first\u2029second']) {
-      for (const refused of [
-        await h.http.patch('/v1/auth/me').set(as(session)).send({ full_name: name }),
-        await h.http.post('/v1/workspaces').set(as(session)).send({ name }),
-        await h.http.patch(`/v1/workspaces/${workspaceId}`).set(as(session)).send({ name }),
-        await h.http.post('/v1/api-keys').set(as(session)).send({ name }),
-        await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ name, target: 'churned', engine: 'tabular-gbdt', data: churnRows(40) }),
-      ]) {
+      for (const refused of await nameEverywhere(session, workspaceId, apiKey, name)) {
         expectError(refused, 400, 'VALIDATION_ERROR');
         expect(refused.body.errors[0]).toEqual({ path: expect.stringMatching(/^body\.(full_name|name)$/), message: 'a name may not hold a control character (a line break, a tab…)' });
       }
@@ -83,13 +86,7 @@ describe('profile', () => {
     const { apiKey } = await h.provision('build');
     const invisible = ['\u200b', '\u200b\u2060\u3164', '\u202egpj.exe', 'a\u2067b', 'line\nbreak', 'bell\u0007'];
     for (const name of invisible) {
-      for (const refused of [
-        await h.http.patch('/v1/auth/me').set(as(session)).send({ full_name: name }),
-        await h.http.post('/v1/workspaces').set(as(session)).send({ name }),
-        await h.http.patch(`/v1/workspaces/${workspaceId}`).set(as(session)).send({ name }),
-        await h.http.post('/v1/api-keys').set(as(session)).send({ name }),
-        await h.http.post('/v1/models').set('X-API-Key', apiKey).send({ name, target: 'churned', engine: 'tabular-gbdt', data: churnRows(40) }),
-      ]) {
+      for (const refused of await nameEverywhere(session, workspaceId, apiKey, name)) {
         expectError(refused, 400, 'VALIDATION_ERROR');
         expect(refused.body.errors[0].path).toMatch(/^body\.(full_name|name)$/);
       }
