@@ -283,11 +283,19 @@ describe('the console under a demanding user', () => {
     }
   });
 
-  test('account: signing out everywhere (confirmed) lands on the sign-in page and ends the account’s other sign-ins too', async () => {
+  test('account: signing out everywhere (confirmed) lands on the sign-in page and ends the account’s other sign-ins too; a call that never reached the service is reported and signs nothing out', async () => {
     const { context, page, session } = await signedInContext();
     const elsewhere = await signInByMail(h, session.email);
     try {
       await page.goto(`${base}/console/account`);
+      // A call that never reaches the service is reported, and this browser stays signed in to try again.
+      await page.route(/\/v1\/auth\/logout$/, (route) => route.abort());
+      await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Sign out everywhere' }).click();
+      await page.getByRole('alert').waitFor();
+      expect(await page.getByRole('heading', { level: 1, name: 'Account' }).isVisible()).toBe(true);
+      expect((await h.http.get('/v1/auth/me').set('Authorization', elsewhere.bearer)).status).toBe(200);
+      await page.unroute(/\/v1\/auth\/logout$/);
       await page.getByRole('button', { name: 'Sign out everywhere' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Sign out everywhere' }).click();
       await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();

@@ -157,9 +157,15 @@ export async function sessionEnded(reason: string): Promise<void> {
 export async function signOut(options: { everywhere?: boolean } = {}): Promise<void> {
   await exclusive(async () => {
     const refreshToken = await get<string>(REFRESH_KEY, tokenStore);
-    if (refreshToken) {
-      const body = options.everywhere ? { refresh_token: refreshToken, everywhere: true } : { refresh_token: refreshToken };
-      await fetch('/v1/auth/logout', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).catch(() => undefined);
+    if (refreshToken && options.everywhere) {
+      // A promise about the other devices: a call that did not reach the service says so, and this
+      // browser stays signed in to try again, instead of claiming the others were signed out.
+      const res = await fetch('/v1/auth/logout', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: refreshToken, everywhere: true }) }).catch((err: unknown) => {
+        throw ApiError.network(err);
+      });
+      if (!res.ok) throw await ApiError.from(res);
+    } else if (refreshToken) {
+      await fetch('/v1/auth/logout', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: refreshToken }) }).catch(() => undefined);
     }
     await forget(options.everywhere ? 'You signed out on every device.' : 'You signed out.');
   });

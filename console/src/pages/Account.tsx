@@ -122,7 +122,12 @@ export function Account() {
           title="Sign out on every device?"
           message={<p>Every browser and program signed in to {profile.email} is signed out at once; each signs in again with an emailed code. API keys keep working.</p>}
           confirmLabel="Sign out everywhere"
-          onConfirm={() => void signOut({ everywhere: true }).then(() => navigate('/sign-in'))}
+          onConfirm={() =>
+            void act('Signing out everywhere', async () => {
+              await signOut({ everywhere: true });
+              void navigate('/sign-in');
+            })
+          }
         />
       </section>
       <section aria-labelledby="ws-title" className="card">
