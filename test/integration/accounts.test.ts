@@ -7,7 +7,7 @@ import type { SweepResult } from '../../workflows/sweep-ended-keys';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { expectError, signInByMail, startHarness, type Harness, type WebSession } from '../support/harness';
 import { startInProcessWorker } from '../support/processes';
-import { eventually, startBillingHarness } from '../support/billing';
+import { eventually, payBuildSubscriptionAs, startBillingHarness } from '../support/billing';
 import { createStripeClient } from '../../services/stripe';
 import type { StripeStandIn } from '../../scripts/lib/stripe-standin';
 
@@ -404,18 +404,7 @@ describe('account deletion with billing', () => {
 
     // A session the expiry could not close (paid while the deletion ran), as the service's checkout makes it.
     const sdk = createStripeClient(b.config)!;
-    const price = (await sdk.prices.list({ lookup_keys: ['plan_build'], active: true, limit: 1 })).data[0]!;
-    const late = await sdk.checkout.sessions.create({
-      mode: 'subscription',
-      customer,
-      client_reference_id: session.accountId,
-      line_items: [{ price: price.id, quantity: 1 }],
-      metadata: { account_id: session.accountId, plan: 'build' },
-      subscription_data: { metadata: { account_id: session.accountId, plan: 'build' } },
-      success_url: 'https://example.test/ok',
-    });
-    await stripe.completeCheckout(late.id);
-    const subscriptionId = stripe.sessions.get(late.id)?.subscription as string;
+    const subscriptionId = await payBuildSubscriptionAs(stripe, sdk, customer, session.accountId);
     const sub = await eventually(async () => stripe.subscriptions.get(subscriptionId), (s) => s?.cancel_at_period_end === true);
     expect(sub).toEqual(expect.objectContaining({ status: 'active', cancel_at_period_end: true }));
   });
@@ -426,18 +415,7 @@ describe('account deletion with billing', () => {
     const sdk = createStripeClient(b.config)!;
     const foreignAccount = `acc_${newId('account').slice(4, 14)}Elsewhere0000`;
     const customer = await sdk.customers.create({ email: 'someone@elsewhere.example', metadata: { account_id: foreignAccount } });
-    const price = (await sdk.prices.list({ lookup_keys: ['plan_build'], active: true, limit: 1 })).data[0]!;
-    const theirs = await sdk.checkout.sessions.create({
-      mode: 'subscription',
-      customer: customer.id,
-      client_reference_id: foreignAccount,
-      line_items: [{ price: price.id, quantity: 1 }],
-      metadata: { account_id: foreignAccount, plan: 'build' },
-      subscription_data: { metadata: { account_id: foreignAccount, plan: 'build' } },
-      success_url: 'https://elsewhere.example/ok',
-    });
-    await stripe.completeCheckout(theirs.id);
-    const subscriptionId = stripe.sessions.get(theirs.id)?.subscription as string;
+    const subscriptionId = await payBuildSubscriptionAs(stripe, sdk, customer.id, foreignAccount);
     // the stand-in delivered its events (subscription created, session completed) before answering
     expect(stripe.subscriptions.get(subscriptionId)).toEqual(expect.objectContaining({ status: 'active', cancel_at_period_end: false }));
     expect(b.logLines.some((line) => line.includes(subscriptionId) && line.includes('no known account'))).toBe(true);

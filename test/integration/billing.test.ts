@@ -4,7 +4,7 @@ import { PLANS } from '../../config/plans';
 import { CreditPurchaseSchema, StripeEventSchema } from '../../db/entities';
 import { sweepCreditAlerts } from '../../services/credit-alerts';
 import type { StripeStandIn } from '../../scripts/lib/stripe-standin';
-import { accountOf, eventually, ledgerOf, postEvent, startBillingHarness, WEBHOOK_PATH } from '../support/billing';
+import { accountOf, eventually, ledgerOf, payBuildSubscriptionAs, postEvent, startBillingHarness, WEBHOOK_PATH } from '../support/billing';
 import { expectError, type Harness } from '../support/harness';
 import type { SweepResult } from '../../workflows/sweep-ended-keys';
 import { provisionAccount } from '../../services/accounts';
@@ -452,18 +452,7 @@ describe('billing with Stripe', () => {
       const sdk = new Stripe('sk_test_other', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
       const customer = await sdk.customers.create({ email: contract.account.email });
       await h.orm.em.fork().getConnection().execute(`update accounts set stripe_customer_id = ? where id = ?`, [customer.id, id]);
-      const price = (await sdk.prices.list({ lookup_keys: ['plan_build'] })).data[0]!;
-      const session = await sdk.checkout.sessions.create({
-        mode: 'subscription',
-        customer: customer.id,
-        client_reference_id: id,
-        line_items: [{ price: price.id, quantity: 1 }],
-        metadata: { account_id: id, plan: 'build' },
-        subscription_data: { metadata: { account_id: id, plan: 'build' } },
-        success_url: 'https://example.com/ok',
-      });
-      await stripe.completeCheckout(session.id);
-      const subId = stripe.sessions.get(session.id)?.subscription as string;
+      const subId = await payBuildSubscriptionAs(stripe, sdk, customer.id, id);
       await eventually(async () => stripe.subscriptions.get(subId)?.status, (status) => status === 'canceled');
       expect(stripe.subscriptions.get(subId)?.status).toBe('canceled');
       // A contract of 5,000,000 credits a month had become build (20,000 a month from the next period, 10 models).

@@ -25,6 +25,25 @@ export async function startBillingHarness(options: HarnessOptions = {}): Promise
   return { h, stripe };
 }
 
+/**
+ * A build subscription paid through the stand-in as the service's checkout makes it (the account named
+ * in the session's and the subscription's metadata), outside the service: the subscription's id.
+ */
+export async function payBuildSubscriptionAs(stripe: StripeStandIn, sdk: Stripe, customer: string, accountId: string): Promise<string> {
+  const price = (await sdk.prices.list({ lookup_keys: ['plan_build'], active: true, limit: 1 })).data[0]!;
+  const session = await sdk.checkout.sessions.create({
+    mode: 'subscription',
+    customer,
+    client_reference_id: accountId,
+    line_items: [{ price: price.id, quantity: 1 }],
+    metadata: { account_id: accountId, plan: 'build' },
+    subscription_data: { metadata: { account_id: accountId, plan: 'build' } },
+    success_url: 'https://example.test/ok',
+  });
+  await stripe.completeCheckout(session.id);
+  return stripe.sessions.get(session.id)?.subscription as string;
+}
+
 /** Posts an event through the contract-checked agent, signed with the stripe SDK's test helper. */
 export function postEvent(h: Harness, event: Stripe.Event | string, secret: string, tamper?: (payload: string) => string) {
   const payload = typeof event === 'string' ? event : JSON.stringify(event);
