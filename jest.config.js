@@ -17,6 +17,9 @@ module.exports = {
       testMatch: ['**/*.test.ts'],
       transform,
       transformIgnorePatterns,
+      // The same runner as the other projects: one runner runs the unit files in workers while the
+      // integration and browser files run one at a time (test/support/overlapping-runner.js).
+      runner: '<rootDir>/test/support/overlapping-runner.js',
     },
     {
       displayName: 'integration',
@@ -27,7 +30,7 @@ module.exports = {
       transformIgnorePatterns,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      runner: '<rootDir>/test/support/serial-runner.js',
+      runner: '<rootDir>/test/support/overlapping-runner.js',
     },
     {
       // The console in a real headless Chromium against the real stack. The same global setup as the
@@ -40,7 +43,7 @@ module.exports = {
       transformIgnorePatterns,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      runner: '<rootDir>/test/support/serial-runner.js',
+      runner: '<rootDir>/test/support/overlapping-runner.js',
     },
   ],
   testTimeout: 120000,
