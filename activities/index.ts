@@ -17,7 +17,7 @@ import { activityLogger } from '../services/temporal/activity-logging';
 import { pruneRequestLog } from '../services/request-log';
 import { pruneRateLimitCounters } from '../services/rate-limits';
 import { workflowIds } from '../services/temporal/ids';
-import { fitAndStoreVersion, foldPendingOutcomes, setAsideRefusedFold, type FitRequest } from '../services/training';
+import { fitAndStoreVersion, foldPendingOutcomes, setAsideRefusedFold, type FitRequest, type FoldResult } from '../services/training';
 import { sweepCreditAlerts } from '../services/credit-alerts';
 import { markStaleModels } from '../services/model-staleness';
 import { attemptDelivery, type AttemptResult, type DeliverySettings } from '../services/webhooks/delivery';
@@ -115,7 +115,7 @@ export function createActivities(deps: ActivityDeps) {
       }
     },
 
-    async foldOutcomes(modelId: string): Promise<{ number: number; folded: number } | null> {
+    async foldOutcomes(modelId: string): Promise<FoldResult | null> {
       return foldPendingOutcomes(deps.orm.em.fork(), modelId);
     },
 

@@ -110,6 +110,15 @@ export const MAX_API_KEYS_PER_WORKSPACE = 100;
  */
 export const MAX_PENDING_OUTCOMES_WITHOUT_ROW_LIMIT = 1_000_000;
 export const pendingOutcomesLimit = (plan: PlanName): number => PLANS[plan].maxTrainingRows ?? MAX_PENDING_OUTCOMES_WITHOUT_ROW_LIMIT;
+/**
+ * New versions a model may get from refreshes (a caller's or its integration's) in any 24 hours. Fits
+ * and outcomes are free, so without a bound one free model was refreshed every 0.33 s, each time with
+ * a fit of up to its plan's training rows on an engine thread and a new version of 40 KB to 1 MB kept
+ * for good (an eighteenth probe). Beyond, a caller's refresh is 429 RATE_LIMITED with Retry-After, and
+ * an integration waits until a version leaves the window. The free plan's 24 is one an hour on average.
+ */
+export const REFRESHES_PER_DAY: Record<PlanName, number> = { free: 24, build: 240, pro: 1_440, growth: 8_640, contract: 8_640 };
+export const REFRESH_WINDOW_MS = 24 * 3_600_000;
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 /** Webhook deliveries (with their attempts) and events are kept this long once finished (webhooks/events.ts). */
 export const WEBHOOK_HISTORY_RETENTION_DAYS = 30;

@@ -441,6 +441,7 @@ export async function refreshModel(
     assertServing(now);
     throw noPendingOutcomes();
   }
+  if ('deferredUntil' in refreshed) throw refreshBudgetSpent(refreshed.limit, new Date(refreshed.deferredUntil));
   const after = em.fork();
   const current = await after.findOneOrFail(ModelSchema, { id: model.id });
   const version = await after.findOneOrFail(ModelVersionSchema, { model: model.id, number: refreshed.number });
@@ -448,6 +449,17 @@ export async function refreshModel(
 }
 
 const noPendingOutcomes = (): AppError => new AppError('NO_PENDING_OUTCOMES', 409, 'There is no pending outcome to fold in; report outcomes first.');
+
+/** 429 RATE_LIMITED: the model had its plan's refreshes of the last 24 hours; its outcomes stay pending. */
+function refreshBudgetSpent(limit: number, until: Date): AppError {
+  const seconds = Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000));
+  return new AppError(
+    'RATE_LIMITED',
+    429,
+    `This model had the ${limit.toLocaleString('en-US')} refreshes its plan allows in 24 hours; its outcomes stay pending. Retry in ${seconds} s.`,
+    { retry_after_seconds: seconds, limit },
+  );
+}
 
 /** Deletes a model and stops its running work (the fit's store step refuses a deleted model anyway). */
 export async function deleteModelAndWork(em: EntityManager, temporal: TemporalGateway, workspaceId: string, modelId: string): Promise<void> {

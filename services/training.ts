@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { PLANS } from '../config/plans';
+import { PLANS, REFRESH_WINDOW_MS, REFRESHES_PER_DAY, type PlanName } from '../config/plans';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
@@ -79,11 +79,32 @@ const FOLD_PAGE_ROWS = 5_000;
  */
 const OUTCOME_ROW_JSON = `case when features = '{}'::jsonb then '{' else left(features::text, -1) || ', ' end || to_jsonb(?::text)::text || ': ' || actual::text || '}'`;
 
+/** A fold's answer: the next version's number and the outcomes folded into it, or when the model's refresh budget frees up. */
+export type FoldResult = { number: number; folded: number } | { deferredUntil: string; limit: number };
+
+/**
+ * When a model that has had its plan's REFRESHES_PER_DAY versions from refreshes within the window
+ * before `now` may have the next one (the time its oldest counted version leaves the window); null
+ * while the budget lasts. Counted on the versions themselves, so nothing else has to be kept in step.
+ */
+async function refreshBudgetWait(tx: EntityManager, modelId: string, plan: PlanName, now: Date): Promise<Date | null> {
+  const [oldestCounted] = await tx.getConnection().execute<Array<{ created_at: Date }>>(
+    `select created_at from model_versions where model_id = ? and trigger = 'refresh' and created_at > ?
+      order by created_at desc offset ? limit 1`,
+    [modelId, new Date(now.getTime() - REFRESH_WINDOW_MS), REFRESHES_PER_DAY[plan] - 1],
+    'all',
+    tx.getTransactionContext(),
+  );
+  return oldestCounted ? new Date(new Date(oldestCounted.created_at).getTime() + REFRESH_WINDOW_MS) : null;
+}
+
 /**
  * Folds every pending outcome into the context as the chunk of the next version, and marks them
  * folded, in one transaction. Idempotent: when the next version's chunk already exists (a retried
  * activity), it is reused. Null, and nothing changed, when there is nothing to fold (a racing
- * refresh took the outcomes) or the model no longer serves (archived or deleted meanwhile).
+ * refresh took the outcomes) or the model no longer serves (archived or deleted meanwhile); nothing
+ * changed either, and the time to try again, when the model has spent its plan's refreshes of the
+ * last 24 hours (`deferredUntil`).
  *
  * The rows are written as JSON by PostgreSQL and read through a cursor, a page at a time, into a
  * gzip stream, and one statement marks them folded: a model may hold a plan's training rows of
@@ -91,7 +112,7 @@ const OUTCOME_ROW_JSON = `case when features = '{}'::jsonb then '{' else left(fe
  * JavaScript and flushing one update per outcome took 25 s, 850 MB and blocked the worker's event
  * loop (which also runs every workflow) for 6 s at a time for 100,000 of them.
  */
-export async function foldPendingOutcomes(em: EntityManager, modelId: string): Promise<{ number: number; folded: number } | null> {
+export async function foldPendingOutcomes(em: EntityManager, modelId: string, now = new Date()): Promise<FoldResult | null> {
   return em.transactional(async (tx) => {
     // The model's row, locked: outcomes are stored under a share lock of it, so none arrives while
     // the fold reads and marks them.
@@ -102,6 +123,9 @@ export async function foldPendingOutcomes(em: EntityManager, modelId: string): P
     if (model.status !== 'serving') return null;
     const connection = tx.getConnection();
     const context = tx.getTransactionContext();
+    const [owner] = await connection.execute<Array<{ plan: PlanName }>>('select plan from accounts where id = ?', [model.account.id], 'all', context);
+    const deferredUntil = owner ? await refreshBudgetWait(tx, modelId, owner.plan, now) : null;
+    if (owner && deferredUntil) return { deferredUntil: deferredUntil.toISOString(), limit: REFRESHES_PER_DAY[owner.plan] };
     const cursor = `fold_${number}`;
     await connection.execute(
       `declare ${cursor} no scroll cursor for select ${OUTCOME_ROW_JSON} as row from outcomes where model_id = ? and status = 'pending' order by created_at, id`,

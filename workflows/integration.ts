@@ -40,8 +40,15 @@ export async function integration(input: IntegrationInput): Promise<{ refreshes:
     }
     pendingBatches = 0;
     try {
-      await executeChild(refreshModel, { workflowId: `refresh/${input.modelId}`, args: [input] });
-      refreshes += 1;
+      const refreshed = await executeChild(refreshModel, { workflowId: `refresh/${input.modelId}`, args: [input] });
+      if (refreshed && 'deferredUntil' in refreshed) {
+        // The model spent its plan's refreshes of the last 24 hours: its outcomes wait, and so does
+        // this integration, until a version leaves the window.
+        pendingBatches += 1;
+        await sleep(Math.max(1_000, Date.parse(refreshed.deferredUntil) - Date.now()));
+      } else {
+        refreshes += 1;
+      }
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       pendingBatches += 1;

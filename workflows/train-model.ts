@@ -62,15 +62,21 @@ export async function trainModel(input: TrainModelInput): Promise<{ versionId: s
   }
 }
 
+/** A refresh's answer: the version it made, or when the model's refresh budget frees up (nothing was folded). */
+export type RefreshResult = { versionId: string; number: number; folded: number } | { deferredUntil: string; limit: number };
+
 /**
  * `refresh/<mdl>`: folds the pending outcomes into the context, then fits the next version (a context
  * the engine refuses sets those outcomes aside as refused, and the refresh fails with the refusal). Nothing
- * to fold (a racing refresh took them, or the model stopped serving) makes no version: null.
+ * to fold (a racing refresh took them, or the model stopped serving) makes no version: null. A model
+ * that has spent its plan's refreshes of the last 24 hours folds nothing either: the answer says when
+ * to try again.
  */
-export async function refreshModel(input: TrainModelInput): Promise<{ versionId: string; number: number; folded: number } | null> {
+export async function refreshModel(input: TrainModelInput): Promise<RefreshResult | null> {
   const { fitVersion } = fitActivities(input);
   const folded = await foldOutcomes(input.modelId);
   if (!folded) return null;
+  if ('deferredUntil' in folded) return folded;
   try {
     const version = await fitVersion({ modelId: input.modelId, number: folded.number, trigger: 'refresh', outcomesFolded: folded.folded });
     return version ? { ...version, folded: folded.folded } : null;

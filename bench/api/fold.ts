@@ -68,7 +68,8 @@ async function main(): Promise<void> {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       stalls.disable();
       clearInterval(sampler);
-      if (folded?.folded !== n) throw new Error(`folded ${folded?.folded ?? 0} of ${n}`);
+      const count = folded && 'folded' in folded ? folded.folded : 0;
+      if (count !== n) throw new Error(`folded ${count} of ${n}`);
       // what the fit then does on the worker's event loop before the engine thread starts: read the
       // context, and hand its rows to the thread (a structured clone)
       const loadStalls = monitorEventLoopDelay({ resolution: 10 });

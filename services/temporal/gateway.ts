@@ -1,6 +1,7 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdConflictPolicy } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { creditPurchase, deleteAccount, integration, keyGraceExpiry, refreshModel, trainModel } from '../../workflows';
+import type { RefreshResult } from '../../workflows/train-model';
 import type { PurchaseSignal } from '../billing';
 import { AppError } from '../errors';
 import { workflowFailures, workflowStarts } from '../metrics';
@@ -99,7 +100,7 @@ export class TemporalGateway {
   }
 
   /** Runs `refresh/<mdl>`; a refresh already running answers 409 (id conflict policy FAIL). */
-  async refreshModel(modelId: string, accountId: string): Promise<{ versionId: string; number: number; folded: number } | null> {
+  async refreshModel(modelId: string, accountId: string): Promise<RefreshResult | null> {
     let handle;
     try {
       handle = await this.client.workflow.start<typeof refreshModel>('refreshModel', {

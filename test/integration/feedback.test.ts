@@ -1,4 +1,5 @@
 import { Client as PgClient } from 'pg';
+import { REFRESH_WINDOW_MS, REFRESHES_PER_DAY } from '../../config/plans';
 import { TABULAR_ENGINE } from '../../engines/tabular/index';
 import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { gunzipJson } from '../../services/compression';
@@ -494,6 +495,74 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     expect((await h.http.delete(`/v1/models/${modelId}`).set('X-API-Key', adminKey)).status).toBe(204);
     expectError(await refresh, 404, 'NOT_FOUND');
     expect((await handle.describe()).status.name).toBe('CANCELLED');
+  });
+
+  /**
+   * Spends a model's refresh budget: `count` versions made by refreshes, copies of version 1 numbered
+   * from 1,000 (the next real version is still 2), one a second from `oldest` on.
+   */
+  async function spendRefreshes(modelId: string, count: number, oldest: Date): Promise<void> {
+    await h.callPool.query(
+      `insert into model_versions (id, model_id, number, engine_id, engine_version, format_version, artefact, artefact_bytes, report, validation, top_factors, context_rows, outcomes_folded, trigger, created_at)
+       select 'ver_b' || g || '_' || model_id, model_id, 1000 + g, engine_id, engine_version, format_version, null, artefact_bytes, report, validation, top_factors, context_rows, 0, 'refresh', $2::timestamptz + g * interval '1 second'
+         from model_versions, generate_series(0, $3::int - 1) g where model_id = $1 and number = 1`,
+      [modelId, oldest, count],
+    );
+  }
+
+  it('refreshes a model at most its plan’s refreshes a day: beyond, 429 RATE_LIMITED with Retry-After until the oldest of them leaves the 24 hours, nothing folded and the outcome still pending; then the refresh proceeds (an eighteenth probe refreshed one free model every 0.33 s, each a fit and a version kept for good)', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const limit = REFRESHES_PER_DAY.build;
+    const oldest = new Date(Date.now() - 3_600_000);
+    await spendRefreshes(modelId, limit, oldest);
+    const features = withoutTarget(churnRows(1, 7), 'churned')[0];
+    expect((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'yes' }] })).status).toBe(201);
+    const refused = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey);
+    expectError(refused, 429, 'RATE_LIMITED');
+    expect(refused.body.limit).toBe(limit);
+    const expectedWait = (oldest.getTime() + REFRESH_WINDOW_MS - Date.now()) / 1000;
+    expect(Math.abs(Number(refused.headers['retry-after']) - expectedWait)).toBeLessThan(60);
+    expect(await h.orm.em.fork().count(OutcomeSchema, { modelId, status: 'pending' })).toBe(1);
+    expect(await h.orm.em.fork().count(ContextChunkSchema, { model: modelId, versionNumber: 2 })).toBe(0);
+    expect((await h.http.get(`/v1/models/${modelId}`).set('X-API-Key', apiKey)).body.version.number).toBe(1);
+    // the oldest of them leaves the window: one refresh is free again
+    await h.callPool.query(`update model_versions set created_at = created_at - interval '1 day' where model_id = $1 and number = 1000`, [modelId]);
+    const refreshed = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey);
+    expect([refreshed.status, refreshed.body.version?.number, refreshed.body.outcomes_folded]).toEqual([201, 2, 1]);
+  });
+
+  it('an integration whose model spent its refreshes of the day waits until one leaves the 24 hours, then refreshes the model, and no sooner', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const limit = REFRESHES_PER_DAY.build;
+    const freeAt = new Date(Date.now() + 15_000);
+    await spendRefreshes(modelId, limit, new Date(freeAt.getTime() - REFRESH_WINDOW_MS));
+    const features = withoutTarget(churnRows(1, 9), 'churned')[0];
+    expect((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'no' }] })).status).toBe(201);
+    const integration = await h.client.workflow.signalWithStart('integration', {
+      taskQueue: h.taskQueue,
+      workflowId: `integrate/${modelId}`,
+      args: [{ modelId, heartbeatTimeoutMs: 30_000, quietMs: 200 }],
+      signal: 'outcomesReceived',
+      signalArgs: [{ count: 1 }],
+    });
+    try {
+      // The first child refresh folds nothing and answers when the budget frees up.
+      const deadline = Date.now() + 20_000;
+      let answer: { deferredUntil?: string } | null = null;
+      while (!answer && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const completed = ((await integration.fetchHistory()).events ?? []).find((e) => e.childWorkflowExecutionCompletedEventAttributes);
+        const payload = completed?.childWorkflowExecutionCompletedEventAttributes?.result?.payloads?.[0]?.data;
+        if (payload) answer = JSON.parse(Buffer.from(payload).toString('utf8'));
+      }
+      expect(answer).toEqual({ deferredUntil: freeAt.toISOString(), limit });
+      expect(await versionsAfter(modelId, limit + 2)).toBe(limit + 2);
+      const version = await h.orm.em.fork().findOneOrFail(ModelVersionSchema, { model: modelId, number: 2 });
+      expect([version.trigger, version.outcomesFolded]).toEqual(['refresh', 1]);
+      expect(version.createdAt.getTime()).toBeGreaterThanOrEqual(freeAt.getTime());
+    } finally {
+      await integration.terminate('test cleanup').catch(() => undefined);
+    }
   });
 
   it('with auto_update on, an outcomes batch triggers the integration workflow, which refreshes the model', async () => {
