@@ -119,6 +119,15 @@ export const pendingOutcomesLimit = (plan: PlanName): number => PLANS[plan].maxT
  */
 export const REFRESHES_PER_DAY: Record<PlanName, number> = { free: 24, build: 240, pro: 1_440, growth: 8_640, contract: 8_640 };
 export const REFRESH_WINDOW_MS = 24 * 3_600_000;
+export const TRAINING_WINDOW_MS = REFRESH_WINDOW_MS;
+/**
+ * Models an account may create (train) in any 24 hours, all workspaces together, whatever became of
+ * them. Training is free and an archived model frees its quota slot, so the free plan's one model,
+ * trained and archived in a loop, made a new model every 0.47 s, each a fit and a context and
+ * artefact kept for good (an eighteenth probe). Beyond, `POST /v1/models` is 429 RATE_LIMITED with
+ * Retry-After. The same numbers as REFRESHES_PER_DAY, over the account instead of one model.
+ */
+export const TRAININGS_PER_DAY: Record<PlanName, number> = { free: 24, build: 240, pro: 1_440, growth: 8_640, contract: 8_640 };
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 /** Webhook deliveries (with their attempts) and events are kept this long once finished (webhooks/events.ts). */
 export const WEBHOOK_HISTORY_RETENTION_DAYS = 30;

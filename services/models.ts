@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { PLANS, type PlanName } from '../config/plans';
+import { PLANS, TRAINING_WINDOW_MS, TRAININGS_PER_DAY, type PlanName } from '../config/plans';
 import {
   AccountSchema,
   ContextChunkSchema,
@@ -44,10 +44,11 @@ export async function getModel(
   return model;
 }
 
-async function assertQuotaSlot(tx: EntityManager, accountId: string): Promise<void> {
+/** 402 QUOTA_MODELS_EXCEEDED when the account holds its plan's models; answers the plan. Takes the account's row lock. */
+async function assertQuotaSlot(tx: EntityManager, accountId: string): Promise<PlanName> {
   const account = await tx.findOneOrFail(AccountSchema, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
   const limit = PLANS[account.plan].maxModels;
-  if (limit === null) return;
+  if (limit === null) return account.plan;
   const used = await tx.count(ModelSchema, { account: accountId, status: { $in: QUOTA_STATUSES } });
   if (used >= limit) {
     throw new AppError(
@@ -57,6 +58,7 @@ async function assertQuotaSlot(tx: EntityManager, accountId: string): Promise<vo
       { limit, used },
     );
   }
+  return account.plan;
 }
 
 /** A training set as a model's context stores it: its rows as gzipped JSON (what gzipJson writes), and their number. */
@@ -92,14 +94,38 @@ export interface NewModelInput {
 const defaultModelName = (target: string): string => cleanDisplayName(`Model of ${target}`) ?? 'Model';
 
 /**
+ * 429 RATE_LIMITED when the account created its plan's TRAININGS_PER_DAY models in the 24 hours before
+ * `now` (archived and deleted ones included: each was a fit and kept its context), with the seconds
+ * until the oldest of them leaves the window. Under the account's row lock, as the quota.
+ */
+async function assertTrainingBudget(tx: EntityManager, accountId: string, plan: PlanName, now: Date): Promise<void> {
+  const limit = TRAININGS_PER_DAY[plan];
+  const [oldestCounted] = await tx.getConnection().execute<Array<{ created_at: Date }>>(
+    `select created_at from models where account_id = ? and created_at > ? order by created_at desc offset ? limit 1`,
+    [accountId, new Date(now.getTime() - TRAINING_WINDOW_MS), limit - 1],
+    'all',
+    tx.getTransactionContext(),
+  );
+  if (!oldestCounted) return;
+  const seconds = Math.max(1, Math.ceil((new Date(oldestCounted.created_at).getTime() + TRAINING_WINDOW_MS - now.getTime()) / 1000));
+  throw new AppError(
+    'RATE_LIMITED',
+    429,
+    `This account created the ${limit.toLocaleString('en-US')} models its plan allows in 24 hours (archived and deleted ones count). Retry in ${seconds} s.`,
+    { retry_after_seconds: seconds, limit },
+  );
+}
+
+/**
  * Creates the model (status `training`) with its context data as chunk 1, after the quota check;
  * the account row lock serialises concurrent creations so the quota cannot be overrun.
  */
 export async function createModelForTraining(em: EntityManager, input: NewModelInput): Promise<Model> {
   const { rowCount, context } = Array.isArray(input.rows) ? { rowCount: input.rows.length, context: await gzipJson(input.rows) } : input.rows;
   return em.transactional(async (tx) => {
-    await assertQuotaSlot(tx, input.accountId);
+    const plan = await assertQuotaSlot(tx, input.accountId);
     const now = new Date();
+    await assertTrainingBudget(tx, input.accountId, plan, now);
     const id = newId('model');
     const model = tx.create(ModelSchema, {
       id,

@@ -15,7 +15,7 @@ import { Migration20261128110000_subscription_checkouts } from './Migration20261
 import { Migration20261129040000_judged_number } from './Migration20261129040000_judged_number';
 import { Migration20261129040000_reservation_retention } from './Migration20261129040000_reservation_retention';
 import { Migration20261129100000_erased_accounts } from './Migration20261129100000_erased_accounts';
-import { Migration20261129130000_refresh_budget } from './Migration20261129130000_refresh_budget';
+import { Migration20261129130000_fit_budgets } from './Migration20261129130000_fit_budgets';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -38,5 +38,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261129040000_judged_number', class: Migration20261129040000_judged_number },
   { name: 'Migration20261129040000_reservation_retention', class: Migration20261129040000_reservation_retention },
   { name: 'Migration20261129100000_erased_accounts', class: Migration20261129100000_erased_accounts },
-  { name: 'Migration20261129130000_refresh_budget', class: Migration20261129130000_refresh_budget },
+  { name: 'Migration20261129130000_fit_budgets', class: Migration20261129130000_fit_budgets },
 ];

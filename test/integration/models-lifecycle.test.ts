@@ -1,4 +1,5 @@
 import { Client as PgClient } from 'pg';
+import { TRAINING_WINDOW_MS, TRAININGS_PER_DAY } from '../../config/plans';
 import { ContextChunkSchema, ModelSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { churnRows, toCsv, withoutTarget } from '../support/datasets';
 import { expectError, startHarness, trainedChurnModel, type Harness } from '../support/harness';
@@ -183,6 +184,33 @@ describe('models: training, resource and state transitions', () => {
     // an admin key manages models too, but cannot predict
     expect((await h.http.get('/v1/models').set('X-API-Key', adminKey)).status).toBe(200);
     expect(account.plan).toBe('free');
+  });
+
+  it('creates at most the plan’s models in any 24 hours per account, archived and deleted ones counted: beyond, 429 RATE_LIMITED with Retry-After until the oldest leaves the 24 hours, and nothing created (an eighteenth probe trained and archived the free plan’s one model in a loop, a new model every 0.47 s)', async () => {
+    const { apiKey, account } = await h.provision('free');
+    const limit = TRAININGS_PER_DAY.free;
+    const first = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
+    expect(first.status).toBe(201);
+    expect((await h.http.delete(`/v1/models/${first.body.id}`).set('X-API-Key', apiKey)).status).toBe(204);
+    // the day's other trainings, each archived: copies of the deleted one, one a minute from an hour ago
+    const oldest = new Date(Date.now() - 3_600_000);
+    await h.callPool.query(
+      `insert into models (id, workspace_id, account_id, name, target, task, engine_id, feature_columns, status, explain, auto_update, current_version, created_at, updated_at, archived_at, deleted_at)
+       select 'mdl_b' || g || '_' || right(id, 20), workspace_id, account_id, name, target, task, engine_id, feature_columns, 'archived', explain, auto_update, current_version, $2::timestamptz + g * interval '1 minute', now(), now(), null
+         from models, generate_series(0, $3::int - 2) g where id = $1`,
+      [first.body.id, oldest, limit],
+    );
+    const count = () => h.orm.em.fork().count(ModelSchema, { account: account.id });
+    expect(await count()).toBe(limit);
+    const refused = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
+    expectError(refused, 429, 'RATE_LIMITED');
+    expect(refused.body.limit).toBe(limit);
+    const expectedWait = (oldest.getTime() + TRAINING_WINDOW_MS - Date.now()) / 1000;
+    expect(Math.abs(Number(refused.headers['retry-after']) - expectedWait)).toBeLessThan(60);
+    expect(await count()).toBe(limit);
+    // the oldest leaves the window: one more model trains
+    await h.callPool.query(`update models set created_at = created_at - interval '1 day' where id = $1`, [`mdl_b0_${(first.body.id as string).slice(-20)}`]);
+    expect((await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) })).status).toBe(201);
   });
 
   it('a deletion while a refresh runs purges the outcomes it folded into a version never stored, as pending ones (a tenth probe: they stayed, features and all, folded into version 2 of a deleted model)', async () => {
