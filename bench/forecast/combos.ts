@@ -13,6 +13,8 @@
  *                                  that Y's 0.5 quantile is X's point forecast
  *   "X@F"                          spec X with its quantiles' distances from its 0.5 quantile times F
  *
+ *   "len:N:X|Y"                    spec X for series whose train part has at least N points, spec Y for
+ *                                  the others (X and Y may hold "~", "^" and "@", not "|")
  *   "seas:X|Y"                     spec X for series whose seasonality test passes (the engine's test,
  *                                  at the scoring season), spec Y for the others
  * "select:" options may be any of these specs (their validation forecasts are combined the same way).
@@ -51,6 +53,8 @@ const take = (k: string): string | null => {
 const cacheFile = take('--cache');
 if (!cacheFile) throw new Error('--cache is required');
 const peersFile = take('--peers');
+// series left out (comma-separated ids), e.g. a hyperinflation series that dominates a mean
+const exclude = new Set((take('--exclude') ?? '').split(',').filter(Boolean));
 // several caches of the same series (comma-separated) are merged member by member
 const cache = { series: [] as Cached[] };
 for (const f of cacheFile.split(',')) {
@@ -116,6 +120,13 @@ type Src = 'full' | 'val';
 
 function forecastOf(s: Cached, spec: string, src: Src = 'full'): { mean: number[]; quantiles: number[][] } {
   const mem = s[src];
+  if (spec.startsWith('len:')) {
+    // "len:N:X|Y": spec X for series whose train part has at least N points, Y for the others
+    const rest = spec.slice(4);
+    const colon = rest.indexOf(':');
+    const [x, y] = rest.slice(colon + 1).split('|');
+    return forecastOf(s, s.train.length >= parseInt(rest.slice(0, colon), 10) ? x : y, src);
+  }
   const at = spec.lastIndexOf('@');
   if (at >= 0) {
     // spread scaling: quantiles moved away from the 0.5 quantile by the factor
@@ -170,7 +181,7 @@ const PEERS = ['autoets', 'autotheta', 'autoarima', 'mean'];
 
 const periods = [...new Set(cache.series.map((s) => s.period))];
 for (const p of periods) {
-  const list = cache.series.filter((s) => s.period === p);
+  const list = cache.series.filter((s) => s.period === p && !exclude.has(s.id));
   const rows: [string, number, number, number, string][] = [];
   let first: number[] | null = null;
   const score = (name: string, get: (s: Cached) => { mean: number[]; quantiles: number[][] }, compare = false) => {
@@ -217,5 +228,5 @@ for (const p of periods) {
   }
   for (const spec of specs) score(spec, (s) => forecastOf(s, spec), true);
   console.log(`\n${p} (${list.length} series)`);
-  for (const [n, a, b, c, note] of rows) console.log(`${a.toFixed(4)}  ${b.toFixed(2)}  ${c.toFixed(4)}  ${n}${note}`);
+  for (const [n, a, b, c, note] of rows) console.log(`${a.toFixed(4)}  ${b.toFixed(2)}  ${c.toFixed(5)}  ${n}${note}`);
 }
