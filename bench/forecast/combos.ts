@@ -15,6 +15,9 @@
  *
  *   "len:N:X|Y"                    spec X for series whose train part has at least N points, spec Y for
  *                                  the others (X and Y may hold "~", "^" and "@", not "|")
+ *   "drift:T:X|Y"                  spec X for series whose seasonal pattern drifts by at least T (the mean
+ *                                  |difference| of the multiplicative seasonal indices of the history's
+ *                                  first and last halves), spec Y for the others
  *   "seas:X|Y"                     spec X for series whose seasonality test passes (the engine's test,
  *                                  at the scoring season), spec Y for the others
  * "select:" options may be any of these specs (their validation forecasts are combined the same way).
@@ -27,7 +30,7 @@
 import * as fs from 'node:fs';
 import { combineForecasts } from '../../engines/forecast/auto';
 import { ModelForecast, normalQuantiles } from '../../engines/forecast/models/types';
-import { seasonalityTest } from '../../engines/forecast/math';
+import { seasonalIndices, seasonalityTest } from '../../engines/forecast/math';
 import { mase, naiveScale, smape, WqlAccumulator } from '../../engines/forecast/metrics';
 import { TAUS } from './data';
 
@@ -118,6 +121,22 @@ function trimCombine(fs_: ModelForecast[]): { mean: number[]; quantiles: number[
 
 type Src = 'full' | 'val';
 
+/**
+ * How much a seasonal pattern drifts: the mean absolute difference between the multiplicative seasonal
+ * indices of the first and the last half of the history (whole seasons, phases aligned); −1 when the
+ * halves hold fewer than three seasons, the seasonality test fails or a value is ≤ 0.
+ */
+function seasonalDrift(y: number[], m: number): number {
+  const k = Math.floor(y.length / 2 / m) * m;
+  if (m < 2 || k < 3 * m || !seasonalityTest(y, m) || !y.every((v) => v > 0)) return -1;
+  const a = seasonalIndices(y.slice(0, k), m, true);
+  const b = seasonalIndices(y.slice(y.length - k), m, true);
+  const o = y.length - k;
+  let d = 0;
+  for (let p = 0; p < m; p++) d += Math.abs(a[p] - b[(((p - o) % m) + m) % m]);
+  return d / m;
+}
+
 function forecastOf(s: Cached, spec: string, src: Src = 'full'): { mean: number[]; quantiles: number[][] } {
   const mem = s[src];
   if (spec.startsWith('len:')) {
@@ -126,6 +145,13 @@ function forecastOf(s: Cached, spec: string, src: Src = 'full'): { mean: number[
     const colon = rest.indexOf(':');
     const [x, y] = rest.slice(colon + 1).split('|');
     return forecastOf(s, s.train.length >= parseInt(rest.slice(0, colon), 10) ? x : y, src);
+  }
+  if (spec.startsWith('drift:')) {
+    // "drift:T:X|Y": spec X for series whose seasonal pattern drifts by at least T, Y for the others
+    const rest = spec.slice(6);
+    const colon = rest.indexOf(':');
+    const [x, y] = rest.slice(colon + 1).split('|');
+    return forecastOf(s, seasonalDrift(s.train, s.m) >= parseFloat(rest.slice(0, colon)) ? x : y, src);
   }
   const at = spec.lastIndexOf('@');
   if (at >= 0) {
