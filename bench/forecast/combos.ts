@@ -13,6 +13,11 @@
  *                                  that Y's 0.5 quantile is X's point forecast
  *   "X@F"                          spec X with its quantiles' distances from its 0.5 quantile times F
  *
+ *   "len:N:X|Y"                    spec X for series whose train part has at least N points, spec Y for
+ *                                  the others (X and Y may hold "~", "^" and "@", not "|")
+ *   "drift:T:X|Y"                  spec X for series whose seasonal pattern drifts by at least T (the mean
+ *                                  |difference| of the multiplicative seasonal indices of the history's
+ *                                  first and last halves), spec Y for the others
  *   "seas:X|Y"                     spec X for series whose seasonality test passes (the engine's test,
  *                                  at the scoring season), spec Y for the others
  * "select:" options may be any of these specs (their validation forecasts are combined the same way).
@@ -25,7 +30,7 @@
 import * as fs from 'node:fs';
 import { combineForecasts } from '../../engines/forecast/auto';
 import { ModelForecast, normalQuantiles } from '../../engines/forecast/models/types';
-import { seasonalityTest } from '../../engines/forecast/math';
+import { seasonalIndices, seasonalityTest } from '../../engines/forecast/math';
 import { mase, naiveScale, smape, WqlAccumulator } from '../../engines/forecast/metrics';
 import { TAUS } from './data';
 
@@ -51,6 +56,8 @@ const take = (k: string): string | null => {
 const cacheFile = take('--cache');
 if (!cacheFile) throw new Error('--cache is required');
 const peersFile = take('--peers');
+// series left out (comma-separated ids), e.g. a hyperinflation series that dominates a mean
+const exclude = new Set((take('--exclude') ?? '').split(',').filter(Boolean));
 // several caches of the same series (comma-separated) are merged member by member
 const cache = { series: [] as Cached[] };
 for (const f of cacheFile.split(',')) {
@@ -114,8 +121,38 @@ function trimCombine(fs_: ModelForecast[]): { mean: number[]; quantiles: number[
 
 type Src = 'full' | 'val';
 
+/**
+ * How much a seasonal pattern drifts: the mean absolute difference between the multiplicative seasonal
+ * indices of the first and the last half of the history (whole seasons, phases aligned); −1 when the
+ * halves hold fewer than three seasons, the seasonality test fails or a value is ≤ 0.
+ */
+function seasonalDrift(y: number[], m: number): number {
+  const k = Math.floor(y.length / 2 / m) * m;
+  if (m < 2 || k < 3 * m || !seasonalityTest(y, m) || !y.every((v) => v > 0)) return -1;
+  const a = seasonalIndices(y.slice(0, k), m, true);
+  const b = seasonalIndices(y.slice(y.length - k), m, true);
+  const o = y.length - k;
+  let d = 0;
+  for (let p = 0; p < m; p++) d += Math.abs(a[p] - b[(((p - o) % m) + m) % m]);
+  return d / m;
+}
+
 function forecastOf(s: Cached, spec: string, src: Src = 'full'): { mean: number[]; quantiles: number[][] } {
   const mem = s[src];
+  if (spec.startsWith('len:')) {
+    // "len:N:X|Y": spec X for series whose train part has at least N points, Y for the others
+    const rest = spec.slice(4);
+    const colon = rest.indexOf(':');
+    const [x, y] = rest.slice(colon + 1).split('|');
+    return forecastOf(s, s.train.length >= parseInt(rest.slice(0, colon), 10) ? x : y, src);
+  }
+  if (spec.startsWith('drift:')) {
+    // "drift:T:X|Y": spec X for series whose seasonal pattern drifts by at least T, Y for the others
+    const rest = spec.slice(6);
+    const colon = rest.indexOf(':');
+    const [x, y] = rest.slice(colon + 1).split('|');
+    return forecastOf(s, seasonalDrift(s.train, s.m) >= parseFloat(rest.slice(0, colon)) ? x : y, src);
+  }
   const at = spec.lastIndexOf('@');
   if (at >= 0) {
     // spread scaling: quantiles moved away from the 0.5 quantile by the factor
@@ -170,7 +207,7 @@ const PEERS = ['autoets', 'autotheta', 'autoarima', 'mean'];
 
 const periods = [...new Set(cache.series.map((s) => s.period))];
 for (const p of periods) {
-  const list = cache.series.filter((s) => s.period === p);
+  const list = cache.series.filter((s) => s.period === p && !exclude.has(s.id));
   const rows: [string, number, number, number, string][] = [];
   let first: number[] | null = null;
   const score = (name: string, get: (s: Cached) => { mean: number[]; quantiles: number[][] }, compare = false) => {
@@ -217,5 +254,5 @@ for (const p of periods) {
   }
   for (const spec of specs) score(spec, (s) => forecastOf(s, spec), true);
   console.log(`\n${p} (${list.length} series)`);
-  for (const [n, a, b, c, note] of rows) console.log(`${a.toFixed(4)}  ${b.toFixed(2)}  ${c.toFixed(4)}  ${n}${note}`);
+  for (const [n, a, b, c, note] of rows) console.log(`${a.toFixed(4)}  ${b.toFixed(2)}  ${c.toFixed(5)}  ${n}${note}`);
 }

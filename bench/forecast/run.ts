@@ -142,7 +142,7 @@ function runOurs(series: SeriesData[], args: Args, scorer: Scorer, overall: Scor
       shortSeries++;
       const unit = s.period === 'YEARLY' ? 'year' : s.period === 'QUARTERLY' ? 'quarter' : null;
       const m = s.period === 'OTHER' ? 1 : SEASON[s.period];
-      const fc = autoForecast(s.train, s.horizon, TAUS, { seasonLength: m, members: args.members ?? defaultMembers(unit, m, s.train.length), pointMembers: pointMembersFor(args, unit, m, s.train.length), quantileMembers: quantileMembersFor(args, unit), method: args.method, combine: combineFor(args, unit), seasonalMode: args.seasonalMode });
+      const fc = autoForecast(s.train, s.horizon, TAUS, { seasonLength: m, members: args.members ?? defaultMembers(unit, m, s.train.length), pointMembers: pointMembersFor(args, unit, m, s.train.length), quantileMembers: quantileMembersFor(args, unit, s.train.length), method: args.method, combine: combineFor(args, unit), seasonalMode: args.seasonalMode });
       scorer.add(s, fc.mean, fc.quantiles);
       overall.add(s, fc.mean, fc.quantiles);
       recordSeries(s, fc.mean, fc.quantiles);

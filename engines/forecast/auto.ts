@@ -71,7 +71,9 @@ export interface AutoForecast {
  * - quarterly data: ETS and damped-trend ETS (adjusted series), ETS through a temporal hierarchy,
  *   Theta and drift: the former set plus ETS of the adjusted series, which gained 1.2% on M1 at an
  *   equal score on M3 (without THieF ETS, M3 lost 0.7%); since 1.4.0 also ARIMA through a temporal
- *   hierarchy, in the point forecast only (defaultQuantileMembers);
+ *   hierarchy, in the point forecast only (defaultQuantileMembers); since 1.7.0, for a history of at
+ *   least QUARTERLY_SEASONAL_ETS_MIN_LENGTH points, ETS fitted with its own seasonal states in place of
+ *   damped-trend ETS (see there);
  * - other seasonal data (season 2..24) with at most NATIVE_SEASONAL_MAX_LENGTH points: damped-trend ETS
  *   and Theta (seasonally adjusted series), ETS and ARIMA through temporal hierarchies; since 1.4.0
  *   damped-trend ETS counts in the quantiles only, not in the point forecast (defaultPointMembers);
@@ -89,8 +91,29 @@ export interface AutoForecast {
  */
 export const NATIVE_SEASONAL_MAX_LENGTH = 400;
 
+/**
+ * Quarterly histories of at least this many points (14 years, 1.7.0) are forecast with seasonal ETS
+ * (`ets_seasonal`: ETS fitted to the raw series with seasonal states that it updates, when the
+ * seasonality test passes) in place of the two ETS of the classically decomposed series in the point
+ * forecast, and in place of damped-trend ETS in the quantiles. The decomposition's seasonal indices are
+ * fixed averages over the whole history; the longer the history, the more a seasonal pattern that
+ * drifts departs from them (the same reason as NATIVE_SEASONAL_MAX_LENGTH). On a held-out collection
+ * (Tourism and R packages' series, 498 quarterly series) seasonal ETS wins at every length from 33
+ * quarters up; on the development collections (M1, M3: histories of 8 to 106 quarters) it loses below
+ * 53 quarters (M1 41-52: +0.06 to +0.10 MASE per series, M3 33-48: +0.01 to +0.02) and is level above
+ * (M1 and M3 from 53 quarters: 138 series, no significant difference). The gate sits above
+ * the development losses; bench/RESULTS.md (1.7.0) gives the figures for gates from 33 to 97.
+ */
+export const QUARTERLY_SEASONAL_ETS_MIN_LENGTH = 56;
+
+/** Whether a quarterly history takes the seasonal-ETS members (QUARTERLY_SEASONAL_ETS_MIN_LENGTH). */
+export function quarterlySeasonalEts(unit: IntervalUnit | null, length: number): boolean {
+  return unit === 'quarter' && length >= QUARTERLY_SEASONAL_ETS_MIN_LENGTH;
+}
+
 export function defaultMembers(unit: IntervalUnit | null, seasonLength = 1, length = 0): Member[] {
   if (unit === 'year') return ['ets', 'theta', 'arima', 'drift'];
+  if (quarterlySeasonalEts(unit, length)) return ['ets', 'ets_seasonal', 'ets_temporal', 'theta', 'drift', 'arima_temporal'];
   if (unit === 'quarter') return ['ets', 'ets_damped', 'ets_temporal', 'theta', 'drift', 'arima_temporal'];
   if (seasonLength > 1 && seasonLength <= 24) {
     return length <= NATIVE_SEASONAL_MAX_LENGTH ? ['ets_damped', 'ets_temporal', 'theta', 'arima_temporal'] : ['arima_temporal'];
@@ -110,6 +133,8 @@ export function defaultMembers(unit: IntervalUnit | null, seasonLength = 1, leng
  * four members' centre and the point forecast (`mean`) the three's.
  */
 export function defaultPointMembers(unit: IntervalUnit | null, seasonLength = 1, length = 0): Member[] | undefined {
+  // long quarterly histories (1.7.0): seasonal ETS, not ETS of the adjusted series, in the point forecast
+  if (quarterlySeasonalEts(unit, length)) return ['ets_seasonal', 'ets_temporal', 'theta', 'drift', 'arima_temporal'];
   if (unit === 'year' || unit === 'quarter') return undefined;
   if (seasonLength > 1 && seasonLength <= 24 && length <= NATIVE_SEASONAL_MAX_LENGTH) return ['ets_temporal', 'theta', 'arima_temporal'];
   return undefined;
@@ -121,15 +146,19 @@ export function defaultPointMembers(unit: IntervalUnit | null, seasonLength = 1,
  * point forecast: MASE falls on M1 and M3 quarterly (1.575 → 1.570, 1.059 → 1.057) and on the quarterly
  * sums of M1's and M3's monthly series (1.132 → 1.120, 0.902 → 0.893); in the quantiles it would
  * raise M1's WQL (0.082 → 0.083, above statsforecast's mean) and that of M1's summed series
- * (bench/RESULTS.md), so they stay those of the five.
+ * (bench/RESULTS.md), so they stay those of the five. Quarterly histories of at least
+ * QUARTERLY_SEASONAL_ETS_MIN_LENGTH points (1.7.0): seasonal ETS in place of damped-trend ETS (WQL
+ * lower on M1, M3 and the held-out collection than with 1.6's five or with seasonal ETS in place of
+ * both decomposition ETS, which raised M1's WQL above statsforecast's mean).
  */
-export function defaultQuantileMembers(unit: IntervalUnit | null): Member[] | undefined {
+export function defaultQuantileMembers(unit: IntervalUnit | null, length = 0): Member[] | undefined {
+  if (quarterlySeasonalEts(unit, length)) return ['ets', 'ets_seasonal', 'ets_temporal', 'theta', 'drift'];
   return unit === 'quarter' ? ['ets', 'ets_damped', 'ets_temporal', 'theta', 'drift'] : undefined;
 }
 
 /** The quantile members a call uses: its own, else (default members) the default's, else (members given) all. */
-export function quantileMembersFor(options: { quantileMembers?: Member[]; members?: Member[] }, unit: IntervalUnit | null): Member[] | undefined {
-  return options.quantileMembers ?? (options.members ? undefined : defaultQuantileMembers(unit));
+export function quantileMembersFor(options: { quantileMembers?: Member[]; members?: Member[] }, unit: IntervalUnit | null, length = 0): Member[] | undefined {
+  return options.quantileMembers ?? (options.members ? undefined : defaultQuantileMembers(unit, length));
 }
 
 /** The point members a call uses: its own, else (default members) the default's, else (members given) all. */

@@ -84,7 +84,7 @@ export function forecastSeries(series: PreparedSeries, options: ForecastOptions)
     seasonalMode: options.seasonalMode,
     members: options.members ?? defaultMembers(series.interval.unit, m, series.values.length),
     pointMembers: pointMembersFor(options, series.interval.unit, m, series.values.length),
-    quantileMembers: quantileMembersFor(options, series.interval.unit),
+    quantileMembers: quantileMembersFor(options, series.interval.unit, series.values.length),
     intervals: options.intervals ?? DEFAULT_INTERVALS,
   });
   // monotone across levels at every step

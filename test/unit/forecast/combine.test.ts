@@ -1,6 +1,6 @@
 import { forecastSeries, prepareSeries, backtestSeries } from '../../../engines/forecast';
 import type { Row } from '../../../engines/forecast';
-import { autoForecast, combineForecasts, defaultCombine, defaultMembers, defaultPointMembers, defaultQuantileMembers, memberForecasts, pointMembersFor, quantileMembersFor } from '../../../engines/forecast/auto';
+import { autoForecast, combineForecasts, defaultCombine, defaultMembers, defaultPointMembers, defaultQuantileMembers, memberForecasts, pointMembersFor, QUARTERLY_SEASONAL_ETS_MIN_LENGTH, quantileMembersFor, quarterlySeasonalEts } from '../../../engines/forecast/auto';
 import type { Member } from '../../../engines/forecast';
 import { qnorm } from '../../../engines/forecast/math';
 import { monthlyRows, normals } from './helpers';
@@ -145,7 +145,7 @@ describe('monthly point forecast without damped-trend ETS (1.4.0)', () => {
     expect(defaultMembers('month', 12, 120)).toEqual(MONTHLY);
     expect(defaultPointMembers('month', 12, 120)).toEqual(POINT);
     expect(defaultPointMembers('day', 7, 200)).toEqual(POINT);
-    for (const [unit, m, n] of [['year', 1, 40], ['quarter', 4, 80], ['hour', 24, 700], ['month', 1, 120], [null, 1, 50], ['week', 52, 300]] as const) {
+    for (const [unit, m, n] of [['year', 1, 40], ['quarter', 4, 48], ['hour', 24, 700], ['month', 1, 120], [null, 1, 50], ['week', 52, 300]] as const) {
       expect(defaultPointMembers(unit, m, n)).toBeUndefined();
     }
     // members or point members given by the caller win
@@ -233,9 +233,10 @@ describe('quarterly point forecast with THieF ARIMA, quantiles without it (1.4.0
   }
 
   test('members and quantile members by calendar', () => {
-    expect(defaultMembers('quarter', 4, 60)).toEqual(QUARTERLY);
+    expect(defaultMembers('quarter', 4, 48)).toEqual(QUARTERLY);
     expect(defaultQuantileMembers('quarter')).toEqual(SPREAD);
-    expect(defaultPointMembers('quarter', 4, 60)).toBeUndefined();
+    expect(defaultQuantileMembers('quarter', 48)).toEqual(SPREAD);
+    expect(defaultPointMembers('quarter', 4, 48)).toBeUndefined();
     for (const unit of ['year', 'month', 'day', 'hour', null] as const) expect(defaultQuantileMembers(unit)).toBeUndefined();
     expect(quantileMembersFor({ members: ['ets', 'theta'] }, 'quarter')).toBeUndefined();
     expect(quantileMembersFor({ quantileMembers: ['theta'] }, 'quarter')).toEqual(['theta']);
@@ -261,5 +262,70 @@ describe('quarterly point forecast with THieF ARIMA, quantiles without it (1.4.0
     const pure = Array.from({ length: 40 }, (_, t) => 100 * PATTERN[t % 4]);
     const exact = forecastSeries(quarterly(pure), { horizon: 8, quantiles: [0.5] });
     exact.mean.forEach((v, k) => expect(Math.abs(v - 100 * PATTERN[(40 + k) % 4])).toBeLessThan(0.05));
+  });
+});
+
+describe('long quarterly histories: seasonal ETS in place of the decomposition ETS (1.7.0)', () => {
+  const SHORT: Member[] = ['ets', 'ets_damped', 'ets_temporal', 'theta', 'drift', 'arima_temporal'];
+  const LONG: Member[] = ['ets', 'ets_seasonal', 'ets_temporal', 'theta', 'drift', 'arima_temporal'];
+  const LONG_POINT: Member[] = ['ets_seasonal', 'ets_temporal', 'theta', 'drift', 'arima_temporal'];
+  const LONG_SPREAD: Member[] = ['ets', 'ets_seasonal', 'ets_temporal', 'theta', 'drift'];
+  const N = QUARTERLY_SEASONAL_ETS_MIN_LENGTH;
+
+  function quarterly(values: number[]) {
+    const rows = values.map((v, i) => ({ date: `${1960 + Math.floor(i / 4)}-${String(3 * (i % 4) + 1).padStart(2, '0')}-01`, value: v }));
+    return prepareSeries(rows, { target: 'value', timestamp: 'date' })[0];
+  }
+
+  /** a seasonal pattern that drifts: the first and third quarters trade places over the history */
+  function driftingSeason(n: number, seed: number): number[] {
+    const z = normals(seed);
+    return Array.from({ length: n }, (_, t) => {
+      const w = t / n;
+      const pattern = [0.85 + 0.3 * w, 1.1, 1.15 - 0.3 * w, 0.9];
+      return (300 + t) * pattern[t % 4] + 4 * z();
+    });
+  }
+
+  test('the gate: 14 years of quarters, quarterly data only', () => {
+    expect(N).toBe(56);
+    expect(quarterlySeasonalEts('quarter', N - 1)).toBe(false);
+    expect(quarterlySeasonalEts('quarter', N)).toBe(true);
+    for (const unit of ['year', 'month', 'week', 'day', 'hour', null] as const) expect(quarterlySeasonalEts(unit, 400)).toBe(false);
+    expect(defaultMembers('quarter', 4, N - 1)).toEqual(SHORT);
+    expect(defaultPointMembers('quarter', 4, N - 1)).toBeUndefined();
+    expect(defaultQuantileMembers('quarter', N - 1)).toEqual(['ets', 'ets_damped', 'ets_temporal', 'theta', 'drift']);
+    expect(defaultMembers('quarter', 4, N)).toEqual(LONG);
+    expect(defaultPointMembers('quarter', 4, N)).toEqual(LONG_POINT);
+    expect(defaultQuantileMembers('quarter', N)).toEqual(LONG_SPREAD);
+    expect(quantileMembersFor({}, 'quarter', N)).toEqual(LONG_SPREAD);
+    expect(pointMembersFor({}, 'quarter', 4, N)).toEqual(LONG_POINT);
+    // members given by a caller: every member in the point forecast and the quantiles, as before
+    expect(quantileMembersFor({ members: SHORT }, 'quarter', N)).toBeUndefined();
+    expect(pointMembersFor({ members: SHORT }, 'quarter', 4, N)).toBeUndefined();
+    // other calendars do not look at the length
+    expect(defaultMembers('year', 1, 200)).toEqual(['ets', 'theta', 'arima', 'drift']);
+    expect(defaultQuantileMembers('month', 200)).toBeUndefined();
+  });
+
+  test('a long history is forecast by the new members; one quarter shorter, by 1.6\'s', () => {
+    const y = driftingSeason(N + 8, 21);
+    const taus = [0.1, 0.5, 0.9];
+    const fc = forecastSeries(quarterly(y), { horizon: 8, quantiles: taus });
+    expect(fc.seasonal).toBe(true);
+    const direct = autoForecast(y, 8, taus, { seasonLength: 4, members: LONG, pointMembers: LONG_POINT, quantileMembers: LONG_SPREAD });
+    expect(fc.mean).toEqual(direct.mean);
+    taus.forEach((t, i) => expect(fc.quantiles[String(t)]).toEqual(direct.quantiles[i]));
+    const { forecasts } = memberForecasts(y, 8, { seasonLength: 4, members: LONG });
+    const point = combineForecasts(forecasts.slice(1), taus, 'mean');
+    fc.mean.forEach((v, k) => expect(v).toBeCloseTo(point.mean[k], 8));
+    // seasonal ETS fits its seasonal states itself: a seasonal model on the raw series
+    expect(fc.models[1]).toMatch(/^ETS\([AM],[^,]+,[AM]\)$/);
+
+    const cut = y.slice(0, N - 1);
+    const old = forecastSeries(quarterly(cut), { horizon: 8, quantiles: taus });
+    const before = autoForecast(cut, 8, taus, { seasonLength: 4, members: SHORT, quantileMembers: ['ets', 'ets_damped', 'ets_temporal', 'theta', 'drift'] });
+    expect(old.mean).toEqual(before.mean);
+    expect(old.models).toHaveLength(6);
   });
 });
