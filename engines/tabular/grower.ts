@@ -624,6 +624,12 @@ export class TreeGrower {
   private symTs = new Int32Array(0);
   private symSparse = new Uint8Array(0);
   private symBits = new Int32Array(0);
+  /**
+   * growLevels: 1 where segment si of the next level has its bins' bitmaps (markBins's, by bin, not by
+   * position) in symBits at si * nActive * 8 already, marked by subtractChild.
+   */
+  private symGiven = new Uint8Array(0);
+  private readonly symTmpBits = new Int32Array(8);
 
   private symPositions(catRank: Map<number, Int32Array>, active: Int32Array, nActive: number): void {
     if (this.symPos.length < nActive * 257) this.symPos = new Int32Array(this.F * 257);
@@ -976,7 +982,14 @@ export class TreeGrower {
       const table = isCat ? (split.catLeft as Uint8Array) : numericTable(this.goLeft, split.bin, this.info.numBins[split.feature], split.defaultLeft);
       const last = d === depthMax - 1;
       const next: SymmetricSegment[] = [];
-      for (const s of segs) {
+      const nNext = 2 * segs.length;
+      if (!last) {
+        if (this.symGiven.length < nNext) this.symGiven = new Uint8Array(nNext);
+        this.symGiven.fill(0, 0, nNext);
+        if (this.symBits.length < nNext * nActive * 8) this.symBits = new Int32Array(nNext * nActive * 8);
+      }
+      for (let si = 0; si < segs.length; si++) {
+        const s = segs[si];
         const nLeft = partitionByTable(idx, this.tmp, this.cols, split.feature * this.n, s.start, s.end, table);
         let lg = 0;
         let lh = 0;
@@ -992,6 +1005,12 @@ export class TreeGrower {
           const sh = this.takeHist();
           this.buildHist(sh, smaller.start, smaller.end, grad, hess, active, nActive);
           this.subtractChild(s.hist, sh, smaller.start, smaller.end, active, nActive, smaller);
+          if (this.bitsOwner === smaller) {
+            // the smaller child's bitmaps, for levelSplitFast's next level (segment 2 si or 2 si + 1)
+            const sj = 2 * si + (smaller === left ? 0 : 1);
+            this.symBits.set(this.leafBits.subarray(0, nActive * 8), sj * nActive * 8);
+            this.symGiven[sj] = 1;
+          }
           smaller.hist = sh;
           larger.hist = s.hist;
         } else if (s.hist) this.pool.push(s.hist);
@@ -1130,11 +1149,41 @@ export class TreeGrower {
     if (this.symBits.length < nSeg * nActive * 8) this.symBits = new Int32Array(nSeg * nActive * 8);
     const sparse = this.symSparse;
     const bits = this.symBits;
+    const numBins = this.info.numBins;
     for (let si = 0; si < nSeg; si++) {
       const s = segs[si];
       sparse[si] = s.c < meanBins ? 1 : 0;
       if (!sparse[si]) continue;
       const bitBase = si * nActive * 8;
+      if (d > 0 && this.symGiven[si] === 1) {
+        // the bitmaps of the segment's bins (growLevels, from subtractChild) turned into those of its
+        // candidate positions: a numeric feature's position is its bin except the missing bin (none),
+        // a categorical feature's its rank (pos), the last rank none
+        for (let a = 0; a < nActive; a++) {
+          const f = active[a];
+          const bb = bitBase + a * 8;
+          if (!catRank.has(f)) {
+            const nb = numBins[f];
+            bits[bb + (nb >> 5)] &= ~(1 << (nb & 31));
+            continue;
+          }
+          const tb = this.symTmpBits;
+          for (let w = 0; w < 8; w++) {
+            tb[w] = bits[bb + w];
+            bits[bb + w] = 0;
+          }
+          for (let w = 0; w < 8; w++) {
+            let x = tb[w];
+            while (x !== 0) {
+              const low = x & -x;
+              x ^= low;
+              const t = pos[a * 257 + (w << 5) + 31 - Math.clz32(low)];
+              if (t >= 0) bits[bb + (t >> 5)] |= 1 << (t & 31);
+            }
+          }
+        }
+        continue;
+      }
       bits.fill(0, bitBase, bitBase + nActive * 8);
       for (let k = s.start; k < s.end; k++) {
         const base = idx[k] * F;
