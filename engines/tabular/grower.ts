@@ -290,21 +290,25 @@ function subtractRuns(parent: Float64Array, child: Float64Array, from: Int32Arra
 }
 
 /**
- * subtractRuns over the bins that the child's rows idx[start..end) fall in only, each once (`mark`,
- * indexed like the histogram, holds `stamp` at the bins already done). The child's other bins
- * were never added to and hold exactly +0, and x - (+0) is x bit for bit (-0 included), so the parent
- * ends bit-identical to subtractRuns's; a child of few rows costs its rows, not every bin.
+ * subtractRuns over the bins that a child's rows fall in only, each once: `bits` holds per active
+ * feature a a bitmap of those bins (8 words, 256 bins, from a * 8; TreeGrower.markBins). The child's
+ * other bins were never added to and hold exactly +0, and x - (+0) is x bit for bit (-0 included), so
+ * the parent ends bit-identical to subtractRuns's; a child of few rows costs its bins, not every bin.
  */
-function subtractHistRows(slots: Uint16Array | Uint32Array, F: number, idx: Uint32Array, start: number, end: number, parent: Float64Array, child: Float64Array, active: Int32Array, nActive: number, mark: Int32Array, stamp: number): void {
-  for (let k = start; k < end; k++) {
-    const base = idx[k] * F;
-    for (let a = 0; a < nActive; a++) {
-      const j = slots[base + active[a]];
-      if (mark[j] === stamp) continue;
-      mark[j] = stamp;
-      parent[j] -= child[j];
-      parent[j + 1] -= child[j + 1];
-      parent[j + 2] -= child[j + 2];
+export function subtractMarkedBins(parent: Float64Array, child: Float64Array, bits: Int32Array, offsets: Int32Array, active: Int32Array, nActive: number): void {
+  for (let a = 0; a < nActive; a++) {
+    const off = offsets[active[a]] * 3;
+    const bb = a * 8;
+    for (let w = 0; w < 8; w++) {
+      let x = bits[bb + w];
+      while (x !== 0) {
+        const low = x & -x;
+        x ^= low;
+        const j = off + ((w << 5) + 31 - Math.clz32(low)) * 3;
+        parent[j] -= child[j];
+        parent[j + 1] -= child[j + 1];
+        parent[j + 2] -= child[j + 2];
+      }
     }
   }
 }
@@ -620,6 +624,12 @@ export class TreeGrower {
   private symTs = new Int32Array(0);
   private symSparse = new Uint8Array(0);
   private symBits = new Int32Array(0);
+  /**
+   * growLevels: 1 where segment si of the next level has its bins' bitmaps (markBins's, by bin, not by
+   * position) in symBits at si * nActive * 8 already, marked by subtractChild.
+   */
+  private symGiven = new Uint8Array(0);
+  private readonly symTmpBits = new Int32Array(8);
 
   private symPositions(catRank: Map<number, Int32Array>, active: Int32Array, nActive: number): void {
     if (this.symPos.length < nActive * 257) this.symPos = new Int32Array(this.F * 257);
@@ -647,9 +657,6 @@ export class TreeGrower {
 
   /** histogram slots (bins) of the active features */
   private activeSlots = 0;
-  /** subtractHistRows' marks and the stamp of its last call */
-  private slotMark: Int32Array = new Int32Array(0);
-  private slotStamp = 0;
 
   /**
    * The active features' histogram entries as runs [runFrom[r], runTo[r]) of consecutive features
@@ -664,6 +671,7 @@ export class TreeGrower {
     this.nActive = 0;
     this.activeSlots = 0;
     this.nRuns = 0;
+    this.bitsOwner = null;
     const offsets = this.offsets;
     for (let f = 0; f < this.F; f++) {
       if (!featureMask[f]) continue;
@@ -680,21 +688,17 @@ export class TreeGrower {
 
   /**
    * parent -= child, where child is the histogram of the rows idx[start..end): bin by bin, or from the
-   * child's rows when they are few against the bins (same result bit for bit, see subtractHistRows).
+   * child's bins when its rows are few against the bins (same result bit for bit, see subtractMarkedBins).
    */
-  private subtractChild(parent: Float64Array, child: Float64Array, start: number, end: number, active: Int32Array, nActive: number): void {
+  private subtractChild(parent: Float64Array, child: Float64Array, start: number, end: number, active: Int32Array, nActive: number, owner: object): void {
     // a row visit (slot, mark, branch) costs about as much as one bin's three subtractions
     if ((end - start) * nActive >= this.activeSlots) {
       subtractRuns(parent, child, this.runFrom, this.runTo, this.nRuns);
       return;
     }
-    if (this.slotMark.length < this.totalBins * 3) this.slotMark = new Int32Array(this.totalBins * 3);
-    if (this.slotStamp >= 0x3fffffff) {
-      this.slotMark.fill(0);
-      this.slotStamp = 0;
-    }
-    this.slotStamp++;
-    subtractHistRows(this.slots, this.F, this.idx, start, end, parent, child, active, nActive, this.slotMark, this.slotStamp);
+    // the bitmaps of the child's bins, which findBestSplit then reuses for the child (`owner`)
+    this.markBins(start, end, active, nActive, owner);
+    subtractMarkedBins(parent, child, this.leafBits, this.offsets, active, nActive);
   }
 
   private takeHist(): Float64Array {
@@ -871,14 +875,17 @@ export class TreeGrower {
         smaller.exact = true;
         smaller.zeroEmpty = true;
         if (this.canSplit(larger)) {
-          this.subtractChild(parentHist, sh, smaller.start, smaller.end, active, nActive);
+          this.subtractChild(parentHist, sh, smaller.start, smaller.end, active, nActive, smaller);
           larger.hist = parentHist;
           // an empty bin of the larger child had all its parent's rows in the smaller one: x - x = +0
           // when the parent's sums were added in the same row order as the smaller child's
           larger.zeroEmpty = leaf.exact;
         } else this.pool.push(parentHist);
+        // the smaller child first, while the bitmaps of its bins (subtractChild's) are at hand; each
+        // search depends on its own leaf only
+        if (smaller === rightLeaf && canR) rightLeaf.split = this.findBestSplit(rightLeaf, active, nActive);
         if (canL) leftLeaf.split = this.findBestSplit(leftLeaf, active, nActive);
-        if (canR) rightLeaf.split = this.findBestSplit(rightLeaf, active, nActive);
+        if (smaller !== rightLeaf && canR) rightLeaf.split = this.findBestSplit(rightLeaf, active, nActive);
         if (!canL) this.release(leftLeaf);
         if (!canR) this.release(rightLeaf);
       } else if (parentHist) {
@@ -975,7 +982,14 @@ export class TreeGrower {
       const table = isCat ? (split.catLeft as Uint8Array) : numericTable(this.goLeft, split.bin, this.info.numBins[split.feature], split.defaultLeft);
       const last = d === depthMax - 1;
       const next: SymmetricSegment[] = [];
-      for (const s of segs) {
+      const nNext = 2 * segs.length;
+      if (!last) {
+        if (this.symGiven.length < nNext) this.symGiven = new Uint8Array(nNext);
+        this.symGiven.fill(0, 0, nNext);
+        if (this.symBits.length < nNext * nActive * 8) this.symBits = new Int32Array(nNext * nActive * 8);
+      }
+      for (let si = 0; si < segs.length; si++) {
+        const s = segs[si];
         const nLeft = partitionByTable(idx, this.tmp, this.cols, split.feature * this.n, s.start, s.end, table);
         let lg = 0;
         let lh = 0;
@@ -990,7 +1004,13 @@ export class TreeGrower {
           const larger = smaller === left ? right : left;
           const sh = this.takeHist();
           this.buildHist(sh, smaller.start, smaller.end, grad, hess, active, nActive);
-          this.subtractChild(s.hist, sh, smaller.start, smaller.end, active, nActive);
+          this.subtractChild(s.hist, sh, smaller.start, smaller.end, active, nActive, smaller);
+          if (this.bitsOwner === smaller) {
+            // the smaller child's bitmaps, for levelSplitFast's next level (segment 2 si or 2 si + 1)
+            const sj = 2 * si + (smaller === left ? 0 : 1);
+            this.symBits.set(this.leafBits.subarray(0, nActive * 8), sj * nActive * 8);
+            this.symGiven[sj] = 1;
+          }
           smaller.hist = sh;
           larger.hist = s.hist;
         } else if (s.hist) this.pool.push(s.hist);
@@ -1129,11 +1149,41 @@ export class TreeGrower {
     if (this.symBits.length < nSeg * nActive * 8) this.symBits = new Int32Array(nSeg * nActive * 8);
     const sparse = this.symSparse;
     const bits = this.symBits;
+    const numBins = this.info.numBins;
     for (let si = 0; si < nSeg; si++) {
       const s = segs[si];
       sparse[si] = s.c < meanBins ? 1 : 0;
       if (!sparse[si]) continue;
       const bitBase = si * nActive * 8;
+      if (d > 0 && this.symGiven[si] === 1) {
+        // the bitmaps of the segment's bins (growLevels, from subtractChild) turned into those of its
+        // candidate positions: a numeric feature's position is its bin except the missing bin (none),
+        // a categorical feature's its rank (pos), the last rank none
+        for (let a = 0; a < nActive; a++) {
+          const f = active[a];
+          const bb = bitBase + a * 8;
+          if (!catRank.has(f)) {
+            const nb = numBins[f];
+            bits[bb + (nb >> 5)] &= ~(1 << (nb & 31));
+            continue;
+          }
+          const tb = this.symTmpBits;
+          for (let w = 0; w < 8; w++) {
+            tb[w] = bits[bb + w];
+            bits[bb + w] = 0;
+          }
+          for (let w = 0; w < 8; w++) {
+            let x = tb[w];
+            while (x !== 0) {
+              const low = x & -x;
+              x ^= low;
+              const t = pos[a * 257 + (w << 5) + 31 - Math.clz32(low)];
+              if (t >= 0) bits[bb + (t >> 5)] |= 1 << (t & 31);
+            }
+          }
+        }
+        continue;
+      }
       bits.fill(0, bitBase, bitBase + nActive * 8);
       for (let k = s.start; k < s.end; k++) {
         const base = idx[k] * F;
@@ -1268,7 +1318,7 @@ export class TreeGrower {
     // non-empty bins (listed from its rows): the scans skip empty bins or add +0 from them, which
     // leaves every sum as it was, so the split found is the same.
     const sparse = leaf.hist !== null && leaf.zeroEmpty && leaf.c * nActive < this.activeSlots;
-    if (sparse) this.markLeafBins(leaf, active, nActive);
+    if (sparse && this.bitsOwner !== leaf) this.markBins(leaf.start, leaf.end, active, nActive, leaf);
     for (let a = 0; a < nActive; a++) {
       const f = active[a];
       const floor: number = best === null ? -Infinity : best.gain;
@@ -1284,18 +1334,24 @@ export class TreeGrower {
     return best;
   }
 
-  /** findBestSplit's bitmaps of the bins a leaf's rows fall in: 8 words (256 bins) per active feature. */
+  /**
+   * findBestSplit's and subtractChild's bitmaps of the bins a node's rows fall in: 8 words (256 bins)
+   * per active feature, those of the node `bitsOwner` (a leaf or segment of the tree being grown,
+   * whose rows and active features are those marked).
+   */
   private leafBits = new Int32Array(0);
+  private bitsOwner: object | null = null;
   private readonly leafList = new Int32Array(257);
 
-  private markLeafBins(leaf: LeafState, active: Int32Array, nActive: number): void {
+  private markBins(start: number, end: number, active: Int32Array, nActive: number, owner: object): void {
     if (this.leafBits.length < nActive * 8) this.leafBits = new Int32Array(this.F * 8);
     const bits = this.leafBits;
     bits.fill(0, 0, nActive * 8);
+    this.bitsOwner = owner;
     const F = this.F;
     const bins = this.bins;
     const idx = this.idx;
-    for (let k = leaf.start; k < leaf.end; k++) {
+    for (let k = start; k < end; k++) {
       const base = idx[k] * F;
       for (let a = 0; a < nActive; a++) {
         const b = bins[base + active[a]];

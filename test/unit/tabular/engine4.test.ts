@@ -7,13 +7,14 @@ import { binnedGradients, signalRows } from './helpers';
 
 const FAST: EngineConfigOverride = { maxRounds: 40, folds: 3, models: 3 };
 
-const makeData = (seed: number, n: number) => binnedGradients(seed, n, 6);
-
 describe('engine 4: fast symmetric split search', () => {
-  it('grows exactly the trees of growSymmetric (same splits, same leaf values, same row leaves)', () => {
+  // 40 categories: gradients led by the category, so that small nodes' categorical cuts (listed from
+  // the bitmaps of their bins, growLevels) decide splits
+  it.each([6, 40])('grows exactly the trees of growSymmetric (same splits, same leaf values, same row leaves), %i categories', (categories) => {
     for (let trial = 0; trial < 10; trial++) {
       const n = 150 + trial * 60;
-      const { F, g, h, info, bins } = makeData(7 + trial, n);
+      const { F, g, h, info, bins } = binnedGradients(7 + trial, n, categories);
+      if (categories > 6) for (let i = 0; i < n; i++) g[i] += ((bins[i * F + 4] * 7) % 5) - 2;
       const params: GrowerParams = { ...DEFAULT_GROWER_PARAMS, lambdaL2: 3, minDataInLeaf: 1, minHessianInLeaf: 0, symmetric: true, maxDepth: 1 + (trial % 6) };
       const a = new TreeGrower(bins, n, F, info, params);
       const b = new TreeGrower(bins, n, F, info, params);

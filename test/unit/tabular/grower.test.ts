@@ -1,5 +1,5 @@
 import { fitBins, transformBins } from '../../../engines/tabular/binning';
-import { DEFAULT_GROWER_PARAMS, TreeGrower, leafOfBinned, leafOfRouted, routerOf, type GrowerParams } from '../../../engines/tabular/grower';
+import { DEFAULT_GROWER_PARAMS, TreeGrower, leafOfBinned, leafOfRouted, routerOf, subtractMarkedBins, type GrowerParams } from '../../../engines/tabular/grower';
 import { Prng } from '../../../engines/tabular/prng';
 
 const lambda = 0.5;
@@ -229,6 +229,40 @@ describe('split search from rows for small leaves', () => {
         }
         expect(tree.gain[node]).toBeCloseTo(expected, 8);
       });
+    }
+  });
+});
+
+describe('subtractMarkedBins', () => {
+  it('leaves the parent bit for bit as subtracting every bin does, where the unmarked bins of the child hold +0', () => {
+    const rng = new Prng(5);
+    const numBins = [3, 40, 255, 7];
+    const offsets = new Int32Array(numBins.length + 1);
+    for (let f = 0; f < numBins.length; f++) offsets[f + 1] = offsets[f] + numBins[f] + 1;
+    const slots = offsets[numBins.length] * 3;
+    for (let trial = 0; trial < 20; trial++) {
+      const parent = new Float64Array(slots);
+      for (let j = 0; j < slots; j++) parent[j] = rng.nextFloat() < 0.3 ? (rng.nextFloat() < 0.5 ? -0 : 0) : (rng.nextFloat() - 0.5) * 10;
+      const child = new Float64Array(slots);
+      // features 0, 2, 3 active (feature 1 inactive); each active feature's child rows fall in a few bins
+      const active = Int32Array.of(0, 2, 3);
+      const bits = new Int32Array(active.length * 8);
+      for (let a = 0; a < active.length; a++) {
+        const f = active[a];
+        for (let r = 0; r < 1 + trial; r++) {
+          const b = rng.nextInt(numBins[f] + 1);
+          bits[a * 8 + (b >> 5)] |= 1 << (b & 31);
+          const j = (offsets[f] + b) * 3;
+          // a bin's sums may be -0 or equal the parent's (x - x), its count is positive
+          child[j] = rng.nextFloat() < 0.2 ? -0 : rng.nextFloat() < 0.2 ? parent[j] : (rng.nextFloat() - 0.5) * 10;
+          child[j + 1] = rng.nextFloat();
+          child[j + 2] = 1 + rng.nextInt(5);
+        }
+      }
+      const ref = parent.slice();
+      for (const f of active) for (let j = offsets[f] * 3; j < offsets[f + 1] * 3; j++) ref[j] -= child[j];
+      subtractMarkedBins(parent, child, bits, offsets, active, active.length);
+      for (let j = 0; j < slots; j++) expect(Object.is(parent[j], ref[j])).toBe(true);
     }
   });
 });
