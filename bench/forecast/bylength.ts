@@ -6,19 +6,13 @@
  *                                  [--combine-a mean|median] [--combine-b mean|median] [--bins 33,41,49] [--exclude id,…]
  */
 import * as fs from 'node:fs';
+import { option } from './argv';
 import { type Combine, combineForecasts } from '../../engines/forecast/auto';
 import { mase, naiveScale } from '../../engines/forecast/metrics';
 import type { ModelForecast } from '../../engines/forecast/models/types';
 
 const argv = process.argv.slice(2);
-const opt = (k: string, d?: string): string => {
-  const i = argv.indexOf(k);
-  if (i < 0) {
-    if (d === undefined) throw new Error(`${k} is required`);
-    return d;
-  }
-  return argv[i + 1];
-};
+const opt = (k: string, d?: string): string => option(argv, k, d);
 interface Cached { id: string; m: number; train: number[]; test: number[]; full: Record<string, ModelForecast> }
 const exclude = new Set(opt('--exclude', '').split(',').filter(Boolean));
 const series = (JSON.parse(fs.readFileSync(opt('--cache'), 'utf8')) as { series: Cached[] }).series.filter((s) => !exclude.has(s.id));

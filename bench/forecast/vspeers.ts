@@ -14,18 +14,12 @@
  * prints, per period, the N series where our MASE exceeds the peers' mean's by most.
  */
 import * as fs from 'node:fs';
+import { option } from './argv';
 import { mase, naiveScale, WqlAccumulator } from '../../engines/forecast/metrics';
 import { readData, SEASON, TAUS } from './data';
 
 const argv = process.argv.slice(2);
-const opt = (k: string, d?: string): string => {
-  const i = argv.indexOf(k);
-  if (i < 0) {
-    if (d === undefined) throw new Error(`${k} is required`);
-    return d;
-  }
-  return argv[i + 1];
-};
+const opt = (k: string, d?: string): string => option(argv, k, d);
 const data = readData(opt('--data'));
 const ours = new Map((JSON.parse(fs.readFileSync(opt('--ours'), 'utf8')) as { id: string; mase: number; loss: number; abs: number }[]).map((r) => [r.id, r]));
 const peers = JSON.parse(fs.readFileSync(opt('--peers'), 'utf8')) as {
