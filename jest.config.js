@@ -20,6 +20,7 @@ module.exports = {
       // The same runner as the other projects: one runner runs the unit files in workers while the
       // integration and browser files run one at a time (test/support/overlapping-runner.js).
       runner: '<rootDir>/test/support/overlapping-runner.js',
+      setupFiles: ['<rootDir>/test/support/unit-priority.ts'],
     },
     {
       displayName: 'integration',
