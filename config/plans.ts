@@ -111,23 +111,17 @@ export const MAX_API_KEYS_PER_WORKSPACE = 100;
 export const MAX_PENDING_OUTCOMES_WITHOUT_ROW_LIMIT = 1_000_000;
 export const pendingOutcomesLimit = (plan: PlanName): number => PLANS[plan].maxTrainingRows ?? MAX_PENDING_OUTCOMES_WITHOUT_ROW_LIMIT;
 /**
- * New versions a model may get from refreshes (a caller's or its integration's) in any 24 hours. Fits
- * and outcomes are free, so without a bound one free model was refreshed every 0.33 s, each time with
- * a fit of up to its plan's training rows on an engine thread and a new version of 40 KB to 1 MB kept
- * for good (an eighteenth probe). Beyond, a caller's refresh is 429 RATE_LIMITED with Retry-After, and
- * an integration waits until a version leaves the window. The free plan's 24 is one an hour on average.
+ * Fits a plan allows in any FIT_BUDGET_WINDOW_MS (services/fit-budgets.ts), counted twice: new
+ * versions made by refreshes of one model (a caller's or its integration's), and models an account
+ * creates (all workspaces, archived and deleted ones included). Fits and outcomes are free and an
+ * archived model frees its quota slot, so an eighteenth probe refreshed one free model every 0.33 s and
+ * trained and archived the free plan's one model in a loop every 0.47 s, each a fit on an engine thread
+ * and a version of 40 KB to 1 MB kept for good. Beyond, the caller gets 429 RATE_LIMITED with
+ * Retry-After, and an integration waits until a version leaves the window. The free plan's 24 is one
+ * an hour on average.
  */
-export const REFRESHES_PER_DAY: Record<PlanName, number> = { free: 24, build: 240, pro: 1_440, growth: 8_640, contract: 8_640 };
-export const REFRESH_WINDOW_MS = 24 * 3_600_000;
-export const TRAINING_WINDOW_MS = REFRESH_WINDOW_MS;
-/**
- * Models an account may create (train) in any 24 hours, all workspaces together, whatever became of
- * them. Training is free and an archived model frees its quota slot, so the free plan's one model,
- * trained and archived in a loop, made a new model every 0.47 s, each a fit and a context and
- * artefact kept for good (an eighteenth probe). Beyond, `POST /v1/models` is 429 RATE_LIMITED with
- * Retry-After. The same numbers as REFRESHES_PER_DAY, over the account instead of one model.
- */
-export const TRAININGS_PER_DAY: Record<PlanName, number> = { free: 24, build: 240, pro: 1_440, growth: 8_640, contract: 8_640 };
+export const FITS_PER_DAY: Record<PlanName, number> = { free: 24, build: 240, pro: 1_440, growth: 8_640, contract: 8_640 };
+export const FIT_BUDGET_WINDOW_MS = 24 * 3_600_000;
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 /** Webhook deliveries (with their attempts) and events are kept this long once finished (webhooks/events.ts). */
 export const WEBHOOK_HISTORY_RETENTION_DAYS = 30;

@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { PLANS, TRAINING_WINDOW_MS, TRAININGS_PER_DAY, type PlanName } from '../config/plans';
+import { FITS_PER_DAY, PLANS, type PlanName } from '../config/plans';
 import {
   AccountSchema,
   ContextChunkSchema,
@@ -20,6 +20,7 @@ import { newestRows } from './context-rows';
 import { checkedTrainingEngine, dataRefusal, type Row } from './datasets';
 import { EngineDataError, type EnginePool } from './engine-pool';
 import { AppError, notFound } from './errors';
+import { fitBudgetFreesAt, fitBudgetSpent } from './fit-budgets';
 import { assertServing, pendingCount } from './outcomes';
 import type { TemporalGateway } from './temporal/gateway';
 import { newId } from './ids';
@@ -94,26 +95,16 @@ export interface NewModelInput {
 const defaultModelName = (target: string): string => cleanDisplayName(`Model of ${target}`) ?? 'Model';
 
 /**
- * 429 RATE_LIMITED when the account created its plan's TRAININGS_PER_DAY models in the 24 hours before
- * `now` (archived and deleted ones included: each was a fit and kept its context), with the seconds
- * until the oldest of them leaves the window. Under the account's row lock, as the quota.
+ * 429 RATE_LIMITED when the account created its plan's FITS_PER_DAY models in the 24 hours before `now`
+ * (archived and deleted ones included: each was a fit and kept its context). Under the account's row
+ * lock, as the quota.
  */
 async function assertTrainingBudget(tx: EntityManager, accountId: string, plan: PlanName, now: Date): Promise<void> {
-  const limit = TRAININGS_PER_DAY[plan];
-  const [oldestCounted] = await tx.getConnection().execute<Array<{ created_at: Date }>>(
-    `select created_at from models where account_id = ? and created_at > ? order by created_at desc offset ? limit 1`,
-    [accountId, new Date(now.getTime() - TRAINING_WINDOW_MS), limit - 1],
-    'all',
-    tx.getTransactionContext(),
-  );
-  if (!oldestCounted) return;
-  const seconds = Math.max(1, Math.ceil((new Date(oldestCounted.created_at).getTime() + TRAINING_WINDOW_MS - now.getTime()) / 1000));
-  throw new AppError(
-    'RATE_LIMITED',
-    429,
-    `This account created the ${limit.toLocaleString('en-US')} models its plan allows in 24 hours (archived and deleted ones count). Retry in ${seconds} s.`,
-    { retry_after_seconds: seconds, limit },
-  );
+  const limit = FITS_PER_DAY[plan];
+  const freesAt = await fitBudgetFreesAt(tx, 'select created_at from models where created_at > ? and account_id = ?', [accountId], limit, now);
+  if (freesAt) {
+    throw fitBudgetSpent(`This account created the ${limit.toLocaleString('en-US')} models its plan allows in 24 hours (archived and deleted ones count).`, limit, freesAt, now);
+  }
 }
 
 /**
@@ -467,7 +458,10 @@ export async function refreshModel(
     assertServing(now);
     throw noPendingOutcomes();
   }
-  if ('deferredUntil' in refreshed) throw refreshBudgetSpent(refreshed.limit, new Date(refreshed.deferredUntil));
+  if ('deferredUntil' in refreshed) {
+    const { limit } = refreshed;
+    throw fitBudgetSpent(`This model had the ${limit.toLocaleString('en-US')} refreshes its plan allows in 24 hours; its outcomes stay pending.`, limit, new Date(refreshed.deferredUntil));
+  }
   const after = em.fork();
   const current = await after.findOneOrFail(ModelSchema, { id: model.id });
   const version = await after.findOneOrFail(ModelVersionSchema, { model: model.id, number: refreshed.number });
@@ -475,17 +469,6 @@ export async function refreshModel(
 }
 
 const noPendingOutcomes = (): AppError => new AppError('NO_PENDING_OUTCOMES', 409, 'There is no pending outcome to fold in; report outcomes first.');
-
-/** 429 RATE_LIMITED: the model had its plan's refreshes of the last 24 hours; its outcomes stay pending. */
-function refreshBudgetSpent(limit: number, until: Date): AppError {
-  const seconds = Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000));
-  return new AppError(
-    'RATE_LIMITED',
-    429,
-    `This model had the ${limit.toLocaleString('en-US')} refreshes its plan allows in 24 hours; its outcomes stay pending. Retry in ${seconds} s.`,
-    { retry_after_seconds: seconds, limit },
-  );
-}
 
 /** Deletes a model and stops its running work (the fit's store step refuses a deleted model anyway). */
 export async function deleteModelAndWork(em: EntityManager, temporal: TemporalGateway, workspaceId: string, modelId: string): Promise<void> {

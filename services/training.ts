@@ -1,12 +1,13 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { PLANS, REFRESH_WINDOW_MS, REFRESHES_PER_DAY, type PlanName } from '../config/plans';
+import { FITS_PER_DAY, PLANS, type PlanName } from '../config/plans';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { ContextChunkSchema, ModelSchema } from '../db/entities';
 import { TABULAR_ENGINE } from '../engines/tabular';
 import { gzipText } from './compression';
+import { fitBudgetFreesAt } from './fit-budgets';
 import type { EnginePool } from './engine-pool';
 import { TRAINING_SEED } from './datasets';
 import { newId } from './ids';
@@ -83,22 +84,6 @@ const OUTCOME_ROW_JSON = `case when features = '{}'::jsonb then '{' else left(fe
 export type FoldResult = { number: number; folded: number } | { deferredUntil: string; limit: number };
 
 /**
- * When a model that has had its plan's REFRESHES_PER_DAY versions from refreshes within the window
- * before `now` may have the next one (the time its oldest counted version leaves the window); null
- * while the budget lasts. Counted on the versions themselves, so nothing else has to be kept in step.
- */
-async function refreshBudgetWait(tx: EntityManager, modelId: string, plan: PlanName, now: Date): Promise<Date | null> {
-  const [oldestCounted] = await tx.getConnection().execute<Array<{ created_at: Date }>>(
-    `select created_at from model_versions where model_id = ? and trigger = 'refresh' and created_at > ?
-      order by created_at desc offset ? limit 1`,
-    [modelId, new Date(now.getTime() - REFRESH_WINDOW_MS), REFRESHES_PER_DAY[plan] - 1],
-    'all',
-    tx.getTransactionContext(),
-  );
-  return oldestCounted ? new Date(new Date(oldestCounted.created_at).getTime() + REFRESH_WINDOW_MS) : null;
-}
-
-/**
  * Folds every pending outcome into the context as the chunk of the next version, and marks them
  * folded, in one transaction. Idempotent: when the next version's chunk already exists (a retried
  * activity), it is reused. Null, and nothing changed, when there is nothing to fold (a racing
@@ -112,7 +97,7 @@ async function refreshBudgetWait(tx: EntityManager, modelId: string, plan: PlanN
  * JavaScript and flushing one update per outcome took 25 s, 850 MB and blocked the worker's event
  * loop (which also runs every workflow) for 6 s at a time for 100,000 of them.
  */
-export async function foldPendingOutcomes(em: EntityManager, modelId: string, now = new Date()): Promise<FoldResult | null> {
+export async function foldPendingOutcomes(em: EntityManager, modelId: string): Promise<FoldResult | null> {
   return em.transactional(async (tx) => {
     // The model's row, locked: outcomes are stored under a share lock of it, so none arrives while
     // the fold reads and marks them.
@@ -123,9 +108,12 @@ export async function foldPendingOutcomes(em: EntityManager, modelId: string, no
     if (model.status !== 'serving') return null;
     const connection = tx.getConnection();
     const context = tx.getTransactionContext();
+    // the plan's refreshes of the last 24 hours, counted on the versions they made
     const [owner] = await connection.execute<Array<{ plan: PlanName }>>('select plan from accounts where id = ?', [model.account.id], 'all', context);
-    const deferredUntil = owner ? await refreshBudgetWait(tx, modelId, owner.plan, now) : null;
-    if (owner && deferredUntil) return { deferredUntil: deferredUntil.toISOString(), limit: REFRESHES_PER_DAY[owner.plan] };
+    const limit = FITS_PER_DAY[owner?.plan ?? 'free'];
+    const countedSql = `select created_at from model_versions where created_at > ? and model_id = ? and trigger = 'refresh'`;
+    const deferredUntil = await fitBudgetFreesAt(tx, countedSql, [modelId], limit, new Date());
+    if (deferredUntil) return { deferredUntil: deferredUntil.toISOString(), limit };
     const cursor = `fold_${number}`;
     await connection.execute(
       `declare ${cursor} no scroll cursor for select ${OUTCOME_ROW_JSON} as row from outcomes where model_id = ? and status = 'pending' order by created_at, id`,

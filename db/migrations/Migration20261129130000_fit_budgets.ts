@@ -1,9 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * A model's versions made by refreshes, newest first, for the refresh budget (services/training.ts
- * refreshBudgetWait), and an account's models by creation, for the training budget (services/models.ts
- * assertTrainingBudget): both are kept for good, so the checks read the last day's only.
+ * A model's versions made by refreshes, newest first, and an account's models by creation, for the fit
+ * budgets (services/fit-budgets.ts, counted in the fold and at a model's creation): both are kept for
+ * good, so the checks read the last day's only.
  */
 export class Migration20261129130000_fit_budgets extends Migration {
   override async up(): Promise<void> {

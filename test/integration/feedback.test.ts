@@ -1,5 +1,5 @@
 import { Client as PgClient } from 'pg';
-import { REFRESH_WINDOW_MS, REFRESHES_PER_DAY } from '../../config/plans';
+import { FIT_BUDGET_WINDOW_MS, FITS_PER_DAY } from '../../config/plans';
 import { TABULAR_ENGINE } from '../../engines/tabular/index';
 import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { gunzipJson } from '../../services/compression';
@@ -512,7 +512,7 @@ describe('feedback loop: outcomes, refresh, performance', () => {
 
   it('refreshes a model at most its plan’s refreshes a day: beyond, 429 RATE_LIMITED with Retry-After until the oldest of them leaves the 24 hours, nothing folded and the outcome still pending; then the refresh proceeds (an eighteenth probe refreshed one free model every 0.33 s, each a fit and a version kept for good)', async () => {
     const { apiKey, modelId } = await trainedModel();
-    const limit = REFRESHES_PER_DAY.build;
+    const limit = FITS_PER_DAY.build;
     const oldest = new Date(Date.now() - 3_600_000);
     await spendRefreshes(modelId, limit, oldest);
     const features = withoutTarget(churnRows(1, 7), 'churned')[0];
@@ -520,7 +520,7 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     const refused = await h.http.post(`/v1/models/${modelId}/refresh`).set('X-API-Key', apiKey);
     expectError(refused, 429, 'RATE_LIMITED');
     expect(refused.body.limit).toBe(limit);
-    const expectedWait = (oldest.getTime() + REFRESH_WINDOW_MS - Date.now()) / 1000;
+    const expectedWait = (oldest.getTime() + FIT_BUDGET_WINDOW_MS - Date.now()) / 1000;
     expect(Math.abs(Number(refused.headers['retry-after']) - expectedWait)).toBeLessThan(60);
     expect(await h.orm.em.fork().count(OutcomeSchema, { modelId, status: 'pending' })).toBe(1);
     expect(await h.orm.em.fork().count(ContextChunkSchema, { model: modelId, versionNumber: 2 })).toBe(0);
@@ -533,9 +533,9 @@ describe('feedback loop: outcomes, refresh, performance', () => {
 
   it('an integration whose model spent its refreshes of the day waits until one leaves the 24 hours, then refreshes the model, and no sooner', async () => {
     const { apiKey, modelId } = await trainedModel();
-    const limit = REFRESHES_PER_DAY.build;
+    const limit = FITS_PER_DAY.build;
     const freeAt = new Date(Date.now() + 15_000);
-    await spendRefreshes(modelId, limit, new Date(freeAt.getTime() - REFRESH_WINDOW_MS));
+    await spendRefreshes(modelId, limit, new Date(freeAt.getTime() - FIT_BUDGET_WINDOW_MS));
     const features = withoutTarget(churnRows(1, 9), 'churned')[0];
     expect((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'no' }] })).status).toBe(201);
     const integration = await h.client.workflow.signalWithStart('integration', {

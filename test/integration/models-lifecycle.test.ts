@@ -1,5 +1,5 @@
 import { Client as PgClient } from 'pg';
-import { TRAINING_WINDOW_MS, TRAININGS_PER_DAY } from '../../config/plans';
+import { FIT_BUDGET_WINDOW_MS, FITS_PER_DAY } from '../../config/plans';
 import { ContextChunkSchema, ModelSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { churnRows, toCsv, withoutTarget } from '../support/datasets';
 import { expectError, startHarness, trainedChurnModel, type Harness } from '../support/harness';
@@ -188,7 +188,7 @@ describe('models: training, resource and state transitions', () => {
 
   it('creates at most the plan’s models in any 24 hours per account, archived and deleted ones counted: beyond, 429 RATE_LIMITED with Retry-After until the oldest leaves the 24 hours, and nothing created (an eighteenth probe trained and archived the free plan’s one model in a loop, a new model every 0.47 s)', async () => {
     const { apiKey, account } = await h.provision('free');
-    const limit = TRAININGS_PER_DAY.free;
+    const limit = FITS_PER_DAY.free;
     const first = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
     expect(first.status).toBe(201);
     expect((await h.http.delete(`/v1/models/${first.body.id}`).set('X-API-Key', apiKey)).status).toBe(204);
@@ -205,7 +205,7 @@ describe('models: training, resource and state transitions', () => {
     const refused = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
     expectError(refused, 429, 'RATE_LIMITED');
     expect(refused.body.limit).toBe(limit);
-    const expectedWait = (oldest.getTime() + TRAINING_WINDOW_MS - Date.now()) / 1000;
+    const expectedWait = (oldest.getTime() + FIT_BUDGET_WINDOW_MS - Date.now()) / 1000;
     expect(Math.abs(Number(refused.headers['retry-after']) - expectedWait)).toBeLessThan(60);
     expect(await count()).toBe(limit);
     // the oldest leaves the window: one more model trains

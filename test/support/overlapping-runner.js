@@ -22,7 +22,6 @@ class OverlappingRunner extends EmittingTestRunner {
     super(globalConfig, context, options);
     this.isSerial = false;
     this.inBand = new TestRunner(globalConfig, context, options);
-    this.runnerOptions = options;
   }
 
   on(eventName, listener) {
@@ -41,7 +40,7 @@ class OverlappingRunner extends EmittingTestRunner {
     const workers = serial.length > 0 ? Math.max(1, this._globalConfig.maxWorkers - 1) : this._globalConfig.maxWorkers;
     // The pool's own global config names its worker count; the scheduler subscribed to this runner's
     // events before the run, so its listeners are added to the pool's emitter as well.
-    this.pool = new TestRunner({ ...this._globalConfig, maxWorkers: workers }, this._context, this.runnerOptions);
+    this.pool = new TestRunner({ ...this._globalConfig, maxWorkers: workers }, this._context, this._options);
     const offs = (this.listeners ?? []).map(([eventName, listener]) => this.pool.on(eventName, listener));
     try {
       await Promise.all([
