@@ -110,6 +110,16 @@ export const MAX_CLASS_LABEL_LENGTH = 200;
  */
 export const MAX_COLUMN_NAME_LENGTH = 500;
 /**
+ * Most feature columns a model may have, and the most characters their names may hold together. The
+ * names are the model's `feature_columns`, in every answer about the model, its listing and its
+ * webhook events, so one name's bound does not bound them: a nineteenth probe's CSV of 20,000 columns
+ * named in 499 characters trained, and every answer about that model then carried 10 MB (a listing of
+ * four such models 42 MB). 2,000 columns is twice what Vertex AI's tabular training accepts; 65,536
+ * characters is 2,000 names of 32, and keeps a listing of 200 models under 14 MB.
+ */
+export const MAX_FEATURE_COLUMNS = 2_000;
+export const MAX_FEATURE_NAMES_LENGTH = 65_536;
+/**
  * Largest magnitude of a regression target (and of an outcome's actual value): the squares of larger
  * values, and their sums over a million rows, overflow a double, so losses and scores become infinite.
  */
@@ -513,6 +523,13 @@ export function analyse(rows: Row[], target: string, task: TaskOption | undefine
   const long = names.find((n) => n.length > MAX_COLUMN_NAME_LENGTH);
   if (long !== undefined) {
     throw new TabularDataError('COLUMN_NAME_TOO_LONG', `A column name holds ${long.length} characters; a column is named in at most ${MAX_COLUMN_NAME_LENGTH}, as a target is.`);
+  }
+  if (names.length > MAX_FEATURE_COLUMNS) {
+    throw new TabularDataError('TOO_MANY_COLUMNS', `The data has ${names.length} columns besides the target; a model takes at most ${MAX_FEATURE_COLUMNS}.`);
+  }
+  const namesLength = names.reduce((sum, n) => sum + n.length, 0);
+  if (namesLength > MAX_FEATURE_NAMES_LENGTH) {
+    throw new TabularDataError('COLUMN_NAMES_TOO_LONG', `The names of the columns besides the target hold ${namesLength} characters together; a model's hold at most ${MAX_FEATURE_NAMES_LENGTH}.`);
   }
   const columns: ColumnSchema[] = [];
   const reports: ColumnReport[] = [];

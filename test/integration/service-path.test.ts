@@ -767,6 +767,26 @@ describe('service path: durable credits, idempotency leases, hostile input', () 
       expect([fine.status, fine.body.feature_columns]).toEqual([201, ['c'.repeat(500)]]);
     });
 
+    it('refuses data of more than 2,000 feature columns, or of column names longer than 65,536 characters together, on training and validation, and creates nothing (a nineteenth probe: 20,000 columns named in 499 characters trained, and every answer about the model carried 10 MB)', async () => {
+      const { apiKey, account } = await h.provision('build');
+      const csv = (names: string[]) => [[...names, 'y'].join(','), ...Array.from({ length: 12 }, (_, i) => [...names.map((_, c) => (i * (c + 1)) % 7), i % 2 ? 'p' : 'q'].join(','))].join('\n');
+      const cases: Array<[string, string[]]> = [
+        ['TOO_MANY_COLUMNS', Array.from({ length: 2_001 }, (_, c) => `c${c}`)],
+        ['COLUMN_NAMES_TOO_LONG', Array.from({ length: 132 }, (_, c) => `${c}`.padStart(500, 'c'))],
+      ];
+      for (const [code, names] of cases) {
+        const validated = await h.http.post('/v1/datasets/validate').set('X-API-Key', apiKey).field('target', 'y').attach('file', Buffer.from(csv(names)), 'd.csv');
+        expect([validated.status, validated.body.valid, validated.body.errors.map((e: { code: string }) => e.code)]).toEqual([200, false, [code]]);
+        const created = await h.http.post('/v1/models').set('X-API-Key', apiKey).field('target', 'y').field('engine', 'tabular-gbdt').attach('file', Buffer.from(csv(names)), 'd.csv');
+        expectError(created, 422, 'DATA_VALIDATION_FAILED');
+        expect(created.body.report.errors.map((e: { code: string }) => e.code)).toEqual([code]);
+      }
+      expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
+      const widest = Array.from({ length: 2_000 }, (_, c) => `c${c}`);
+      const fine = await h.http.post('/v1/models').set('X-API-Key', apiKey).field('target', 'y').field('engine', 'tabular-gbdt').attach('file', Buffer.from(csv(widest)), 'd.csv');
+      expect([fine.status, fine.body.feature_columns]).toEqual([201, widest]);
+    });
+
     it('names a model created without a name within the rules of a name: a 300-character target answered 500 (the name column holds 200), and one holding U+202E named the model with it (a ninth probe)', async () => {
       const { apiKey } = await h.provision('build');
       const data = (target: string) => Array.from({ length: 30 }, (_, i) => ({ a: i % 7, [target]: i % 7 > 3 ? 'p' : 'q' }));

@@ -1,5 +1,5 @@
 import { analyseDataset, TabularDataError, type Row } from '../../../engines/tabular/index';
-import { classLabelReader, parseIsoDate } from '../../../engines/tabular/schema';
+import { classLabelReader, MAX_FEATURE_COLUMNS, MAX_FEATURE_NAMES_LENGTH, parseIsoDate } from '../../../engines/tabular/schema';
 
 function base(n: number, extra: (i: number) => Row): Row[] {
   return Array.from({ length: n }, (_, i) => ({ ...extra(i), target: i % 2 === 0 ? 'a' : 'b' }));
@@ -143,6 +143,18 @@ describe('data errors', () => {
   it('refuses data without any usable feature', () => {
     const rows = base(20, () => ({ c: 'k' }));
     expectCode(() => analyseDataset(rows, { target: 'target' }), 'NO_USABLE_FEATURES');
+  });
+  it('takes at most 2,000 feature columns (the target not counted) and at most 65,536 characters of their names together', () => {
+    const wide = (columns: number, nameLength: number) =>
+      base(12, (i) => Object.fromEntries(Array.from({ length: columns }, (_, c) => [String(c).padStart(nameLength, 'c'), (i * (c + 1)) % 7])));
+    expect(analyseDataset(wide(MAX_FEATURE_COLUMNS, 32), { target: 'target' }).columns).toHaveLength(2_000);
+    expectCode(() => analyseDataset(wide(MAX_FEATURE_COLUMNS + 1, 4), { target: 'target' }), 'TOO_MANY_COLUMNS');
+    // 128 names of 512 characters would break the name's own bound: 131 of 500 and one of 36 are 65,536
+    const named = (lengths: number[]) => base(12, (i) => Object.fromEntries(lengths.map((n, c) => [String(c).padStart(n, 'c'), (i * (c + 1)) % 7])));
+    const exact = [...Array.from({ length: 131 }, () => 500), 36];
+    expect(exact.reduce((a, b) => a + b, 0)).toBe(MAX_FEATURE_NAMES_LENGTH);
+    expect(analyseDataset(named(exact), { target: 'target' }).columns).toHaveLength(132);
+    expectCode(() => analyseDataset(named([...exact.slice(0, -1), 37]), { target: 'target' }), 'COLUMN_NAMES_TOO_LONG');
   });
 });
 
