@@ -18,6 +18,7 @@ import { authenticate, confirmCredential, CREDENTIAL_RECHECK_AFTER_MS, requireRo
 import { readBody } from './middleware/body';
 import { errorHandler, renderError, zodToAppError } from './middleware/errors';
 import { runCommitted } from './middleware/idempotency';
+import { loadSecretBox, type SecretBox } from '../services/webhooks/secrets';
 import { httpMetrics } from './middleware/http-metrics';
 import { refuseNulInUrl, requestId } from './middleware/request-id';
 import { securityHeaders } from './middleware/security-headers';
@@ -179,7 +180,7 @@ function stageBody(pool: EnginePool, def: AnyRoute, bytes: Buffer, request: { me
   }
 }
 
-function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: AnyRoute): void {
+function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, answerBox: SecretBox, def: AnyRoute): void {
   const bodyKind = def.bodyKind ?? (def.body ? 'json' : 'none');
   router[def.method](def.path, async (ctx: Context) => {
     // Answers of the API are never stored by a cache: they carry secrets (tokens, key and webhook
@@ -223,8 +224,9 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, def: Any
         // A body that came long after the headers: the credential may have ended meanwhile.
         if (auth && performance.now() - authenticatedAt >= CREDENTIAL_RECHECK_AFTER_MS) await confirmCredential(ctx, auth, authDeps);
         if (auth) {
-          const commitDeps = { orm: deps.orm, callPool: deps.callPool, idempotencyLeaseSeconds: deps.config.IDEMPOTENCY_LEASE_SECONDS };
-          const scope = { workspaceId: auth.workspaceId, idempotent: def.idempotent === true, upload, bodyFingerprint: staged?.fingerprint ?? null };
+          const commitDeps = { orm: deps.orm, callPool: deps.callPool, idempotencyLeaseSeconds: deps.config.IDEMPOTENCY_LEASE_SECONDS, box: answerBox };
+          const principal = auth.type === 'api_key' ? `key ${auth.keyId}` : `account ${auth.accountId}`;
+          const scope = { workspaceId: auth.workspaceId, idempotent: def.idempotent === true, upload, bodyFingerprint: staged?.fingerprint ?? null, secretAnswer: def.secretAnswer === true, principal };
           await runCommitted(ctx, commitDeps, scope, run);
         } else await run();
       } finally {
@@ -285,7 +287,9 @@ export function createApp(appDeps: AppDeps): Koa {
   );
   const router = new Router();
   const rateLimits = new RateLimits(deps.callPool);
-  for (const def of routes) mount(router, deps, rateLimits, def);
+  // The key webhook secrets are sealed with also seals the stored answers that show a secret once.
+  const answerBox = loadSecretBox(deps.config);
+  for (const def of routes) mount(router, deps, rateLimits, answerBox, def);
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApi;
   });

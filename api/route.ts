@@ -61,6 +61,11 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   /** Accepts an Idempotency-Key header (replays the stored answer of a completed call). */
   idempotent?: boolean;
   /**
+   * The answer shows a secret once (a key's, a webhook's, a billing portal's link): with an
+   * Idempotency-Key it is kept sealed for its replay and replayed only to the credential that made it.
+   */
+  secretAnswer?: boolean;
+  /**
    * Paid scoring: an administration key is refused (403 ADMIN_KEY_CANNOT_PREDICT) before its body is
    * read or an Idempotency-Key claimed, so that the refusal is never stored under a key (and replayed to
    * a usage key's call), nor a usage key's stored answer replayed to an administration key.

@@ -58,9 +58,11 @@ function canonical(value: unknown, last: { names: string[]; order: number[] } = 
   return copy;
 }
 
-export function requestFingerprint(parts: { method: string; path: string; body: unknown; file?: Buffer | null }): string {
+/** `principal`: the credential the call is bound to, when only that one may have its answer replayed. */
+export function requestFingerprint(parts: { method: string; path: string; body: unknown; file?: Buffer | null; principal?: string }): string {
   const hash = createHash('sha256');
   hash.update(`${parts.method.toUpperCase()} ${parts.path}\n`);
+  if (parts.principal !== undefined) hash.update(`principal ${parts.principal}\n`);
   hash.update(JSON.stringify(canonical(parts.body ?? null)));
   if (parts.file) hash.update(parts.file);
   return hash.digest('hex');

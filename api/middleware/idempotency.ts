@@ -13,6 +13,7 @@ import {
   requestFingerprint,
   type StoredResponse,
 } from '../../services/idempotency';
+import type { SecretBox } from '../../services/webhooks/secrets';
 import { idempotencyKeySchema } from '../schemas/common';
 import type { UploadedFile } from './body';
 import { envelopeOf, errorHeaders, REMAINING_HEADER } from './errors';
@@ -26,22 +27,27 @@ function serialiseBody(body: unknown): string | null {
   return JSON.stringify(body);
 }
 
-function replay(ctx: Context, stored: StoredResponse): void {
+/** How a route's answers are kept for replay: as sent, or sealed when they hold a secret shown once. */
+type AnswerStore = { seal: (body: string) => string; open: (stored: string) => string } | null;
+
+function replay(ctx: Context, stored: StoredResponse, sealed: AnswerStore): void {
   ctx.status = stored.status;
   for (const [name, value] of Object.entries(stored.headers)) ctx.set(name, value);
   const contentType = stored.headers['content-type'] ?? '';
-  ctx.body = stored.body === null ? null : contentType.includes('json') ? (JSON.parse(stored.body) as unknown) : stored.body;
+  const body = stored.body === null || !sealed ? stored.body : sealed.open(stored.body);
+  ctx.body = body === null ? null : contentType.includes('json') ? (JSON.parse(body) as unknown) : body;
   if (stored.headers['content-type']) ctx.type = stored.headers['content-type'];
   ctx.set('Idempotent-Replayed', 'true');
 }
 
-function storedAnswer(ctx: Context): StoredResponse {
+function storedAnswer(ctx: Context, sealed: AnswerStore): StoredResponse {
   const headers: Record<string, string> = {};
   for (const name of REPLAYED_HEADERS) {
     const value = ctx.response.get(name);
     if (value) headers[name] = String(value);
   }
-  return { status: ctx.status, body: serialiseBody(ctx.body), headers };
+  const body = serialiseBody(ctx.body);
+  return { status: ctx.status, body: body === null || !sealed ? body : sealed.seal(body), headers };
 }
 
 /** What a call writes in the transaction that settles its credits with its stored answer. */
@@ -63,6 +69,8 @@ export interface CommitDeps {
   orm: MikroORM;
   callPool: Queryable;
   idempotencyLeaseSeconds: number;
+  /** Seals the stored answers of routes whose answer holds a secret shown once (`scope.secretAnswer`). */
+  box: SecretBox;
 }
 
 /**
@@ -77,8 +85,13 @@ export interface CommitDeps {
 export async function runCommitted(
   ctx: Context,
   deps: CommitDeps,
-  /** `bodyFingerprint`: a staged body's fingerprint, made by the thread that parsed it (the body is not parsed here). */
-  scope: { workspaceId: string; idempotent: boolean; upload: UploadedFile | null; bodyFingerprint?: string | null },
+  /**
+   * `bodyFingerprint`: a staged body's fingerprint, made by the thread that parsed it (the body is not
+   * parsed here). `secretAnswer`: the answer shows a secret once (a new key's, a webhook's): it is kept
+   * sealed for its replay, and replayed only to the credential that made it (`principal`); another
+   * credential of the workspace sending the same key is told the key was used for another call.
+   */
+  scope: { workspaceId: string; idempotent: boolean; upload: UploadedFile | null; bodyFingerprint?: string | null; secretAnswer?: boolean; principal?: string },
   handle: () => Promise<void>,
 ): Promise<void> {
   // Present but empty (or only blanks, which HTTP trims) is a bad key, not no key: such a call ran
@@ -92,12 +105,15 @@ export async function runCommitted(
   let forked: EntityManager | null = null;
   const em = (): EntityManager => (forked ??= deps.orm.em.fork());
   const { workspaceId } = scope;
+  const sealed: AnswerStore = scope.secretAnswer ? { seal: (body) => deps.box.seal(body), open: (stored) => deps.box.open(stored) } : null;
   let renewal: NodeJS.Timeout | null = null;
   let held: HeldClaim | null = null;
   if (key) {
-    const fingerprint = scope.bodyFingerprint ?? requestFingerprint({ method: ctx.method, path: ctx.path, body: ctx.request.body ?? null, file: scope.upload?.content ?? null });
+    const fingerprint =
+      scope.bodyFingerprint ??
+      requestFingerprint({ method: ctx.method, path: ctx.path, body: ctx.request.body ?? null, file: scope.upload?.content ?? null, principal: scope.secretAnswer ? scope.principal : undefined });
     const claim = await claimIdempotencyKey(em(), { workspaceId, key, fingerprint, leaseSeconds: deps.idempotencyLeaseSeconds });
-    if (claim.kind === 'replay') return replay(ctx, claim.response);
+    if (claim.kind === 'replay') return replay(ctx, claim.response, sealed);
     held = claim.held;
     const renewEveryMs = (deps.idempotencyLeaseSeconds * 1000) / 3;
     renewal = setInterval(() => {
@@ -126,7 +142,7 @@ export async function runCommitted(
       if (writeWithAnswer) await writeWithAnswer(tx);
       // A retry that took the key over (this call outlived its lease) answers for it: this call's
       // settlement is rolled back with it, so the key's call is charged once.
-      if (!(await completeIdempotencyKey(tx, claim, storedAnswer(ctx)))) throw keyTakenOver();
+      if (!(await completeIdempotencyKey(tx, claim, storedAnswer(ctx, sealed)))) throw keyTakenOver();
     });
   } catch (err) {
     const reservationId = reservation();
@@ -134,9 +150,10 @@ export async function runCommitted(
     if (held) {
       if (err instanceof AppError && err.status < 500) {
         // A refusal is an answer: the same call with the same key gets it again.
+        const refusal = JSON.stringify(envelopeOf(err));
         await completeIdempotencyKey(em(), held, {
           status: err.status,
-          body: JSON.stringify(envelopeOf(err)),
+          body: sealed ? sealed.seal(refusal) : refusal,
           headers: { 'content-type': 'application/json; charset=utf-8', ...errorHeaders(err) },
         });
       } else {

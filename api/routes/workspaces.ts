@@ -27,6 +27,7 @@ export function workspaceRoutes(deps: { orm: MikroORM }): AnyRoute[] {
       summary: 'Create a workspace (select it with the X-Workspace-Id header)',
       tag: 'Workspaces',
       auth: 'session',
+      idempotent: true,
       body: workspaceBodySchema,
       responses: { 201: { description: 'Created.', schema: workspaceSchema } },
       errors: [[409, 'TOO_MANY_WORKSPACES']],

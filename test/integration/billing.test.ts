@@ -718,6 +718,20 @@ describe('billing with Stripe', () => {
       expectError(await purchaseState(other.adminKey, purchase.id), 404, 'NOT_FOUND');
     });
 
+    it('a purchase retried with the same Idempotency-Key is one purchase with one payment page (a nineteenth probe made two pending purchases), and the portal link it replays is the same', async () => {
+      const account = await h.provision('build');
+      const buy = () => h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).set('Idempotency-Key', 'buy-500').send({ units: 500 });
+      const first = await buy();
+      const retry = await buy();
+      expect([first.status, retry.status, retry.headers['idempotent-replayed']]).toEqual([200, 200, 'true']);
+      expect(retry.body).toEqual(first.body);
+      expect(await h.orm.em.fork().count(CreditPurchaseSchema, { accountId: account.account.id })).toBe(1);
+      expect([...stripe.sessions.values()].filter((s) => (s.metadata as { purchase_id?: string } | undefined)?.purchase_id === first.body.id)).toHaveLength(1);
+      const portal = () => h.http.post('/v1/billing/portal').set('X-API-Key', account.adminKey).set('Idempotency-Key', 'portal-once');
+      const [a, b] = [await portal(), await portal()];
+      expect([a.status, b.status, b.headers['idempotent-replayed'], b.body.url]).toEqual([200, 200, 'true', a.body.url]);
+    });
+
     it('credits a purchase exactly once when its completion event arrives twice, concurrently and again after settling', async () => {
       const { purchase, account, adminKey } = await pendingPurchase(300);
       const [completed] = await stripe.completeCheckout(purchase.checkout_session_id);

@@ -25,11 +25,15 @@ describe('/openapi.json', () => {
     }
   });
 
-  it('documents the Idempotency-Key header, its refusals and the replay header on the five routes that accept it (a seventh probe found no mention of it), and only there', async () => {
+  it('documents the Idempotency-Key header, its refusals and the replay header on the five routes the contract names and the writes we added it to (a seventh probe found no mention of it), and only there', async () => {
     const res = await h.http.get('/openapi.json');
     type Operation = { parameters?: Array<{ in: string; name: string; schema: { pattern?: string } }>; responses: Record<string, { description: string; headers?: Record<string, unknown> }> };
     const paths = res.body.paths as Record<string, Record<string, Operation>>;
-    const accepting = [['post', '/v1/models'], ['post', '/v1/models/{id}/predict'], ['post', '/v1/models/{id}/outcomes'], ['post', '/v1/models/{id}/refresh'], ['post', '/v1/forecast']] as const;
+    const accepting = [
+      ...[['post', '/v1/models'], ['post', '/v1/models/{id}/predict'], ['post', '/v1/models/{id}/outcomes'], ['post', '/v1/models/{id}/refresh'], ['post', '/v1/forecast']],
+      ...[['post', '/v1/workspaces'], ['post', '/v1/api-keys'], ['post', '/v1/api-keys/{keyId}/rotate'], ['post', '/v1/webhooks'], ['post', '/v1/webhooks/{id}/rotate-secret']],
+      ...[['post', '/v1/webhooks/{id}/test'], ['post', '/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver'], ['post', '/v1/billing/checkout'], ['post', '/v1/billing/credits'], ['post', '/v1/billing/portal']],
+    ] as const;
     for (const [method, route] of accepting) {
       const op = paths[route]![method]!;
       const header = (op.parameters ?? []).find((p) => p.in === 'header' && p.name === 'idempotency-key');
