@@ -122,6 +122,18 @@ export const pendingOutcomesLimit = (plan: PlanName): number => PLANS[plan].maxT
  */
 export const FITS_PER_DAY: Record<PlanName, number> = { free: 24, build: 240, pro: 1_440, growth: 8_640, contract: 8_640 };
 export const FIT_BUDGET_WINDOW_MS = 24 * 3_600_000;
+/**
+ * Models an account may keep, archived ones included, per quota slot of its plan (free 10, build 100,
+ * pro 500, growth 2,000; a contract none). Archived models free their slot but keep their versions,
+ * artefacts and training data, so at FITS_PER_DAY a free account trained and archived 24 models a
+ * day for good; beyond this, a new model is 402 QUOTA_MODELS_EXCEEDED until archived ones are deleted
+ * (a deletion purges what a model keeps).
+ */
+export const KEPT_MODELS_PER_SLOT = 10;
+export const keptModelsLimit = (plan: PlanName): number | null => {
+  const slots = PLANS[plan].maxModels;
+  return slots === null ? null : slots * KEPT_MODELS_PER_SLOT;
+};
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 /** Webhook deliveries (with their attempts) and events are kept this long once finished (webhooks/events.ts). */
 export const WEBHOOK_HISTORY_RETENTION_DAYS = 30;

@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { FITS_PER_DAY, PLANS, type PlanName } from '../config/plans';
+import { FITS_PER_DAY, keptModelsLimit, PLANS, type PlanName } from '../config/plans';
 import {
   AccountSchema,
   ContextChunkSchema,
@@ -62,6 +62,25 @@ async function assertQuotaSlot(tx: EntityManager, accountId: string): Promise<Pl
   return account.plan;
 }
 
+/**
+ * 402 QUOTA_MODELS_EXCEEDED when the account keeps as many models as its plan allows, archived ones
+ * included (keptModelsLimit): only a new model is held to it, a restore keeps what is kept. Under the
+ * account's row lock, taken by assertQuotaSlot.
+ */
+async function assertKeptModels(tx: EntityManager, accountId: string, plan: PlanName): Promise<void> {
+  const limit = keptModelsLimit(plan);
+  if (limit === null) return;
+  const used = await tx.count(ModelSchema, { account: accountId, status: { $in: [...QUOTA_STATUSES, 'archived'] } });
+  if (used >= limit) {
+    throw new AppError(
+      'QUOTA_MODELS_EXCEEDED',
+      402,
+      `This account keeps ${used} models, archived ones included, and the ${plan} plan keeps at most ${limit} (all workspaces); delete archived models to make room, or change plan.`,
+      { limit, used },
+    );
+  }
+}
+
 /** A training set as a model's context stores it: its rows as gzipped JSON (what gzipJson writes), and their number. */
 export interface PreparedTrainingSet {
   rowCount: number;
@@ -115,6 +134,7 @@ export async function createModelForTraining(em: EntityManager, input: NewModelI
   const { rowCount, context } = Array.isArray(input.rows) ? { rowCount: input.rows.length, context: await gzipJson(input.rows) } : input.rows;
   return em.transactional(async (tx) => {
     const plan = await assertQuotaSlot(tx, input.accountId);
+    await assertKeptModels(tx, input.accountId, plan);
     const now = new Date();
     await assertTrainingBudget(tx, input.accountId, plan, now);
     const id = newId('model');

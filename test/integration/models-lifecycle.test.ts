@@ -1,5 +1,5 @@
 import { Client as PgClient } from 'pg';
-import { FIT_BUDGET_WINDOW_MS, FITS_PER_DAY } from '../../config/plans';
+import { FIT_BUDGET_WINDOW_MS, FITS_PER_DAY, keptModelsLimit } from '../../config/plans';
 import { ContextChunkSchema, ModelSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { churnRows, toCsv, withoutTarget } from '../support/datasets';
 import { expectError, startHarness, trainedChurnModel, type Harness } from '../support/harness';
@@ -192,11 +192,12 @@ describe('models: training, resource and state transitions', () => {
     const first = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
     expect(first.status).toBe(201);
     expect((await h.http.delete(`/v1/models/${first.body.id}`).set('X-API-Key', apiKey)).status).toBe(204);
-    // the day's other trainings, each archived: copies of the deleted one, one a minute from an hour ago
+    // the day's other trainings, each deleted: copies of the deleted one, one a minute from an hour ago
+    // (deleted, not archived: the account may keep only ten archived models on this plan)
     const oldest = new Date(Date.now() - 3_600_000);
     await h.callPool.query(
       `insert into models (id, workspace_id, account_id, name, target, task, engine_id, feature_columns, status, explain, auto_update, current_version, created_at, updated_at, archived_at, deleted_at)
-       select 'mdl_b' || g || '_' || right(id, 20), workspace_id, account_id, name, target, task, engine_id, feature_columns, 'archived', explain, auto_update, current_version, $2::timestamptz + g * interval '1 minute', now(), now(), null
+       select 'mdl_b' || g || '_' || right(id, 20), workspace_id, account_id, name, target, task, engine_id, feature_columns, 'deleted', explain, auto_update, current_version, $2::timestamptz + g * interval '1 minute', now(), null, now()
          from models, generate_series(0, $3::int - 2) g where id = $1`,
       [first.body.id, oldest, limit],
     );
@@ -211,6 +212,34 @@ describe('models: training, resource and state transitions', () => {
     // the oldest leaves the window: one more model trains
     await h.callPool.query(`update models set created_at = created_at - interval '1 day' where id = $1`, [`mdl_b0_${(first.body.id as string).slice(-20)}`]);
     expect((await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) })).status).toBe(201);
+  });
+
+  it('keeps at most ten models per quota slot, archived ones included: beyond, a new model is 402 QUOTA_MODELS_EXCEEDED and nothing is created, a restore is still allowed, and deleting an archived model makes room (archived models kept their artefacts and training data for good)', async () => {
+    const { apiKey, account } = await h.provision('free');
+    const limit = keptModelsLimit('free')!;
+    expect(limit).toBe(10);
+    const first = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
+    expect(first.status).toBe(201);
+    expect((await h.http.post(`/v1/models/${first.body.id}/archive`).set('X-API-Key', apiKey)).status).toBe(204);
+    // nine more archived models (copies of the first, made yesterday: the day's fit budget is not what is tested)
+    await h.callPool.query(
+      `insert into models (id, workspace_id, account_id, name, target, task, engine_id, feature_columns, status, explain, auto_update, current_version, created_at, updated_at, archived_at, deleted_at)
+       select 'mdl_k' || g || '_' || right(id, 20), workspace_id, account_id, name, target, task, engine_id, feature_columns, 'archived', explain, auto_update, current_version, now() - interval '2 days', now(), now(), null
+         from models, generate_series(1, $2::int - 1) g where id = $1`,
+      [first.body.id, limit],
+    );
+    const kept = () => h.orm.em.fork().count(ModelSchema, { account: account.id, status: { $ne: 'deleted' } });
+    expect(await kept()).toBe(limit);
+    const refused = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
+    expectError(refused, 402, 'QUOTA_MODELS_EXCEEDED');
+    expect([refused.body.limit, refused.body.used, refused.body.messageDetail]).toEqual([limit, limit, expect.stringContaining('archived')]);
+    expect(await kept()).toBe(limit);
+    // the quota slot is free: a restore (which creates nothing) is allowed, and archiving it again too
+    expect((await h.http.post(`/v1/models/${first.body.id}/restore`).set('X-API-Key', apiKey)).status).toBe(200);
+    expect((await h.http.post(`/v1/models/${first.body.id}/archive`).set('X-API-Key', apiKey)).status).toBe(204);
+    expect((await h.http.delete(`/v1/models/${first.body.id}`).set('X-API-Key', apiKey)).status).toBe(204);
+    expect((await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) })).status).toBe(201);
+    expect(await kept()).toBe(limit);
   });
 
   it('a deletion while a refresh runs purges the outcomes it folded into a version never stored, as pending ones (a tenth probe: they stayed, features and all, folded into version 2 of a deleted model)', async () => {
