@@ -149,6 +149,40 @@ describe('the console under a demanding user', () => {
     }
   });
 
+  test('creating a key or a workspace again after a lost answer reuses the Idempotency-Key: one key, whose secret is shown, and one workspace', async () => {
+    const { context, page, session } = await signedInContext();
+    try {
+      await page.goto(`${base}/console/keys`);
+      await page.getByLabel('Name', { exact: true }).fill('deploy bot');
+      const keyCalls = await loseNextAnswer(page, /\/v1\/api-keys$/);
+      await page.getByRole('button', { name: 'Create the key' }).click();
+      await page.getByRole('alert').filter({ hasText: 'could not be reached' }).waitFor({ timeout: 30_000 });
+      await page.getByRole('button', { name: 'Create the key' }).click();
+      const secret = (await page.getByTestId('secret').textContent()) ?? '';
+      expect(keyCalls).toHaveLength(2);
+      expect(keyCalls[0]).not.toBe('');
+      expect(keyCalls[1]).toBe(keyCalls[0]);
+      const keys = (await api(session, 'get', '/v1/api-keys')).body as { data: Array<{ name: string }> };
+      expect(keys.data.filter((k) => k.name === 'deploy bot')).toHaveLength(1);
+      expect((await h.http.get('/v1/models').set('X-API-Key', secret)).status).toBe(200);
+
+      await page.goto(`${base}/console/account`);
+      await page.getByLabel('New workspace name').fill('Staging');
+      const workspaceCalls = await loseNextAnswer(page, /\/v1\/workspaces$/);
+      await page.getByRole('button', { name: 'Create a workspace' }).click();
+      await page.getByRole('alert').filter({ hasText: 'could not be reached' }).waitFor({ timeout: 30_000 });
+      await page.getByRole('button', { name: 'Create a workspace' }).click();
+      await page.getByText('Workspace Staging created and selected.').waitFor({ timeout: 30_000 });
+      expect(workspaceCalls).toHaveLength(2);
+      expect(workspaceCalls[0]).not.toBe('');
+      expect(workspaceCalls[1]).toBe(workspaceCalls[0]);
+      const workspaces = (await api(session, 'get', '/v1/workspaces')).body as { data: Array<{ name: string }> };
+      expect(workspaces.data.filter((w) => w.name === 'Staging')).toHaveLength(1);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('a first visit keeps what the user did before the profile arrived: adopting the oldest workspace does not remount the page', async () => {
     const { context, page } = await signedInContext();
     try {

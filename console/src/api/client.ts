@@ -1,3 +1,4 @@
+import type { RetryKey } from '../lib/idempotency';
 import { ApiError } from './errors';
 import { accessToken, renew } from './session';
 
@@ -98,4 +99,21 @@ export async function get<T>(path: string, query?: RequestOptions['query'], sign
 
 export async function post<T>(path: string, json?: unknown): Promise<T> {
   return (await call<T>(path, { method: 'POST', json: json ?? {} })).data;
+}
+
+/**
+ * A POST that creates something (a key, a workspace, a webhook, a purchase), sent with `retryKey`'s
+ * Idempotency-Key: pressing again after a lost answer or a 5xx sends the same key, so the service
+ * replays what it did (the same key and secret, the same purchase) instead of doing it twice.
+ */
+export async function postOnce<T>(retryKey: RetryKey, path: string, json: unknown = {}): Promise<T> {
+  const key = retryKey.keyFor(JSON.stringify([path, json]));
+  try {
+    const answer = (await call<T>(path, { method: 'POST', json, headers: { 'idempotency-key': key } })).data;
+    retryKey.settle(null);
+    return answer;
+  } catch (err) {
+    retryKey.settle(err);
+    throw err;
+  }
 }

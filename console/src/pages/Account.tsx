@@ -1,12 +1,13 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { useLocation, useNavigate } from 'react-router';
-import { call, post } from '../api/client';
+import { call, postOnce } from '../api/client';
 import { sessionEnded, signOut } from '../api/session';
 import { ConfirmButton } from '../components/controls';
 import { ApiError } from '../api/errors';
 import type { Profile, Providers, Workspace } from '../api/types';
 import { Busy, ErrorNotice, Loading, Success } from '../components/feedback';
 import { formatDate, formatInt } from '../lib/format';
+import { RetryKey } from '../lib/idempotency';
 import { startOAuthFlow } from '../lib/oauth-flow';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
@@ -22,6 +23,7 @@ export function Account() {
   const [renamed, setRenamed] = useState<string | null>(null);
   const [confirmEmail, setConfirmEmail] = useState('');
   const { busy, error, setError, run: act } = useAction();
+  const retryKey = useRef(new RetryKey()).current;
   const location = useLocation();
   // A workspace created here is selected, which remounts the page: its sentence comes back in the history state.
   const [done, setDone] = useState<string | null>(null);
@@ -144,7 +146,7 @@ export function Account() {
           onSubmit={(e: FormEvent) => {
             e.preventDefault();
             run('Creating the workspace', async () => {
-              const created = await post<Workspace>('/v1/workspaces', { name: workspaceName });
+              const created = await postOnce<Workspace>(retryKey, '/v1/workspaces', { name: workspaceName });
               setWorkspace(created.id);
               setWorkspaceName('');
               const message = `Workspace ${created.name} created and selected.`;

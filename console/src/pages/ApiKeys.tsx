@@ -1,9 +1,10 @@
-import { useState, type FormEvent } from 'react';
-import { call, get, post } from '../api/client';
+import { useRef, useState, type FormEvent } from 'react';
+import { call, get, postOnce } from '../api/client';
 import type { ApiKey, ApiKeyWithSecret, Page } from '../api/types';
 import { ConfirmButton, SecretOnce, wholeNumber } from '../components/controls';
 import { Busy, ErrorNotice, Loading } from '../components/feedback';
 import { formatDate } from '../lib/format';
+import { RetryKey } from '../lib/idempotency';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 import { useDocumentTitle } from '../lib/use-document-title';
@@ -41,12 +42,13 @@ export function ApiKeys() {
   const [expires, setExpires] = useState('');
   const [secret, setSecret] = useState<ApiKeyWithSecret | null>(null);
   const { busy, error, run: act } = useAction();
+  const retryKey = useRef(new RetryKey()).current;
   const run = (label: string, task: () => Promise<void>) => void act(label, task, { always: keys.reload });
 
   const create = (e: FormEvent) => {
     e.preventDefault();
     run('Creating the key', async () => {
-      const key = await post<ApiKeyWithSecret>('/v1/api-keys', { name, kind, ...(expires ? { expires_at: new Date(`${expires}T00:00:00Z`).toISOString() } : {}) });
+      const key = await postOnce<ApiKeyWithSecret>(retryKey, '/v1/api-keys', { name, kind, ...(expires ? { expires_at: new Date(`${expires}T00:00:00Z`).toISOString() } : {}) });
       setSecret(key);
       setName('');
     });
@@ -124,7 +126,7 @@ export function ApiKeys() {
                         <RotateButton
                           apiKey={k}
                           disabled={busy !== null}
-                          onRotate={(graceDays) => run('Rotating the key', async () => setSecret(await post<ApiKeyWithSecret>(`/v1/api-keys/${k.id}/rotate`, { grace_days: graceDays })))}
+                          onRotate={(graceDays) => run('Rotating the key', async () => setSecret(await postOnce<ApiKeyWithSecret>(retryKey, `/v1/api-keys/${k.id}/rotate`, { grace_days: graceDays })))}
                         />
                         <ConfirmButton
                           label="Revoke"

@@ -1,9 +1,10 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { call, get } from '../api/client';
+import { call, get, postOnce } from '../api/client';
 import { ApiError } from '../api/errors';
 import type { CheckoutSession, CreditPurchase, Plan, Subscription } from '../api/types';
 import { Busy, ErrorNotice, Loading, Success } from '../components/feedback';
 import { formatDate, formatInt, formatMoney } from '../lib/format';
+import { RetryKey } from '../lib/idempotency';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 import { useSession } from '../session-context';
@@ -54,6 +55,7 @@ export function Billing() {
   const subscription = useResource((signal) => get<Subscription>('/v1/billing/subscription', undefined, signal), []);
   const [units, setUnits] = useState(500);
   const { busy, error, run: act } = useAction();
+  const retryKey = useRef(new RetryKey()).current;
   const [done, setDone] = useState<string | null>(null);
   const [returned] = useState(readReturn);
   const followed = useRef(false);
@@ -104,7 +106,7 @@ export function Billing() {
   const buy = (e: FormEvent) => {
     e.preventDefault();
     run('Opening the payment page', async () => {
-      const purchase = (await call<CreditPurchase>('/v1/billing/credits', { method: 'POST', json: { units } })).data;
+      const purchase = await postOnce<CreditPurchase>(retryKey, '/v1/billing/credits', { units });
       sessionStorage.setItem(PURCHASE_KEY, purchase.id);
       await goTo(purchase.payment_url);
     });
@@ -122,7 +124,7 @@ export function Billing() {
     }
     run(`Opening the checkout for ${plan}`, async () => {
       sessionStorage.removeItem(PURCHASE_KEY);
-      await goTo((await call<CheckoutSession>('/v1/billing/checkout', { method: 'POST', json: { plan } })).data.url);
+      await goTo((await postOnce<CheckoutSession>(retryKey, '/v1/billing/checkout', { plan })).url);
     });
   };
   const cancel = () =>

@@ -1,9 +1,10 @@
-import { useEffect, useState, type FormEvent } from 'react';
-import { call, get, post } from '../api/client';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { call, get, post, postOnce } from '../api/client';
 import { WEBHOOK_EVENTS, type Page, type Webhook, type WebhookDelivery, type WebhookEvent } from '../api/types';
 import { ConfirmButton, SecretOnce, wholeNumber } from '../components/controls';
 import { Busy, ErrorNotice, Loading } from '../components/feedback';
 import { formatDate } from '../lib/format';
+import { RetryKey } from '../lib/idempotency';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 import { useDocumentTitle } from '../lib/use-document-title';
@@ -93,6 +94,7 @@ export function Webhooks() {
   const [generations, setGenerations] = useState<Record<string, number>>({});
   const bump = (id: string) => setGenerations((g) => ({ ...g, [id]: (g[id] ?? 0) + 1 }));
   const { busy, error, run: act } = useAction();
+  const retryKey = useRef(new RetryKey()).current;
   const run = (label: string, task: () => Promise<void>, after?: () => void) =>
     void act(label, task, {
       always: () => {
@@ -104,7 +106,7 @@ export function Webhooks() {
   const create = (e: FormEvent) => {
     e.preventDefault();
     run('Registering the endpoint', async () => {
-      const created = await post<Webhook & { secret: string }>('/v1/webhooks', { url, ...(events.length > 0 ? { events } : {}) });
+      const created = await postOnce<Webhook & { secret: string }>(retryKey, '/v1/webhooks', { url, ...(events.length > 0 ? { events } : {}) });
       setSecret(created.secret);
       setUrl('');
       setEvents([]);
@@ -178,7 +180,7 @@ export function Webhooks() {
               confirmLabel="Rotate"
               onConfirm={() =>
                 overlapHours !== null &&
-                run('Rotating the secret', async () => setSecret((await post<Webhook & { secret: string }>(`/v1/webhooks/${h.id}/rotate-secret`, { overlap_hours: overlapHours })).secret))
+                run('Rotating the secret', async () => setSecret((await postOnce<Webhook & { secret: string }>(retryKey, `/v1/webhooks/${h.id}/rotate-secret`, { overlap_hours: overlapHours })).secret))
               }
             />
             <ConfirmButton
