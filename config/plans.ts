@@ -134,6 +134,18 @@ export const keptModelsLimit = (plan: PlanName): number | null => {
   const slots = PLANS[plan].maxModels;
   return slots === null ? null : slots * KEPT_MODELS_PER_SLOT;
 };
+/**
+ * Forecast points (series-windows × horizon) an account may backtest in any BACKTEST_BUDGET_WINDOW_SECONDS,
+ * free: ten times its plan's monthly allowance of paid points (growth's for a contract). The backtest
+ * is free and its last window scores the forecast the paid route would answer for the history before
+ * it, so two backtests with made-up last values tell that forecast (an eighteenth probe read it to 15
+ * digits), for every series of a call at once. Without a bound, forecasts cost nothing; with it, a
+ * 14-step forecast read that way costs 16 points a value, so what can be read stays of the order of
+ * the plan's own allowance, while a free account can still backtest 200 series × 3 windows × 14 steps
+ * three times a day.
+ */
+export const BACKTEST_POINTS_PER_DAY: Record<PlanName, number> = { free: 10_000, build: 200_000, pro: 2_000_000, growth: 10_000_000, contract: 10_000_000 };
+export const BACKTEST_BUDGET_WINDOW_SECONDS = 24 * 3_600;
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 /** Webhook deliveries (with their attempts) and events are kept this long once finished (webhooks/events.ts). */
 export const WEBHOOK_HISTORY_RETENTION_DAYS = 30;

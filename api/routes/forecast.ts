@@ -1,3 +1,4 @@
+import { BacktestBudget } from '../../services/backtest-budget';
 import type { Row } from '../../services/datasets';
 import { MAX_FORECAST_ANSWER_VALUES, runBacktest, runForecast } from '../../services/forecasting';
 import { inRouteCode } from '../../services/series-body';
@@ -38,6 +39,7 @@ async function forecastSeriesOf(pool: EnginePool, body: ForecastInput, upload: U
 }
 
 export function forecastRoutes(deps: AppDeps): AnyRoute[] {
+  const backtestBudget = new BacktestBudget(deps.callPool);
   return [
     route({
       method: 'post',
@@ -117,14 +119,14 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
       async handler(ctx, { body, auth, upload, staged }) {
         const a = requireAuth(auth);
         if (staged instanceof StagedBacktest) {
-          ctx.body = staged.answer;
+          ctx.body = await backtestBudget.admit(a, staged.answer);
           return;
         }
         const request = { ...columnsOf(body), horizon: horizonOf(body, DEFAULT_HORIZON, 'VALIDATION_ERROR'), horizonDefaulted: horizonDefaulted(body), seasonLength: body.season_length };
         // a file large enough to be parsed on a thread is backtested there, its rows never coming back
         const file = fileForThread(body.data, upload);
         const source = file ? { file } : { rows: await seriesRows(deps.enginePool, body, upload, 'VALIDATION_ERROR') };
-        ctx.body = await runBacktest(deps.enginePool, source, request, freeCallOf(ctx, a));
+        ctx.body = await backtestBudget.admit(a, await runBacktest(deps.enginePool, source, request, freeCallOf(ctx, a)));
       },
     }),
   ];
