@@ -169,7 +169,7 @@ describe('/openapi.json', () => {
     expect(res.body.paths['/openapi.json'].get).toBeDefined();
 
     const rotate = res.body.paths['/v1/api-keys/{keyId}/rotate'].post;
-    expect(rotate.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(['path:keyId', 'header:x-workspace-id']);
+    expect(rotate.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(['path:keyId', 'header:idempotency-key', 'header:x-workspace-id']);
     expect(rotate.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/RotateApiKey');
     expect(rotate.responses['409'].description).toContain('KEY_NOT_ACTIVE');
     expect(rotate.responses['403'].description).toContain('ADMIN_KEY_REQUIRED');
