@@ -32,6 +32,14 @@ export interface StripeStandIn {
   /** The charges of paid payment-mode sessions, by id. */
   charges: Map<string, Json>;
   disputes: Map<string, Json>;
+  /**
+   * What a price change of a subscription billed or credited, by Stripe's proration rules: with
+   * `billing_cycle_anchor: now` a new period starts and the new price is invoiced less the unused part
+   * of the old; otherwise the price difference for the unused part of the period (`always_invoice`:
+   * invoiced now; a negative amount is credited to the customer's balance); `proration_behavior: none`
+   * bills and credits nothing. Every change is listed, in order.
+   */
+  prorations: Array<{ subscription: string; customer: string; amount: number; invoicedNow: boolean; periodRestarted: boolean; behavior: string }>;
   /** Every API call received: `METHOD /path`. */
   requests: string[];
   /** Posts one event signed as Stripe signs it; answers the webhook's status. */
@@ -142,6 +150,7 @@ export async function startStripeStandIn(options: { port?: number; host?: string
     subscriptions,
     charges,
     disputes,
+    prorations: [],
     requests: [],
     async send(event) {
       if (!standIn.webhookUrl) throw new Error('the Stripe stand-in has no webhook URL');
@@ -502,7 +511,21 @@ export async function startStripeStandIn(options: { port?: number; host?: string
         if (newItems?.[0]?.price) {
           const item = itemOf(sub);
           previous.items = structuredClone(sub.items);
+          const oldAmount = (item.price as Json).unit_amount as number;
           item.price = priceById(newItems[0].price as string);
+          const newAmount = (item.price as Json).unit_amount as number;
+          const behavior = (params.proration_behavior as string | undefined) ?? 'create_prorations';
+          // `billing_cycle_anchor[type]=now` (this API version), or `billing_cycle_anchor=now` (earlier ones)
+          const anchor = params.billing_cycle_anchor;
+          const restart = anchor === 'now' || (typeof anchor === 'object' && anchor !== null && (anchor as Json).type === 'now');
+          const [start, end, at] = [item.current_period_start as number, item.current_period_end as number, now()];
+          const unused = Math.max(0, Math.min(1, (end - at) / Math.max(1, end - start)));
+          if (restart) {
+            item.current_period_start = at;
+            item.current_period_end = at + MONTH_SECONDS;
+          }
+          const amount = behavior === 'none' ? 0 : restart ? newAmount - Math.round(oldAmount * unused) : Math.round((newAmount - oldAmount) * unused);
+          standIn.prorations.push({ subscription: sub.id as string, customer: sub.customer as string, amount, invoicedNow: behavior === 'always_invoice' || restart, periodRestarted: restart, behavior });
         }
         if (params.metadata) sub.metadata = { ...(sub.metadata as Json), ...(params.metadata as Json) };
         const made = [event('customer.subscription.updated', sub)];

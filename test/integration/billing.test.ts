@@ -1,6 +1,6 @@
 import { Client as PgClient } from 'pg';
 import Stripe from 'stripe';
-import { PLANS } from '../../config/plans';
+import { PLAN_PRICES, PLANS } from '../../config/plans';
 import { CreditPurchaseSchema, StripeEventSchema } from '../../db/entities';
 import { sweepCreditAlerts } from '../../services/credit-alerts';
 import type { StripeStandIn } from '../../scripts/lib/stripe-standin';
@@ -317,6 +317,32 @@ describe('billing with Stripe', () => {
       expect(stored.plan).toBe('growth');
       expect(stored.allowanceRemaining).toBe(1_000_000);
       expect((await ledgerOf(h, account.account.id, ['adjustment'])).map((r) => r.reference)).toEqual([`${subId}:growth`]);
+    });
+
+    it('bills a plan change for what the allowance rules grant: an upgrade on a period\'s last day starts a new period, invoiced the new price less the unused part of the old, and a downgrade credits nothing (a fourteenth probe: build to growth on the last day paid 1/30 of the difference for 980,000 credits, and a downgrade was credited the unused part)', async () => {
+      const account = await h.provision('free');
+      const id = account.account.id;
+      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      await stripe.completeCheckout(checkout.body.id);
+      await eventually(() => accountOf(h, id), (a) => a.plan === 'build');
+      const subId = stripe.sessions.get(checkout.body.id)?.subscription as string;
+      // 29 of the period's 30 days are gone
+      const item = (stripe.subscriptions.get(subId)!.items as { data: Array<{ current_period_start: number; current_period_end: number }> }).data[0]!;
+      item.current_period_start -= 29 * 86_400;
+      item.current_period_end -= 29 * 86_400;
+      const seen = stripe.prorations.length;
+      expect((await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'growth' })).status).toBe(200);
+      await eventually(() => accountOf(h, id), (a) => a.plan === 'growth');
+      const upgrade = stripe.prorations[seen]!;
+      expect(upgrade).toEqual(expect.objectContaining({ subscription: subId, invoicedNow: true, periodRestarted: true, behavior: 'always_invoice' }));
+      // growth's 999 USD less the unused thirtieth of build's 49 USD, where Stripe's default billed (999 − 49) / 30 ≈ 31.67 USD
+      const unusedBuild = PLAN_PRICES.build.monthly! / 30;
+      expect(Math.abs(upgrade.amount - (PLAN_PRICES.growth.monthly! - unusedBuild))).toBeLessThan(2);
+      expect(item.current_period_end - Date.now() / 1000).toBeGreaterThan(29.9 * 86_400);
+
+      expect((await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'pro' })).status).toBe(200);
+      await eventually(() => accountOf(h, id), (a) => a.plan === 'pro');
+      expect(stripe.prorations.slice(seen + 1)).toEqual([expect.objectContaining({ subscription: subId, amount: 0, invoicedNow: false, periodRestarted: false, behavior: 'none' })]);
     });
 
     it('ends in Stripe’s latest state when two events of one subscription are handled at once: an upgrade’s event that stalls before its transaction cannot undo the downgrade applied meanwhile', async () => {
