@@ -10,6 +10,13 @@ export const WEBHOOK_TEST_EVENT = 'webhook.test';
 export const WEBHOOKS = {
   /** An endpoint with no successful delivery for this long is disabled (the reason is shown). */
   disableAfterFailingMs: 5 * 86_400_000,
+  /**
+   * A failed attempt this long after the previous failed one starts the disable clock again: longer
+   * than any wait between two attempts of one delivery (24 h + 10 % jitter, or a Retry-After of at
+   * most 24 h), so failing for 5 days means attempts that kept failing for 5 days, not one failure
+   * before a quiet week and one after it.
+   */
+  failureGapRestartsMs: 30 * 3_600_000,
   /** How much of an answer is kept with each attempt. */
   responseExcerptBytes: 1024,
   /** Spread of the retry delays (±10 %), so that many deliveries failing together do not retry together. */

@@ -17,8 +17,13 @@ export interface WebhookEndpoint {
   previousSecretCiphertext: string | null;
   previousSecretExpiresAt: Date | null;
   lastSuccessAt: Date | null;
-  /** First failed attempt since the last success: the clock of the 5-day disable rule. */
+  /**
+   * First failed attempt since the last success, or since a quiet spell (WEBHOOKS.failureGapRestartsMs
+   * without a failed attempt): the clock of the 5-day disable rule.
+   */
   failingSince: Date | null;
+  /** The last failed attempt (its scheduled time). */
+  lastFailureAt: Date | null;
   disabledReason: string | null;
   disabledAt: Date | null;
   createdAt: Date;
@@ -40,6 +45,7 @@ export const WebhookEndpointSchema = new EntitySchema<WebhookEndpoint>({
     previousSecretExpiresAt: { type: 'datetime', nullable: true },
     lastSuccessAt: { type: 'datetime', nullable: true },
     failingSince: { type: 'datetime', nullable: true },
+    lastFailureAt: { type: 'datetime', nullable: true },
     disabledReason: { type: 'string', length: 300, nullable: true },
     disabledAt: { type: 'datetime', nullable: true },
     createdAt: { type: 'datetime', defaultRaw: 'now()' },

@@ -192,8 +192,11 @@ export async function attemptDelivery(em: EntityManager, settings: DeliverySetti
     } else {
       const [endpoint] = await execIn<{ failing_since: Date }>(
         tx,
-        `update webhook_endpoints set failing_since = coalesce(failing_since, ?) where id = ? returning failing_since`,
-        [request.scheduledAt, target.endpoint_id],
+        `update webhook_endpoints
+            set failing_since = case when failing_since is null or last_failure_at is null or last_failure_at < ?::timestamptz - make_interval(secs => ?) then ?::timestamptz else failing_since end,
+                last_failure_at = greatest(last_failure_at, ?::timestamptz)
+          where id = ? returning failing_since`,
+        [request.scheduledAt, WEBHOOKS.failureGapRestartsMs / 1000, request.scheduledAt, request.scheduledAt, target.endpoint_id],
       );
       const failingMs = endpoint ? request.scheduledAt.getTime() - new Date(endpoint.failing_since).getTime() : 0;
       if (gone) disabledReason = `The endpoint answered 410 Gone on ${now.toISOString()}; deliveries stopped.`;

@@ -86,6 +86,7 @@ describe('webhook targets: https to public addresses only', () => {
       previousSecretExpiresAt: null,
       lastSuccessAt: null,
       failingSince: null,
+      lastFailureAt: null,
       disabledReason: null,
       disabledAt: null,
       createdAt: new Date(),

@@ -269,12 +269,31 @@ describe('outgoing webhooks', () => {
       const path = freshPath();
       receiver.script(path, [{ status: 500 }]);
       const hook = await endpoint(adminKey, path);
-      await h.orm.em.fork().nativeUpdate(WebhookEndpointSchema, { id: hook.id }, { failingSince: new Date(Date.now() - 5 * 86_400_000 - 60_000) });
+      // failing for 5 days, its last failed attempt two hours ago (a retry of the schedule)
+      await h.orm.em.fork().nativeUpdate(WebhookEndpointSchema, { id: hook.id }, { failingSince: new Date(Date.now() - 5 * 86_400_000 - 60_000), lastFailureAt: new Date(Date.now() - 2 * 3_600_000) });
       await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
       const [delivery] = await settled(adminKey, hook.id);
       expect(delivery!.attempts).toHaveLength(1);
       const after = await h.http.get(`/v1/webhooks/${hook.id}`).set('X-API-Key', adminKey);
       expect(after.body).toEqual(expect.objectContaining({ active: false, disabled_reason: expect.stringMatching(/No successful delivery for 5 days/) }));
+    });
+
+    it('restarts the failure clock after a quiet spell: an endpoint whose last failure was a week ago is retried on the schedule at its next failure, not disabled (a fourteenth probe\'s endpoint was disabled by one failed first attempt after a quiet week)', async () => {
+      const { adminKey } = await h.provision('build');
+      const path = freshPath();
+      receiver.script(path, [{ status: 503 }, { status: 200 }]);
+      const hook = await endpoint(adminKey, path);
+      // a delivery failed its whole schedule eight days ago, and no event came since
+      const weekAgo = new Date(Date.now() - 7 * 86_400_000);
+      await h.orm.em.fork().nativeUpdate(WebhookEndpointSchema, { id: hook.id }, { failingSince: new Date(Date.now() - 8 * 86_400_000), lastFailureAt: weekAgo });
+      await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      const [delivery] = await settled(adminKey, hook.id);
+      expect(delivery!.attempts.map((a) => [a.status, a.outcome])).toEqual([[503, 'retry'], [200, 'succeeded']]);
+      const after = await h.http.get(`/v1/webhooks/${hook.id}`).set('X-API-Key', adminKey);
+      expect(after.body).toEqual(expect.objectContaining({ active: true, failing_since: null, disabled_reason: null }));
+      // the first failure of the new spell started the clock again, at its own time
+      const [row] = await h.orm.em.fork().getConnection().execute<Array<{ last_failure_at: Date }>>(`select last_failure_at from webhook_endpoints where id = ?`, [hook.id]);
+      expect(new Date(row!.last_failure_at).getTime()).toBeGreaterThan(weekAgo.getTime() + 6 * 86_400_000);
     });
 
     it('restarts the failure clock when the URL changes: the new receiver is retried on the schedule, not disabled at its first failure for the old URL’s 5 days', async () => {
