@@ -27,8 +27,8 @@ function serialiseBody(body: unknown): string | null {
   return JSON.stringify(body);
 }
 
-/** How a route's answers are kept for replay: as sent, or sealed when they hold a secret shown once. */
-type AnswerStore = { seal: (body: string) => string; open: (stored: string) => string } | null;
+/** How a route's answers are kept for replay: as sent (null), or sealed when they show a secret once. */
+type AnswerStore = Pick<SecretBox, 'seal' | 'open'> | null;
 
 function replay(ctx: Context, stored: StoredResponse, sealed: AnswerStore): void {
   ctx.status = stored.status;
@@ -105,7 +105,7 @@ export async function runCommitted(
   let forked: EntityManager | null = null;
   const em = (): EntityManager => (forked ??= deps.orm.em.fork());
   const { workspaceId } = scope;
-  const sealed: AnswerStore = scope.secretAnswer ? { seal: (body) => deps.box.seal(body), open: (stored) => deps.box.open(stored) } : null;
+  const sealed: AnswerStore = scope.secretAnswer ? deps.box : null;
   let renewal: NodeJS.Timeout | null = null;
   let held: HeldClaim | null = null;
   if (key) {
