@@ -148,8 +148,10 @@ export async function runCommitted(
     const reservationId = reservation();
     if (reservationId) await releaseReservation(deps.orm.em.fork(), reservationId);
     if (held) {
-      if (err instanceof AppError && err.status < 500) {
-        // A refusal is an answer: the same call with the same key gets it again.
+      if (err instanceof AppError && err.status < 500 && err.status !== 429) {
+        // A refusal is an answer: the same call with the same key gets it again. A 429 is not: the
+        // contract has the caller retry it with the same key once its wait is over (a twentieth probe
+        // got a checkout's stored 429 back after the budget was free again), so it releases the key.
         const refusal = JSON.stringify(envelopeOf(err));
         await completeIdempotencyKey(em(), held, {
           status: err.status,

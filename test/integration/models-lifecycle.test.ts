@@ -186,7 +186,7 @@ describe('models: training, resource and state transitions', () => {
     expect(account.plan).toBe('free');
   });
 
-  it('creates at most the plan’s models in any 24 hours per account, archived and deleted ones counted: beyond, 429 RATE_LIMITED with Retry-After until the oldest leaves the 24 hours, and nothing created (an eighteenth probe trained and archived the free plan’s one model in a loop, a new model every 0.47 s)', async () => {
+  it('creates at most the plan’s models in any 24 hours per account, archived and deleted ones counted: beyond, 429 RATE_LIMITED with Retry-After until the oldest leaves the 24 hours, nothing created, and the 429 not kept under its Idempotency-Key (an eighteenth probe trained and archived the free plan’s one model in a loop, a new model every 0.47 s; a twentieth got a stored 429 back after the wait)', async () => {
     const { apiKey, account } = await h.provision('free');
     const limit = FITS_PER_DAY.free;
     const first = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
@@ -203,7 +203,9 @@ describe('models: training, resource and state transitions', () => {
     );
     const count = () => h.orm.em.fork().count(ModelSchema, { account: account.id });
     expect(await count()).toBe(limit);
-    const refused = await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) });
+    // sent with an Idempotency-Key: the 429 is not kept under it, so the retry with that key runs later
+    const retried = () => train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) }).set('Idempotency-Key', 'after-the-budget');
+    const refused = await retried();
     expectError(refused, 429, 'RATE_LIMITED');
     expect(refused.body.limit).toBe(limit);
     const expectedWait = (oldest.getTime() + FIT_BUDGET_WINDOW_MS - Date.now()) / 1000;
@@ -211,7 +213,8 @@ describe('models: training, resource and state transitions', () => {
     expect(await count()).toBe(limit);
     // the oldest leaves the window: one more model trains
     await h.callPool.query(`update models set created_at = created_at - interval '1 day' where id = $1`, [`mdl_b0_${(first.body.id as string).slice(-20)}`]);
-    expect((await train(apiKey, { target: 'churned', engine: ENGINE, data: churnRows(60) })).status).toBe(201);
+    const trained = await retried();
+    expect([trained.status, trained.headers['idempotent-replayed']]).toEqual([201, undefined]);
   });
 
   it('keeps at most ten models per quota slot, archived ones included: beyond, a new model is 402 QUOTA_MODELS_EXCEEDED and nothing is created, a restore is still allowed, and deleting an archived model makes room (archived models kept their artefacts and training data for good)', async () => {
