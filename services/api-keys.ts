@@ -401,13 +401,17 @@ export interface RotationResult {
  */
 export async function rotateKey(
   em: EntityManager,
-  workspaceId: string,
+  caller: { workspaceId: string; viaApiKey: boolean },
   keyId: string,
   graceDays: number,
   now: Date,
 ): Promise<RotationResult> {
+  const { workspaceId } = caller;
   return em.transactional(async (tx) => {
     const old = await getKey(tx, workspaceId, keyId);
+    // A rotation makes a key of the old one's kind: an administration key minted one for itself (or
+    // took the owner's over with grace_days 0) where creating one is refused (a twentieth probe).
+    if (old.kind === 'admin' && caller.viaApiKey) throw adminKeyNeedsSession('rotated');
     if (keyStatus(old, now) !== 'active' || old.rotatedAt) {
       throw new AppError('KEY_NOT_ACTIVE', 409, 'Only an active key can be rotated; this one is already ending or revoked.');
     }
@@ -487,15 +491,16 @@ async function refuseBeyondLiveKeyLimit(tx: EntityManager, workspaceId: string, 
  * Issues a key for a workspace on a caller's request: an administration key only from a web session
  * (403 WEB_SESSION_REQUIRED for a key caller), an expiry only in the future.
  */
+const adminKeyNeedsSession = (what: 'created' | 'rotated'): AppError =>
+  new AppError('WEB_SESSION_REQUIRED', 403, `An administration key can only be ${what} from a web session.`);
+
 export async function issueKey(
   em: EntityManager,
   caller: { workspaceId: string; viaApiKey: boolean },
   input: { name: string; kind: ApiKeyKind; expiresAt: Date | null },
   now: Date,
 ): Promise<CreatedKey> {
-  if (input.kind === 'admin' && caller.viaApiKey) {
-    throw new AppError('WEB_SESSION_REQUIRED', 403, 'An administration key can only be created from a web session.');
-  }
+  if (input.kind === 'admin' && caller.viaApiKey) throw adminKeyNeedsSession('created');
   if (input.expiresAt && input.expiresAt <= now) throw new AppError('VALIDATION_ERROR', 400, 'Invalid body.expires_at: it must be in the future.');
   // Counted under the workspace's row lock, so concurrent creations see each other.
   return em.transactional(async (tx) => {
@@ -511,12 +516,12 @@ export async function issueKey(
 export async function rotateKeyWithGrace(
   em: EntityManager,
   temporal: { startKeyGrace(keyId: string, graceMs: number): Promise<void> },
-  workspaceId: string,
+  caller: { workspaceId: string; viaApiKey: boolean },
   keyId: string,
   graceDays: number,
   now: Date,
 ): Promise<RotationResult> {
-  const rotation = await rotateKey(em, workspaceId, keyId, graceDays, now);
+  const rotation = await rotateKey(em, caller, keyId, graceDays, now);
   if (rotation.graceMs > 0) await temporal.startKeyGrace(rotation.old.id, rotation.graceMs);
   return rotation;
 }

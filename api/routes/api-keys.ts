@@ -85,13 +85,15 @@ export function apiKeyRoutes(deps: { orm: MikroORM; temporal: TemporalGateway })
       body: rotateApiKeyBodySchema,
       responses: { 201: { description: 'The new key (secret once) and the old key’s new state.', schema: rotationResultSchema } },
       errors: [
+        [403, 'WEB_SESSION_REQUIRED'],
         [404, 'NOT_FOUND'],
         [409, 'KEY_NOT_ACTIVE'],
         [409, 'TOO_MANY_API_KEYS'],
       ],
       async handler(ctx, { params, body, auth }) {
         const now = new Date();
-        const rotation = await rotateKeyWithGrace(deps.orm.em.fork(), deps.temporal, requireAuth(auth).workspaceId, params.keyId, body.grace_days, now);
+        const caller = requireAuth(auth);
+        const rotation = await rotateKeyWithGrace(deps.orm.em.fork(), deps.temporal, { workspaceId: caller.workspaceId, viaApiKey: caller.type === 'api_key' }, params.keyId, body.grace_days, now);
         ctx.status = 201;
         ctx.body = {
           ...presentKey(rotation.created.key, now),

@@ -1,7 +1,7 @@
 import { MAX_API_KEYS_PER_WORKSPACE } from '../../config/plans';
 import { ApiKeySchema } from '../../db/entities';
 import { createKey } from '../../services/api-keys';
-import { expectError, startHarness, type Harness } from '../support/harness';
+import { expectError, signInByMail, startHarness, type Harness } from '../support/harness';
 
 const DAY_MS = 86_400_000;
 
@@ -200,11 +200,21 @@ describe('API keys routes', () => {
       await handle.terminate('test cleanup');
     });
 
-    it('rotating an admin key gives an admin twin that works at once', async () => {
+    it('rotating an admin key from a web session gives an admin twin that works at once; an administration key rotating one is 403 WEB_SESSION_REQUIRED and changes nothing, as creating one is (a twentieth probe: an admin key minted admin keys by rotation, and took the owner\'s over with grace_days 0)', async () => {
       const account = await h.provision();
       const listed = await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey);
       const admin = listed.body.data.find((k: { kind: string }) => k.kind === 'admin');
-      const res = await h.http.post(`/v1/api-keys/${admin.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days: 1 });
+      for (const grace_days of [0, 90]) {
+        expectError(await h.http.post(`/v1/api-keys/${admin.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days }), 403, 'WEB_SESSION_REQUIRED');
+      }
+      const after = await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey);
+      const unused = (keys: Array<Record<string, unknown>>) => keys.map(({ last_used_at: _used, ...k }) => k);
+      expect(unused(after.body.data)).toEqual(unused(listed.body.data));
+      // a usage key is still rotated by an administration key
+      const usage = listed.body.data.find((k: { kind: string }) => k.kind === 'api');
+      expect((await h.http.post(`/v1/api-keys/${usage.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days: 0 })).status).toBe(201);
+      const session = await signInByMail(h, account.account.email);
+      const res = await h.http.post(`/v1/api-keys/${admin.id}/rotate`).set('Authorization', session.bearer).send({ grace_days: 1 });
       expect(res.status).toBe(201);
       expect(res.body.kind).toBe('admin');
       expect(res.body.secret).toMatch(/^sk-svc-admin-/);
