@@ -180,6 +180,14 @@ function stageBody(pool: EnginePool, def: AnyRoute, bytes: Buffer, request: { me
   }
 }
 
+/**
+ * The route's path with its parameters as sent, for Idempotency-Key fingerprints: the router also
+ * serves `/V1/WORKSPACES` and `/v1/workspaces/`, and a retry written either way is the same call.
+ */
+function routePath(def: AnyRoute, params: Record<string, string>): string {
+  return def.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+}
+
 function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, answerBox: SecretBox, def: AnyRoute): void {
   const bodyKind = def.bodyKind ?? (def.body ? 'json' : 'none');
   router[def.method](def.path, async (ctx: Context) => {
@@ -208,7 +216,7 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, answerBo
       limited.catch(() => undefined);
       const { upload, largeJson } = await readBody(ctx, bodyKind, deps.config, auth?.plan ?? null, def.stagedBody !== undefined);
       await limited;
-      const request = { method: ctx.method, path: ctx.path, plan: auth?.plan ?? 'free' };
+      const request = { method: ctx.method, path: routePath(def, ctx.params), plan: auth?.plan ?? 'free' };
       const staged = largeJson && def.stagedBody ? await stageBody(deps.enginePool, def, largeJson, request, () => freeCallOf(ctx, requireAuth(auth))) : null;
       const run = async () => {
         const params = parseWith(def.params, ctx.params, 'params');
@@ -226,7 +234,11 @@ function mount(router: Router, deps: WiredDeps, rateLimits: RateLimits, answerBo
         if (auth) {
           const commitDeps = { orm: deps.orm, callPool: deps.callPool, idempotencyLeaseSeconds: deps.config.IDEMPOTENCY_LEASE_SECONDS, box: answerBox };
           const principal = auth.type === 'api_key' ? `key ${auth.keyId}` : `account ${auth.accountId}`;
-          const scope = { workspaceId: auth.workspaceId, idempotent: def.idempotent === true, upload, bodyFingerprint: staged?.fingerprint ?? null, secretAnswer: def.secretAnswer === true, principal };
+          // An account-level write's keys are the account's: the same key sent from two of its
+          // workspaces made two purchases or two workspaces (a twentieth probe). Account ids and
+          // workspace ids never meet (their prefixes differ).
+          const keyScope = def.idempotencyScope === 'account' ? auth.accountId : auth.workspaceId;
+          const scope = { workspaceId: keyScope, path: request.path, idempotent: def.idempotent === true, upload, bodyFingerprint: staged?.fingerprint ?? null, secretAnswer: def.secretAnswer === true, principal };
           await runCommitted(ctx, commitDeps, scope, run);
         } else await run();
       } finally {

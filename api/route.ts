@@ -65,6 +65,8 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
    * Idempotency-Key it is kept sealed for its replay and replayed only to the credential that made it.
    */
   secretAnswer?: boolean;
+  /** Whose Idempotency-Keys the route's are: the workspace's (default), or the account's (a workspace, billing). */
+  idempotencyScope?: 'workspace' | 'account';
   /**
    * Paid scoring: an administration key is refused (403 ADMIN_KEY_CANNOT_PREDICT) before its body is
    * read or an Idempotency-Key claimed, so that the refusal is never stored under a key (and replayed to

@@ -86,12 +86,13 @@ export async function runCommitted(
   ctx: Context,
   deps: CommitDeps,
   /**
-   * `bodyFingerprint`: a staged body's fingerprint, made by the thread that parsed it (the body is not
-   * parsed here). `secretAnswer`: the answer shows a secret once (a new key's, a webhook's): it is kept
+   * `workspaceId`: whose keys these are (a workspace's, or an account's for account-level writes).
+   * `path`: the route's path with its parameters (app.ts routePath). `bodyFingerprint`: a staged
+   * body's fingerprint, made by the thread that parsed it (the body is not parsed here). `secretAnswer`: the answer shows a secret once (a new key's, a webhook's): it is kept
    * sealed for its replay, and replayed only to the credential that made it (`principal`); another
    * credential of the workspace sending the same key is told the key was used for another call.
    */
-  scope: { workspaceId: string; idempotent: boolean; upload: UploadedFile | null; bodyFingerprint?: string | null; secretAnswer?: boolean; principal?: string },
+  scope: { workspaceId: string; path: string; idempotent: boolean; upload: UploadedFile | null; bodyFingerprint?: string | null; secretAnswer?: boolean; principal?: string },
   handle: () => Promise<void>,
 ): Promise<void> {
   // Present but empty (or only blanks, which HTTP trims) is a bad key, not no key: such a call ran
@@ -111,7 +112,7 @@ export async function runCommitted(
   if (key) {
     const fingerprint =
       scope.bodyFingerprint ??
-      requestFingerprint({ method: ctx.method, path: ctx.path, body: ctx.request.body ?? null, file: scope.upload?.content ?? null, principal: scope.secretAnswer ? scope.principal : undefined });
+      requestFingerprint({ method: ctx.method, path: scope.path, body: ctx.request.body ?? null, file: scope.upload?.content ?? null, principal: scope.secretAnswer ? scope.principal : undefined });
     const claim = await claimIdempotencyKey(em(), { workspaceId, key, fingerprint, leaseSeconds: deps.idempotencyLeaseSeconds });
     if (claim.kind === 'replay') return replay(ctx, claim.response, sealed);
     held = claim.held;

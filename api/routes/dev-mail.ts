@@ -13,15 +13,26 @@ const isLoopback = (address: string | null): boolean => {
 };
 
 /**
+ * Whether the request named this machine (`localhost` or a loopback address, with or without a port).
+ * A web page open in the developer's browser whose own name is made to resolve to 127.0.0.1 (DNS
+ * rebinding) reaches the page from a loopback address, but under its own name (a twentieth probe).
+ */
+function loopbackHost(host: string | undefined): boolean {
+  if (!host) return false;
+  const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d*$/, '');
+  return name.toLowerCase() === 'localhost' || isLoopback(name);
+}
+
+/**
  * Development only: the local mail catcher's inbox, newest first, so that a new user can sign in with
  * no outside mail service. Not part of the API (absent from OpenAPI and from production). It holds
- * every address's sign-in link and code, so it answers this machine only: `npm start` listens on
- * 0.0.0.0, and a seventh probe noted that anyone on the network could read any address's code there
- * and sign in as that person. Others get 404, as where it does not exist.
+ * every address's sign-in link and code, so it answers this machine only, called by a loopback name:
+ * `npm start` listens on 0.0.0.0, and a seventh probe noted that anyone on the network could read any
+ * address's code there and sign in as that person. Others get 404, as where it does not exist.
  */
 export function mountDevMailbox(router: Router, mailbox: MailCatcher, clientAddress: ClientAddressOf): void {
   router.get('/dev/mail', (ctx) => {
-    if (!isLoopback(clientAddress(ctx.req))) throw new AppError('NOT_FOUND', 404, `No route matches GET ${ctx.path}.`);
+    if (!isLoopback(clientAddress(ctx.req)) || !loopbackHost(ctx.req.headers.host)) throw new AppError('NOT_FOUND', 404, `No route matches GET ${ctx.path}.`);
     const items = mailbox
       .list()
       .map(

@@ -28,6 +28,7 @@ export function workspaceRoutes(deps: { orm: MikroORM }): AnyRoute[] {
       tag: 'Workspaces',
       auth: 'session',
       idempotent: true,
+      idempotencyScope: 'account',
       body: workspaceBodySchema,
       responses: { 201: { description: 'Created.', schema: workspaceSchema } },
       errors: [[409, 'TOO_MANY_WORKSPACES']],

@@ -8,6 +8,8 @@ import { accountOf, eventually, ledgerOf, payBuildSubscriptionAs, postEvent, sta
 import { expectError, type Harness } from '../support/harness';
 import type { SweepResult } from '../../workflows/sweep-ended-keys';
 import { provisionAccount } from '../../services/accounts';
+import { createKey } from '../../services/api-keys';
+import { createWorkspace } from '../../services/workspaces';
 import { newId } from '../../services/ids';
 
 /**
@@ -751,6 +753,11 @@ describe('billing with Stripe', () => {
       const retry = await buy();
       expect([first.status, retry.status, retry.headers['idempotent-replayed']]).toEqual([200, 200, 'true']);
       expect(retry.body).toEqual(first.body);
+      // the account's key: the same call from an admin key of its other workspace is the same purchase (a twentieth probe bought twice)
+      const other = await createWorkspace(h.orm.em.fork(), account.account.id, 'Other');
+      const otherAdmin = await createKey(h.orm.em.fork(), other.id, { name: 'other admin', kind: 'admin', expiresAt: null });
+      const fromOther = await h.http.post('/v1/billing/credits').set('X-API-Key', otherAdmin.secret).set('Idempotency-Key', 'buy-500').send({ units: 500 });
+      expect([fromOther.status, fromOther.headers['idempotent-replayed'], fromOther.body.id]).toEqual([200, 'true', first.body.id]);
       expect(await h.orm.em.fork().count(CreditPurchaseSchema, { accountId: account.account.id })).toBe(1);
       expect([...stripe.sessions.values()].filter((s) => (s.metadata as { purchase_id?: string } | undefined)?.purchase_id === first.body.id)).toHaveLength(1);
       const portal = () => h.http.post('/v1/billing/portal').set('X-API-Key', account.adminKey).set('Idempotency-Key', 'portal-once');

@@ -28,7 +28,7 @@ describe('the development mailbox', () => {
     expect(page.text).toMatch(/<a href="http[^"]+#token=/);
   });
 
-  test('answers this machine only: a client from elsewhere gets 404 and no sign-in code (npm start listens on 0.0.0.0; a seventh probe)', async () => {
+  test('answers this machine only, called by a loopback name: a client from elsewhere, or a local one under another Host, gets 404 and no sign-in code (npm start listens on 0.0.0.0; a seventh probe; DNS rebinding, a twentieth)', async () => {
     const email = `${newId('account').toLowerCase()}@example.test`;
     const before = dev.mailbox.lastId();
     expect((await dev.http.post('/v1/auth/login').send({ email })).status).toBe(200);
@@ -39,6 +39,12 @@ describe('the development mailbox', () => {
       expect([page.status, page.body.message, page.text.includes(email)]).toEqual([404, 'NOT_FOUND', false]);
     }
     for (const here of ['127.0.0.1', '::1']) expect((await request(dev.server).get('/dev/mail').set('X-Forwarded-For', here)).text).toContain(email);
+    // from this machine, but under another name (a page of the developer's browser whose name was rebound to 127.0.0.1; a twentieth probe)
+    for (const host of ['attacker.example', 'attacker.example:3000', '127.0.0.1.nip.io']) {
+      const page = await request(dev.server).get('/dev/mail').set('Host', host);
+      expect([host, page.status, page.text.includes(email)]).toEqual([host, 404, false]);
+    }
+    for (const host of ['localhost:3000', '127.0.0.1', '[::1]:3000', 'LOCALHOST']) expect((await request(dev.server).get('/dev/mail').set('Host', host)).text).toContain(email);
   });
 
   test('without it (a real SMTP server), /dev/mail does not exist', async () => {
