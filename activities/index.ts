@@ -16,6 +16,7 @@ import { pruneWebhookHistory } from '../services/webhooks/events';
 import { activityLogger } from '../services/temporal/activity-logging';
 import { pruneRequestLog } from '../services/request-log';
 import { pruneRateLimitCounters } from '../services/rate-limits';
+import { pruneClosedAllowances } from '../services/closed-allowances';
 import { workflowIds } from '../services/temporal/ids';
 import { fitAndStoreVersion, foldPendingOutcomes, setAsideRefusedFold, type FitRequest, type FoldResult } from '../services/training';
 import { sweepCreditAlerts } from '../services/credit-alerts';
@@ -59,8 +60,8 @@ export function createActivities(deps: ActivityDeps) {
 
     /**
      * The periodic sweep: ended keys, credit reservations held past their deadline (and closed ones past 30 days), idempotency
-     * records past 24 h, request log, predictions and webhook deliveries and events past their retention, expired sign-in records
-     * and budget counters,
+     * records past 24 h, request log, predictions and webhook deliveries and events past their retention, expired sign-in records,
+     * budget counters and closed allowances of past months,
      * credits.low alerts whose charging process died before recording them.
      */
     async sweepEndedKeys() {
@@ -75,6 +76,7 @@ export function createActivities(deps: ActivityDeps) {
       const creditAlerts = await sweepCreditAlerts(deps.orm.em.fork(), now);
       const signIn = await pruneSignInRecords(deps.orm.em.fork(), now);
       const rateLimitsPruned = await pruneRateLimitCounters(deps.orm.em.fork(), now);
+      const closedAllowancesPruned = await pruneClosedAllowances(deps.orm.em.fork(), now);
       const swept = {
         ...result,
         reservationsReleased,
@@ -87,6 +89,7 @@ export function createActivities(deps: ActivityDeps) {
         creditAlerts,
         ...signIn,
         rateLimitsPruned,
+        closedAllowancesPruned,
       };
       if (Object.values(swept).some((n) => n > 0)) activityLogger(deps.logger).info(swept, 'sweep');
       return swept;

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccountSchema } from '../db/entities';
+import { recordClosedAllowance } from './closed-allowances';
 import { AppError, notFound } from './errors';
 import { revokeAllSessions } from './auth/sessions';
 import { hasLiveSubscription, isLiveStatus, retrieveSubscription } from './billing';
@@ -23,6 +24,7 @@ export async function requestAccountDeletion(em: EntityManager, accountId: strin
     if (confirmation.trim().toLowerCase() !== account.email) {
       throw new AppError('CONFIRMATION_MISMATCH', 400, 'The confirmation must be the address of this account.');
     }
+    await recordClosedAllowance(tx, account, now);
     await tx.execute(`delete from sign_in_challenges where email = ?`, [account.email]);
     await tx.execute(`update accounts set deleted_at = ?, email = ?, full_name = null, password_hash = null where id = ?`, [
       now,

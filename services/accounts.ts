@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { AccountSchema, CreditLedgerSchema, WorkspaceSchema, type Account, type Workspace } from '../db/entities';
 import { MAX_CONTRACT_ALLOWANCE, PLAN_NAMES, PLANS, type PlanName } from '../config/plans';
+import { openingAllowance } from './closed-allowances';
 import { currentPeriod } from './credits';
 import { createKey } from './api-keys';
 import { AppError, mapDatabaseError } from './errors';
@@ -28,13 +29,14 @@ export async function createAccountWithWorkspace(
   if (!Number.isInteger(monthlyAllowance) || monthlyAllowance < 0 || monthlyAllowance > MAX_CONTRACT_ALLOWANCE) {
     throw new RangeError(`a monthly allowance is a whole number from 0 to ${MAX_CONTRACT_ALLOWANCE}; got ${monthlyAllowance}`);
   }
+  const opening = await openingAllowance(tx, input.email, monthlyAllowance, now);
   const account = tx.create(AccountSchema, {
     id: newId('account'),
     email: input.email,
     fullName: input.fullName ?? null,
     plan: input.plan,
     monthlyAllowance,
-    allowanceRemaining: monthlyAllowance,
+    allowanceRemaining: opening,
     allowancePeriod: currentPeriod(now),
     allowanceCeiling: monthlyAllowance,
     purchasedBalance: 0,
@@ -57,9 +59,9 @@ export async function createAccountWithWorkspace(
     workspaceId: null,
     kind: 'allowance_reset',
     operation: 'monthly_allowance',
-    allowanceDelta: monthlyAllowance,
+    allowanceDelta: opening,
     balanceDelta: 0,
-    allowanceAfter: monthlyAllowance,
+    allowanceAfter: opening,
     balanceAfter: 0,
     reference: currentPeriod(now),
     createdAt: now,

@@ -30,6 +30,8 @@ export interface SweepResult {
   sessionsPruned: number;
   /** Budget counters (rate_limits) whose window ended more than an hour ago. */
   rateLimitsPruned: number;
+  /** Allowances left by deleted accounts in months before this one (services/closed-allowances.ts). */
+  closedAllowancesPruned: number;
   reservationsReleased: number;
   /** Settled or released credit reservations closed more than 30 days ago. */
   reservationsPruned: number;

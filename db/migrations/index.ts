@@ -17,6 +17,7 @@ import { Migration20261129040000_reservation_retention } from './Migration202611
 import { Migration20261129100000_erased_accounts } from './Migration20261129100000_erased_accounts';
 import { Migration20261129130000_fit_budgets } from './Migration20261129130000_fit_budgets';
 import { Migration20261129170000_webhook_failure_gap } from './Migration20261129170000_webhook_failure_gap';
+import { Migration20261129180000_closed_allowances } from './Migration20261129180000_closed_allowances';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -41,4 +42,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261129100000_erased_accounts', class: Migration20261129100000_erased_accounts },
   { name: 'Migration20261129130000_fit_budgets', class: Migration20261129130000_fit_budgets },
   { name: 'Migration20261129170000_webhook_failure_gap', class: Migration20261129170000_webhook_failure_gap },
+  { name: 'Migration20261129180000_closed_allowances', class: Migration20261129180000_closed_allowances },
 ];

@@ -7,7 +7,8 @@ import type { SweepResult } from '../../workflows/sweep-ended-keys';
 import { churnRows, withoutTarget } from '../support/datasets';
 import { expectError, signInByMail, startHarness, type Harness, type WebSession } from '../support/harness';
 import { startInProcessWorker } from '../support/processes';
-import { eventually, payBuildSubscriptionAs, startBillingHarness } from '../support/billing';
+import { eventually, ledgerOf, payBuildSubscriptionAs, startBillingHarness } from '../support/billing';
+import { pruneClosedAllowances } from '../../services/closed-allowances';
 import { createStripeClient } from '../../services/stripe';
 import type { StripeStandIn } from '../../scripts/lib/stripe-standin';
 
@@ -226,6 +227,32 @@ describe('account deletion', () => {
     const workspaces = (await h.http.get('/v1/workspaces').set(as(session))).body.data.map((w: { id: string }) => w.id) as string[];
     return { session, key, workspaces, modelId: model.body.id as string };
   }
+
+  test('an account made again with a deleted account\'s address in the same month starts from what that one had left of its allowance, not a fresh one (a twentieth probe renewed 1,000 free credits at will); another address, or another month, starts full', async () => {
+    const first = await signInByMail(h);
+    await h.orm.em.fork().getConnection().execute(`update accounts set allowance_remaining = 5 where id = ?`, [first.accountId]);
+    expect((await h.http.delete('/v1/auth/me').set(as(first)).send({ email: first.email })).status).toBe(204);
+    const again = await signInByMail(h, first.email);
+    expect(again.accountId).not.toBe(first.accountId);
+    const me = await h.http.get('/v1/auth/me').set(as(again));
+    expect(me.body.credits).toEqual(expect.objectContaining({ monthly_allowance: 1000, allowance_remaining: 5, remaining: 5 }));
+    expect(await ledgerOf(h, again.accountId, ['allowance_reset'])).toEqual([expect.objectContaining({ operation: 'monthly_allowance', allowanceDelta: 5 })]);
+    // deleted again with less: the least is kept
+    await h.orm.em.fork().getConnection().execute(`update accounts set allowance_remaining = 2 where id = ?`, [again.accountId]);
+    expect((await h.http.delete('/v1/auth/me').set(as(again)).send({ email: again.email })).status).toBe(204);
+    const third = await signInByMail(h, first.email);
+    expect((await h.http.get('/v1/auth/me').set(as(third))).body.credits.allowance_remaining).toBe(2);
+    // another address starts full; a row of last month counts for nothing and the sweep removes it
+    const other = await signInByMail(h);
+    expect((await h.http.get('/v1/auth/me').set(as(other))).body.credits.allowance_remaining).toBe(1000);
+    const em = h.orm.em.fork();
+    expect((await h.http.delete('/v1/auth/me').set(as(third)).send({ email: third.email })).status).toBe(204);
+    await em.getConnection().execute(`update closed_allowances set period = '2000-01' where period <> '2000-01'`);
+    const fourth = await signInByMail(h, first.email);
+    expect((await h.http.get('/v1/auth/me').set(as(fourth))).body.credits.allowance_remaining).toBe(1000);
+    expect(await pruneClosedAllowances(em, new Date())).toBeGreaterThanOrEqual(1);
+    expect(await em.getConnection().execute(`select 1 from closed_allowances where period = '2000-01'`)).toEqual([]);
+  });
 
   test('a wrong confirmation is a 400 CONFIRMATION_MISMATCH and changes nothing', async () => {
     const session = await signInByMail(h);
