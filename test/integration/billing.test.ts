@@ -39,15 +39,20 @@ describe('billing with Stripe', () => {
    * a client of the stand-in's API for moving that subscription as the customer portal would.
    */
   async function subscribedToBuildEventsHeld() {
+    const { id, subId, adminKey } = await subscribedToBuild();
+    stripe.autoDeliver = false;
+    const sdk = new Stripe('sk_test_portal', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
+    return { id, subId, sdk, adminKey };
+  }
+
+  /** A free account subscribed to build through Checkout, its subscription's events delivered. */
+  async function subscribedToBuild() {
     const account = await h.provision('free');
     const id = account.account.id;
     const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
     await stripe.completeCheckout(checkout.body.id);
     await eventually(() => accountOf(h, id), (a) => a.plan === 'build');
-    const subId = stripe.sessions.get(checkout.body.id)?.subscription as string;
-    stripe.autoDeliver = false;
-    const sdk = new Stripe('sk_test_portal', { host: new URL(stripe.url).hostname, port: new URL(stripe.url).port, protocol: 'http' });
-    return { id, subId, sdk, adminKey: account.adminKey };
+    return { ...account, id, subId: stripe.sessions.get(checkout.body.id)?.subscription as string };
   }
 
   /** A build-plan account with a pending purchase of `units` credits (events held back when `hold`). */
@@ -322,18 +327,13 @@ describe('billing with Stripe', () => {
     });
 
     it('bills a plan change for what the allowance rules grant: an upgrade on a period\'s last day starts a new period, invoiced the new price less the unused part of the old, and a downgrade credits nothing (a fourteenth probe: build to growth on the last day paid 1/30 of the difference for 980,000 credits, and a downgrade was credited the unused part)', async () => {
-      const account = await h.provision('free');
-      const id = account.account.id;
-      const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
-      await stripe.completeCheckout(checkout.body.id);
-      await eventually(() => accountOf(h, id), (a) => a.plan === 'build');
-      const subId = stripe.sessions.get(checkout.body.id)?.subscription as string;
+      const { id, subId, adminKey } = await subscribedToBuild();
       // 29 of the period's 30 days are gone
       const item = (stripe.subscriptions.get(subId)!.items as { data: Array<{ current_period_start: number; current_period_end: number }> }).data[0]!;
       item.current_period_start -= 29 * 86_400;
       item.current_period_end -= 29 * 86_400;
       const seen = stripe.prorations.length;
-      expect((await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'growth' })).status).toBe(200);
+      expect((await h.http.patch('/v1/billing/subscription').set('X-API-Key', adminKey).send({ plan: 'growth' })).status).toBe(200);
       await eventually(() => accountOf(h, id), (a) => a.plan === 'growth');
       const upgrade = stripe.prorations[seen]!;
       expect(upgrade).toEqual(expect.objectContaining({ subscription: subId, invoicedNow: true, periodRestarted: true, behavior: 'always_invoice' }));
@@ -342,7 +342,7 @@ describe('billing with Stripe', () => {
       expect(Math.abs(upgrade.amount - (PLAN_PRICES.growth.monthly! - unusedBuild))).toBeLessThan(2);
       expect(item.current_period_end - Date.now() / 1000).toBeGreaterThan(29.9 * 86_400);
 
-      expect((await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'pro' })).status).toBe(200);
+      expect((await h.http.patch('/v1/billing/subscription').set('X-API-Key', adminKey).send({ plan: 'pro' })).status).toBe(200);
       await eventually(() => accountOf(h, id), (a) => a.plan === 'pro');
       expect(stripe.prorations.slice(seen + 1)).toEqual([expect.objectContaining({ subscription: subId, amount: 0, invoicedNow: false, periodRestarted: false, behavior: 'none' })]);
     });
