@@ -401,7 +401,7 @@ export interface RotationResult {
  */
 export async function rotateKey(
   em: EntityManager,
-  caller: { workspaceId: string; viaApiKey: boolean },
+  caller: { workspaceId: string; keyId: string | null },
   keyId: string,
   graceDays: number,
   now: Date,
@@ -409,9 +409,13 @@ export async function rotateKey(
   const { workspaceId } = caller;
   return em.transactional(async (tx) => {
     const old = await getKey(tx, workspaceId, keyId);
-    // A rotation makes a key of the old one's kind: an administration key minted one for itself (or
-    // took the owner's over with grace_days 0) where creating one is refused (a twentieth probe).
-    if (old.kind === 'admin' && caller.viaApiKey) throw adminKeyNeedsSession('rotated');
+    // A rotation makes a key of the old one's kind. An administration key rotates itself (automated
+    // rotation) and its own twin (the way out when the rotation's answer was lost), but no other
+    // administration key: it took the owner's over with grace_days 0, its twin's secret shown only to
+    // the caller, where creating one is refused (a twentieth probe).
+    if (old.kind === 'admin' && caller.keyId !== null && old.id !== caller.keyId && old.rotatedFrom?.id !== caller.keyId) {
+      throw new AppError('WEB_SESSION_REQUIRED', 403, 'An administration key rotates itself and its own twin only; other administration keys are rotated from a web session.');
+    }
     if (keyStatus(old, now) !== 'active' || old.rotatedAt) {
       throw new AppError('KEY_NOT_ACTIVE', 409, 'Only an active key can be rotated; this one is already ending or revoked.');
     }
@@ -491,16 +495,15 @@ async function refuseBeyondLiveKeyLimit(tx: EntityManager, workspaceId: string, 
  * Issues a key for a workspace on a caller's request: an administration key only from a web session
  * (403 WEB_SESSION_REQUIRED for a key caller), an expiry only in the future.
  */
-const adminKeyNeedsSession = (what: 'created' | 'rotated'): AppError =>
-  new AppError('WEB_SESSION_REQUIRED', 403, `An administration key can only be ${what} from a web session.`);
-
 export async function issueKey(
   em: EntityManager,
   caller: { workspaceId: string; viaApiKey: boolean },
   input: { name: string; kind: ApiKeyKind; expiresAt: Date | null },
   now: Date,
 ): Promise<CreatedKey> {
-  if (input.kind === 'admin' && caller.viaApiKey) throw adminKeyNeedsSession('created');
+  if (input.kind === 'admin' && caller.viaApiKey) {
+    throw new AppError('WEB_SESSION_REQUIRED', 403, 'An administration key can only be created from a web session.');
+  }
   if (input.expiresAt && input.expiresAt <= now) throw new AppError('VALIDATION_ERROR', 400, 'Invalid body.expires_at: it must be in the future.');
   // Counted under the workspace's row lock, so concurrent creations see each other.
   return em.transactional(async (tx) => {
@@ -516,7 +519,8 @@ export async function issueKey(
 export async function rotateKeyWithGrace(
   em: EntityManager,
   temporal: { startKeyGrace(keyId: string, graceMs: number): Promise<void> },
-  caller: { workspaceId: string; viaApiKey: boolean },
+  /** `keyId`: the API key making the call (null for a web session). */
+  caller: { workspaceId: string; keyId: string | null },
   keyId: string,
   graceDays: number,
   now: Date,

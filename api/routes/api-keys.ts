@@ -93,7 +93,7 @@ export function apiKeyRoutes(deps: { orm: MikroORM; temporal: TemporalGateway })
       async handler(ctx, { params, body, auth }) {
         const now = new Date();
         const caller = requireAuth(auth);
-        const rotation = await rotateKeyWithGrace(deps.orm.em.fork(), deps.temporal, { workspaceId: caller.workspaceId, viaApiKey: caller.type === 'api_key' }, params.keyId, body.grace_days, now);
+        const rotation = await rotateKeyWithGrace(deps.orm.em.fork(), deps.temporal, { workspaceId: caller.workspaceId, keyId: caller.type === 'api_key' ? caller.keyId : null }, params.keyId, body.grace_days, now);
         ctx.status = 201;
         ctx.body = {
           ...presentKey(rotation.created.key, now),

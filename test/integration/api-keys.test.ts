@@ -200,19 +200,25 @@ describe('API keys routes', () => {
       await handle.terminate('test cleanup');
     });
 
-    it('rotating an admin key from a web session gives an admin twin that works at once; an administration key rotating one is 403 WEB_SESSION_REQUIRED and changes nothing, as creating one is (a twentieth probe: an admin key minted admin keys by rotation, and took the owner\'s over with grace_days 0)', async () => {
+    it('an administration key rotates itself and its own twin but no other administration key (403 WEB_SESSION_REQUIRED, nothing changed); a web session rotates any, its admin twin working at once (a twentieth probe: another admin key took the owner\'s over with grace_days 0)', async () => {
       const account = await h.provision();
       const listed = await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey);
       const admin = listed.body.data.find((k: { kind: string }) => k.kind === 'admin');
+      const other = await createKey(h.orm.em.fork(), account.workspace.id, { name: 'second admin', kind: 'admin', expiresAt: null });
+      const before = await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey);
       for (const grace_days of [0, 90]) {
-        expectError(await h.http.post(`/v1/api-keys/${admin.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days }), 403, 'WEB_SESSION_REQUIRED');
+        expectError(await h.http.post(`/v1/api-keys/${admin.id}/rotate`).set('X-API-Key', other.secret).send({ grace_days }), 403, 'WEB_SESSION_REQUIRED');
       }
       const after = await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey);
       const unused = (keys: Array<Record<string, unknown>>) => keys.map(({ last_used_at: _used, ...k }) => k);
-      expect(unused(after.body.data)).toEqual(unused(listed.body.data));
-      // a usage key is still rotated by an administration key
+      expect(unused(after.body.data)).toEqual(unused(before.body.data));
+      // a usage key is still rotated by an administration key, and the second admin key rotates itself, then its own twin
       const usage = listed.body.data.find((k: { kind: string }) => k.kind === 'api');
-      expect((await h.http.post(`/v1/api-keys/${usage.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days: 0 })).status).toBe(201);
+      expect((await h.http.post(`/v1/api-keys/${usage.id}/rotate`).set('X-API-Key', other.secret).send({ grace_days: 0 })).status).toBe(201);
+      const selfRotated = await h.http.post(`/v1/api-keys/${other.key.id}/rotate`).set('X-API-Key', other.secret).send({ grace_days: 1 });
+      expect(selfRotated.status).toBe(201);
+      expect((await h.http.post(`/v1/api-keys/${selfRotated.body.id}/rotate`).set('X-API-Key', other.secret).send({ grace_days: 0 })).status).toBe(201);
+      await h.client.workflow.getHandle(`key-grace/${other.key.id}`).terminate('test cleanup');
       const session = await signInByMail(h, account.account.email);
       const res = await h.http.post(`/v1/api-keys/${admin.id}/rotate`).set('Authorization', session.bearer).send({ grace_days: 1 });
       expect(res.status).toBe(201);
