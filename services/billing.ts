@@ -258,22 +258,22 @@ export async function reconcilePurchase(em: EntityManager, stripe: Stripe | null
  * and settlements.
  */
 /**
- * How Stripe bills a plan change, so that it pays for what the allowance rules grant (DESIGN.md: an
- * upgrade raises this month's allowance left by the difference at once, a downgrade applies from the
- * next period). Stripe's default prorates both by what is left of the subscription's period, so an
- * upgrade on a period's last day paid about 1/30 of the price difference for the whole difference of
- * allowance (build to growth: about 32 USD for 980,000 credits), and a downgrade after spending the
- * month's allowance was credited the unused part of the higher price (a fourteenth probe). An upgrade
- * now starts a new period at once and is invoiced the new price less the unused part of the old
- * (`billing_cycle_anchor[type]: now`); until that invoice is paid Stripe keeps the old price (pending
- * update). A downgrade changes the price without proration: nothing is credited, and the next renewal
- * bills the lower price.
+ * How Stripe bills a plan change, so that an upgrade pays for what the allowance rules grant
+ * (DESIGN.md: an upgrade raises this month's allowance left by the difference at once). Stripe's
+ * prorations bill an upgrade by what is left of the subscription's period, so an upgrade on a period's
+ * last day paid about 1/30 of the price difference for the whole difference of allowance (build to
+ * growth: about 32 USD for 980,000 credits; a fourteenth probe). An upgrade now starts a new period at
+ * once and is invoiced the new price less the unused part of the old (`billing_cycle_anchor[type]:
+ * now`); until that invoice is paid Stripe keeps the old price (pending update). A downgrade stays
+ * prorated (`always_invoice`: the unused part of the higher price is credited to the customer's
+ * balance): billed without proration, a customer who went down and up again within a period paid a
+ * full period again each time, and lost what it had paid for at once (a twenty-first probe).
  */
 function priceChangeTerms(from: PlanName, to: PaidPlan): Pick<Stripe.SubscriptionUpdateParams, 'proration_behavior' | 'billing_cycle_anchor' | 'payment_behavior'> {
   const upgrade = (PLANS[to].monthlyAllowance ?? Infinity) > (PLANS[from].monthlyAllowance ?? Infinity);
   return upgrade
     ? { proration_behavior: 'always_invoice', billing_cycle_anchor: { type: 'now' }, payment_behavior: 'pending_if_incomplete' }
-    : { proration_behavior: 'none', payment_behavior: 'pending_if_incomplete' };
+    : { proration_behavior: 'always_invoice', payment_behavior: 'pending_if_incomplete' };
 }
 
 export class Billing {
