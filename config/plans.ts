@@ -136,15 +136,15 @@ export const keptModelsLimit = (plan: PlanName): number | null => {
 };
 /**
  * Forecast points (series-windows × horizon) an account may backtest in any BACKTEST_BUDGET_WINDOW_SECONDS,
- * free: ten times its plan's monthly allowance of paid points (growth's for a contract). The backtest
+ * free: its plan's monthly allowance of paid points, each day (growth's for a contract). The backtest
  * is free and its last window scores the forecast the paid route would answer for the history before
- * it, so two backtests with made-up last values tell that forecast (an eighteenth probe read it to 15
- * digits), for every series of a call at once. Without a bound, forecasts cost nothing; with it, a
- * 14-step forecast read that way costs 16 points a value, so what can be read stays of the order of
- * the plan's own allowance, while a free account can still backtest 200 series × 3 windows × 14 steps
- * three times a day.
+ * it, so backtests with made-up last values tell that forecast (an eighteenth probe read it to 15
+ * digits), for every series of a call at once. Read that way a value costs at least 6 points (horizon
+ * 1: three backtests of one window each, a twenty-first probe), so what can be read in a month stays
+ * within five times the plan's own allowance, while a free account can still backtest 20 series × 3
+ * windows × 14 steps a day (ten times this budget, as first set, let 50 times the allowance be read).
  */
-export const BACKTEST_POINTS_PER_DAY: Record<PlanName, number> = { free: 10_000, build: 200_000, pro: 2_000_000, growth: 10_000_000, contract: 10_000_000 };
+export const BACKTEST_POINTS_PER_DAY: Record<PlanName, number> = { free: 1_000, build: 20_000, pro: 200_000, growth: 1_000_000, contract: 1_000_000 };
 export const BACKTEST_BUDGET_WINDOW_SECONDS = 24 * 3_600;
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 /** Webhook deliveries (with their attempts) and events are kept this long once finished (webhooks/events.ts). */

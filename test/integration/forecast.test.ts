@@ -398,29 +398,29 @@ describe('forecast and backtest routes', () => {
       expect(res.body.by_window.every((w: { item_id?: string }) => w.item_id === 'seasonal' || w.item_id === 'walk')).toBe(true);
     });
 
-    it('counts the points it scores (series-windows × horizon) against the account\'s daily budget, free 10,000: beyond, 429 RATE_LIMITED with Retry-After and no scores; more than a day\'s budget in one call is 413 (an eighteenth probe read the paid forecast off two free backtests, every series of a call at once)', async () => {
+    it('counts the points it scores (series-windows × horizon) against the account\'s daily budget, free 1,000: beyond, 429 RATE_LIMITED with Retry-After and no scores; more than a day\'s budget in one call is 413 (an eighteenth probe read the paid forecast off two free backtests, every series of a call at once)', async () => {
       const { apiKey } = await h.provision('free');
-      const stores = (count: number) => Array.from({ length: count }, (_, s) => seasonalRows(320, { item: `s${s}`, level: 100 + s })).flat();
-      // 11 series × 3 windows × 100 steps = 3,300 points a call: three calls fit in 10,000, a fourth does not
-      const body = { target: 'sales', horizon: 100, item_id: 'store', data: stores(11) };
+      const stores = (count: number, points: number) => Array.from({ length: count }, (_, s) => seasonalRows(points, { item: `s${s}`, level: 100 + s })).flat();
+      // 3 series × 3 windows × 30 steps = 270 points a call: three calls fit in 1,000, a fourth does not
+      const body = { target: 'sales', horizon: 30, item_id: 'store', data: stores(3, 120) };
       for (let call = 0; call < 3; call += 1) {
         const answered = await backtest(apiKey, body);
-        expect([answered.status, answered.body.windows, answered.body.horizon]).toEqual([200, 33, 100]);
+        expect([answered.status, answered.body.windows, answered.body.horizon]).toEqual([200, 9, 30]);
       }
       const refused = await backtest(apiKey, body);
       expectError(refused, 429, 'RATE_LIMITED');
       expect(refused.body).not.toHaveProperty('by_window');
       expect(refused.body.limit).toBe(BACKTEST_POINTS_PER_DAY.free);
-      expect(refused.body.messageDetail).toContain('100 of its 10,000 a day left');
+      expect(refused.body.messageDetail).toContain('190 of its 1,000 a day left');
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(86_000);
-      // what a refused call asked for was not counted: a backtest of 100 points or fewer still runs
+      // what a refused call asked for was not counted: a backtest of 190 points or fewer still runs
       const small = await backtest(apiKey, { target: 'sales', horizon: 10, data: seasonalRows(60) });
-      expect([small.status, small.body.windows * small.body.horizon <= 100]).toEqual([200, true]);
+      expect([small.status, small.body.windows * small.body.horizon <= 190]).toEqual([200, true]);
       // another account has its own budget, and one call above a whole day's is 413
       const other = await h.provision('free');
-      const tooLarge = await backtest(other.apiKey, { ...body, data: stores(34) });
+      const tooLarge = await backtest(other.apiKey, { ...body, horizon: 100, data: stores(4, 320) });
       expectError(tooLarge, 413, 'DATASET_TOO_LARGE');
-      expect(tooLarge.body.messageDetail).toContain('10,200 forecast points');
+      expect(tooLarge.body.messageDetail).toContain('1,200 forecast points');
       expect((await backtest(other.apiKey, body)).status).toBe(200);
     });
 
