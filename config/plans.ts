@@ -135,7 +135,7 @@ export const keptModelsLimit = (plan: PlanName): number | null => {
   return slots === null ? null : slots * KEPT_MODELS_PER_SLOT;
 };
 /**
- * Forecast points (series-windows × horizon) an account may backtest in any BACKTEST_BUDGET_WINDOW_SECONDS,
+ * Forecast points (series-windows × horizon) an account may backtest in any FREE_BUDGET_WINDOW_SECONDS,
  * free: its plan's monthly allowance of paid points, each day (growth's for a contract). The backtest
  * is free and its last window scores the forecast the paid route would answer for the history before
  * it, so backtests with made-up last values tell that forecast (an eighteenth probe read it to 15
@@ -145,7 +145,18 @@ export const keptModelsLimit = (plan: PlanName): number | null => {
  * windows × 14 steps a day (ten times this budget, as first set, let 50 times the allowance be read).
  */
 export const BACKTEST_POINTS_PER_DAY: Record<PlanName, number> = { free: 1_000, build: 20_000, pro: 200_000, growth: 1_000_000, contract: 1_000_000 };
-export const BACKTEST_BUDGET_WINDOW_SECONDS = 24 * 3_600;
+/**
+ * Validations (`POST /v1/datasets/validate`, free) an account may run in any FREE_BUDGET_WINDOW_SECONDS.
+ * The trial's held-out error is reported exactly and its split depends on the row count only, so a
+ * row added with two made-up targets tells the trial model's prediction of it (a twenty-first probe
+ * read predictions to 1e-15, one a call, hundreds of thousands a day for nothing). A prediction read
+ * that way costs one validation: a free account reads at most 1,500 a month (its allowance is
+ * 1,000), a paid one less than its allowance; 50 validations a day is more than a person checking
+ * data needs.
+ */
+export const VALIDATIONS_PER_DAY: Record<PlanName, number> = { free: 50, build: 500, pro: 5_000, growth: 20_000, contract: 20_000 };
+/** The window of the free routes' daily budgets (BACKTEST_POINTS_PER_DAY, VALIDATIONS_PER_DAY). */
+export const FREE_BUDGET_WINDOW_SECONDS = 24 * 3_600;
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 /** Webhook deliveries (with their attempts) and events are kept this long once finished (webhooks/events.ts). */
 export const WEBHOOK_HISTORY_RETENTION_DAYS = 30;

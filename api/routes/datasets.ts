@@ -1,4 +1,5 @@
 import { TRAINING_SEED } from '../../services/datasets';
+import { ValidationBudget } from '../../services/free-budgets';
 import { StagedValidation } from '../../services/staged-bodies';
 import { validateDataset } from '../../services/validation';
 import type { AppDeps } from '../app';
@@ -27,6 +28,7 @@ const validationReportSchema = z
   .openapi('ValidationReport');
 
 export function datasetRoutes(deps: AppDeps): AnyRoute[] {
+  const validationBudget = new ValidationBudget(deps.callPool);
   return [
     route({
       method: 'post',
@@ -48,13 +50,13 @@ export function datasetRoutes(deps: AppDeps): AnyRoute[] {
       async handler(ctx, { body, auth, upload, staged }) {
         const a = requireAuth(auth);
         if (staged instanceof StagedValidation) {
-          ctx.body = staged.report;
+          ctx.body = await validationBudget.admit(a, staged.report);
           return;
         }
         // a file large enough to be parsed on a thread is validated there, its rows never coming back
         const file = fileForThread(body.data, upload);
         const source = file ? { file } : { rows: await datasetRows(deps.enginePool, body.data, upload, 'data') };
-        ctx.body = await validateDataset(deps.enginePool, source, { plan: a.plan, engine: body.engine, target: body.target, task: body.task, seed: TRAINING_SEED }, freeCallOf(ctx, a));
+        ctx.body = await validationBudget.admit(a, await validateDataset(deps.enginePool, source, { plan: a.plan, engine: body.engine, target: body.target, task: body.task, seed: TRAINING_SEED }, freeCallOf(ctx, a)));
       },
     }),
   ];

@@ -1,4 +1,4 @@
-import { BacktestBudget } from '../../services/backtest-budget';
+import { BacktestBudget } from '../../services/free-budgets';
 import type { Row } from '../../services/datasets';
 import { MAX_FORECAST_ANSWER_VALUES, runBacktest, runForecast } from '../../services/forecasting';
 import { inRouteCode } from '../../services/series-body';

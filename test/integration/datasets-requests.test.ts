@@ -1,3 +1,4 @@
+import { VALIDATIONS_PER_DAY } from '../../config/plans';
 import { ModelSchema } from '../../db/entities';
 import { churnRows, prng, toCsv } from '../support/datasets';
 import { expectError, startHarness, type Harness } from '../support/harness';
@@ -21,6 +22,17 @@ describe('dataset validation', () => {
     expect(res.body.trial.metrics).toEqual(expect.objectContaining({ score: expect.any(Number), baseline_score: expect.any(Number) }));
     expect(res.headers['x-service-predictions-remaining']).toBeUndefined();
     expect(await h.orm.em.fork().count(ModelSchema, { account: account.id })).toBe(0);
+  });
+
+  it('runs at most the plan\'s validations a day per account, free 50: beyond, 429 RATE_LIMITED with Retry-After and no report (a twenty-first probe read the trial model\'s prediction of an added row off its exact held-out error, one a call)', async () => {
+    const { apiKey } = await h.provision('free');
+    const other = await h.provision('free');
+    const data = churnRows(12);
+    for (let call = 0; call < VALIDATIONS_PER_DAY.free; call += 1) expect((await validate(apiKey, { target: 'churned', data })).status).toBe(200);
+    const refused = await validate(apiKey, { target: 'churned', data });
+    expectError(refused, 429, 'RATE_LIMITED');
+    expect([refused.body.limit, refused.body.trial, Number(refused.headers['retry-after']) > 86_000]).toEqual([50, undefined, true]);
+    expect((await validate(other.apiKey, { target: 'churned', data })).status).toBe(200);
   });
 
   it('answers more rows than the plan trains on with 413 TOO_MANY_ROWS, as training does, before any trial fit (a seventh probe: a free plan was told 200,000 rows were valid)', async () => {
