@@ -111,6 +111,13 @@ export const MAX_API_KEYS_PER_WORKSPACE = 100;
 export const MAX_PENDING_OUTCOMES_WITHOUT_ROW_LIMIT = 1_000_000;
 export const pendingOutcomesLimit = (plan: PlanName): number => PLANS[plan].maxTrainingRows ?? MAX_PENDING_OUTCOMES_WITHOUT_ROW_LIMIT;
 /**
+ * What the outcomes a model holds waiting for a refresh may weigh together (their features as JSON):
+ * what one training set of the plan may (maxDatasetBytes). The row limit alone did not bound them: a
+ * twenty-first probe's free model took outcomes of 8 MB each, 69 → 257 MB of database in nine calls,
+ * about 100 GB at the row limit, copied into a context chunk kept for good at the refresh.
+ */
+export const pendingOutcomesBytesLimit = (plan: PlanName): number => PLANS[plan].maxDatasetBytes;
+/**
  * Fits a plan allows in any FIT_BUDGET_WINDOW_MS (services/fit-budgets.ts), counted twice: new
  * versions made by refreshes of one model (a caller's or its integration's), and models an account
  * creates (all workspaces, archived and deleted ones included). Fits and outcomes are free and an

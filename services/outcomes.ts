@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { classLabelReader, MAX_TARGET_MAGNITUDE, toNumber } from '../engines/tabular';
 import type { Logger } from 'pino';
-import { pendingOutcomesLimit, type PlanName } from '../config/plans';
+import { pendingOutcomesBytesLimit, pendingOutcomesLimit, type PlanName } from '../config/plans';
 import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema, type Model, type ModelVersion } from '../db/entities';
 import type { Row } from './datasets';
 import { AppError, quoted, validationError } from './errors';
@@ -77,7 +77,7 @@ export async function reportOutcomes(
   const { model, recorded } = await em.transactional(async (tx) => {
     const locked = await getModel(tx, caller.workspaceId, modelId, { lock: 'share' });
     await refuseBeyondPendingLimit(tx, locked, outcomes.length, pendingOutcomesLimit(caller.plan));
-    return { model: locked, recorded: await recordOutcomes(tx, locked, outcomes) };
+    return { model: locked, recorded: await recordOutcomes(tx, locked, outcomes, pendingOutcomesBytesLimit(caller.plan)) };
   });
   let integrationStarted = false;
   if (model.autoUpdate) {
@@ -143,7 +143,7 @@ export async function scoredFeatures(em: EntityManager, modelId: string, request
  * Records one batch of outcomes as pending. Each names its prediction (`request_id`: the features are
  * looked up) or carries the full feature set; the whole batch is refused if one is invalid.
  */
-export async function recordOutcomes(em: EntityManager, model: Model, outcomes: OutcomeInput[]): Promise<{ ids: string[]; pending: number }> {
+export async function recordOutcomes(em: EntityManager, model: Model, outcomes: OutcomeInput[], maxPendingBytes: number): Promise<{ ids: string[]; pending: number }> {
   assertServing(model);
   const requestIds = [...new Set(outcomes.map((o) => o.request_id).filter((id): id is string => id !== undefined))];
   const byId = new Map((await scoredFeatures(em, model.id, requestIds)).map((p) => [p.id, p]));
@@ -168,8 +168,34 @@ export async function recordOutcomes(em: EntityManager, model: Model, outcomes: 
     checkPredictionRows(model, version, [features], i);
     return { id: newId('outcome'), model_id: model.id, workspace_id: model.workspace.id, prediction_id: predictionId, features, actual };
   });
+  await refuseBeyondPendingBytes(em, model, rows.reduce((sum, r) => sum + Buffer.byteLength(JSON.stringify(r.features)), 0), maxPendingBytes);
   await insertOutcomes(em, rows, now);
   return { ids: rows.map((r) => r.id), pending: await pendingCount(em, model) };
+}
+
+/**
+ * 409 TOO_MANY_PENDING_OUTCOMES when the batch's features would take what the model's pending outcomes
+ * weigh past `limit` bytes (pendingOutcomesBytesLimit). Under the batch's advisory lock, as the count.
+ */
+async function refuseBeyondPendingBytes(em: EntityManager, model: Model, batchBytes: number, limit: number): Promise<void> {
+  const [row] = await em
+    .getConnection()
+    .execute<Array<{ bytes: string }>>(
+      `select coalesce(sum(octet_length(features::text)), 0)::bigint as bytes from outcomes where model_id = ? and status = 'pending'`,
+      [model.id],
+      'all',
+      em.getTransactionContext(),
+    );
+  const pending = Number(row?.bytes ?? 0);
+  if (pending + batchBytes > limit) {
+    const mb = (n: number) => `${(n / 1_048_576).toFixed(1)} MB`;
+    throw new AppError(
+      'TOO_MANY_PENDING_OUTCOMES',
+      409,
+      `The outcomes a model holds waiting for a refresh weigh at most ${mb(limit)} together (what a training set of its plan may); ${mb(pending)} are waiting and this batch adds ${mb(batchBytes)}. Refresh the model first, or send shorter values.`,
+      { limit_bytes: limit, pending_bytes: pending },
+    );
+  }
 }
 
 /**

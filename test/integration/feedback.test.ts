@@ -1,5 +1,5 @@
 import { Client as PgClient } from 'pg';
-import { FIT_BUDGET_WINDOW_MS, FITS_PER_DAY } from '../../config/plans';
+import { FIT_BUDGET_WINDOW_MS, FITS_PER_DAY, PLANS } from '../../config/plans';
 import { TABULAR_ENGINE } from '../../engines/tabular/index';
 import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { gunzipJson } from '../../services/compression';
@@ -309,6 +309,24 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     expect({ status: upToLimit.status, pending: upToLimit.body.pending }).toEqual({ status: 201, pending: 10_000 });
     expectError(await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send(batch(1)), 409, 'TOO_MANY_PENDING_OUTCOMES');
     expect(await stored()).toBe(10_000);
+  });
+
+  it('keeps the outcomes waiting for a refresh within what a training set of the plan may weigh (free 10 MiB): beyond, 409 TOO_MANY_PENDING_OUTCOMES and nothing recorded (a twenty-first probe stored 8 MB outcomes nine times, 69 → 257 MB of database, within the row limit)', async () => {
+    const account = await h.provision('free');
+    const trained = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(100) });
+    expect(trained.status).toBe(201);
+    const modelId = trained.body.id as string;
+    const [row] = withoutTarget(churnRows(1, 47), 'churned');
+    // two outcomes of a 1.5 MB colour each: three batches weigh 9 MB, a fourth would take 12 MB
+    const heavy = { outcomes: [0, 1].map((i) => ({ features: { ...row, colour: String(i).repeat(1_500_000) }, actual: 'yes' })) };
+    for (let call = 0; call < 3; call += 1) expect((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send(heavy)).status).toBe(201);
+    const refused = await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send(heavy);
+    expectError(refused, 409, 'TOO_MANY_PENDING_OUTCOMES');
+    expect(refused.body).toEqual(expect.objectContaining({ limit_bytes: PLANS.free.maxDatasetBytes, pending_bytes: expect.any(Number) }));
+    expect(refused.body.pending_bytes).toBeGreaterThan(9_000_000);
+    expect(await h.orm.em.fork().count(OutcomeSchema, { modelId })).toBe(6);
+    // a light one still fits
+    expect((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send({ outcomes: [{ features: row, actual: 'no' }] })).status).toBe(201);
   });
 
   it('sets aside the outcomes of a refresh whose context the engine refuses (422), so the next refresh folds only later ones and succeeds (an eighth probe: one prediction reported 10,000 times made every later refresh fail for good)', async () => {
