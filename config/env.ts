@@ -117,8 +117,12 @@ const envSchema = z.object({
   STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
   /** Another Stripe API base (the local stand-in, a proxy); unset: api.stripe.com. */
   STRIPE_API_URL: z.string().url().optional(),
-  /** Where Checkout and the billing portal send the customer back (`?checkout=success|cancelled` added). */
-  BILLING_RETURN_URL: z.string().url().default('http://127.0.0.1:3000/console/billing'),
+  /**
+   * Where Checkout and the billing portal send the customer back (`?checkout=success|cancelled` added).
+   * Unset: the console's billing page (FRONTEND_URL), so that it follows PORT and PUBLIC_URL: a fixed
+   * port 3000 sent a checkout of a service started on another port nowhere (a twenty-first probe).
+   */
+  BILLING_RETURN_URL: z.string().url().optional(),
   /**
    * Life of a credit purchase's Checkout Session: Stripe accepts 30 minutes to 24 hours after the
    * session's creation, which comes after the deadline is set, so at least 31 minutes
@@ -129,7 +133,7 @@ const envSchema = z.object({
   PURCHASE_RECONCILE_GRACE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
 });
 
-export type AppConfig = Omit<z.infer<typeof envSchema>, 'FRONTEND_URL'> & { FRONTEND_URL: string };
+export type AppConfig = Omit<z.infer<typeof envSchema>, 'FRONTEND_URL' | 'BILLING_RETURN_URL'> & { FRONTEND_URL: string; BILLING_RETURN_URL: string };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<AppConfig> = {}): AppConfig {
   const cleaned: Record<string, string> = {};
@@ -144,9 +148,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const merged = { ...parsed.data, ...overrides };
   // the console is served by this API: its links follow PORT (or PUBLIC_URL) unless set apart
+  const frontendUrl = merged.FRONTEND_URL ?? `${(merged.PUBLIC_URL ?? `http://127.0.0.1:${merged.PORT}`).replace(/\/$/, '')}/console`;
   const config: AppConfig = {
     ...merged,
-    FRONTEND_URL: merged.FRONTEND_URL ?? `${(merged.PUBLIC_URL ?? `http://127.0.0.1:${merged.PORT}`).replace(/\/$/, '')}/console`,
+    FRONTEND_URL: frontendUrl,
+    BILLING_RETURN_URL: merged.BILLING_RETURN_URL ?? `${frontendUrl.replace(/\/$/, '')}/billing`,
   };
   if (config.PURCHASE_SESSION_TTL_SECONDS < PURCHASE_SESSION_TTL_MIN_SECONDS && config.NODE_ENV !== 'test') {
     // Stripe refuses a Checkout Session that expires sooner than 30 minutes after its creation: every

@@ -16,3 +16,12 @@ describe('PURCHASE_SESSION_TTL_SECONDS', () => {
     expect(loadConfig({ NODE_ENV: 'test', PURCHASE_SESSION_TTL_SECONDS: '2' }).PURCHASE_SESSION_TTL_SECONDS).toBe(2);
   });
 });
+
+describe('BILLING_RETURN_URL', () => {
+  it("follows the console's address (PORT, PUBLIC_URL, FRONTEND_URL) unless set: a fixed port 3000 sent the checkout of a service on another port nowhere", () => {
+    expect(loadConfig({ PORT: '3300' }).BILLING_RETURN_URL).toBe('http://127.0.0.1:3300/console/billing');
+    expect(loadConfig({ PUBLIC_URL: 'https://api.example.com/' }).BILLING_RETURN_URL).toBe('https://api.example.com/console/billing');
+    expect(loadConfig({ FRONTEND_URL: 'https://app.example.com/' }).BILLING_RETURN_URL).toBe('https://app.example.com/billing');
+    expect(loadConfig({ PORT: '3300', BILLING_RETURN_URL: 'https://pay.example.com/back' }).BILLING_RETURN_URL).toBe('https://pay.example.com/back');
+  });
+});
