@@ -355,7 +355,7 @@ export interface CreatedKey {
 export async function createKey(
   em: EntityManager,
   workspaceId: string,
-  input: { name: string; kind: ApiKeyKind; expiresAt: Date | null; rotatedFrom?: ApiKey },
+  input: { name: string; kind: ApiKeyKind; expiresAt: Date | null; rotatedFrom?: ApiKey; rotatedByKeyId?: string | null },
 ): Promise<CreatedKey> {
   const generated = generateSecret(input.kind);
   const key = em.create(ApiKeySchema, {
@@ -373,6 +373,7 @@ export async function createKey(
     revokedAt: null,
     revokeReason: null,
     rotatedFrom: input.rotatedFrom ?? null,
+    rotatedByKeyId: input.rotatedByKeyId ?? null,
     rotatedAt: null,
   });
   await em.flush();
@@ -410,10 +411,12 @@ export async function rotateKey(
   return em.transactional(async (tx) => {
     const old = await getKey(tx, workspaceId, keyId);
     // A rotation makes a key of the old one's kind. An administration key rotates itself (automated
-    // rotation) and its own twin (the way out when the rotation's answer was lost), but no other
-    // administration key: it took the owner's over with grace_days 0, its twin's secret shown only to
-    // the caller, where creating one is refused (a twentieth probe).
-    if (old.kind === 'admin' && caller.keyId !== null && old.id !== caller.keyId && old.rotatedFrom?.id !== caller.keyId) {
+    // rotation) and the twin of a rotation it made itself (the way out when that rotation's answer was
+    // lost), but no other administration key: another one took the owner's over with grace_days 0, its
+    // twin's secret shown only to the caller, where creating one is refused (a twentieth probe), and an
+    // old key in its grace took over the twin its owner had made from a web session (a twenty-second).
+    const ownTwin = old.rotatedFrom?.id === caller.keyId && old.rotatedByKeyId === caller.keyId;
+    if (old.kind === 'admin' && caller.keyId !== null && old.id !== caller.keyId && !ownTwin) {
       throw new AppError('WEB_SESSION_REQUIRED', 403, 'An administration key rotates itself and its own twin only; other administration keys are rotated from a web session.');
     }
     if (keyStatus(old, now) !== 'active' || old.rotatedAt) {
@@ -440,6 +443,7 @@ export async function rotateKey(
       kind: old.kind,
       expiresAt: old.expiresAt,
       rotatedFrom: old,
+      rotatedByKeyId: caller.keyId,
     });
     await tx.refresh(old);
     return { created, old, graceMs };

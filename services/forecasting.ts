@@ -62,7 +62,10 @@ function refuseAmbiguousColumns(request: AnswerShape, timestampColumn: string): 
 /** A text cell as papaparse writes it: quoted when it holds a quote, the comma, a line break or a BOM, or starts or ends with a space. */
 function csvText(value: string): string {
   const escaped = value.replace(/"/g, '""');
-  const quoted = /[",\r\n\uFEFF]/.test(value) || escaped.startsWith(' ') || escaped.endsWith(' ');
+  // A cell holding another separator a spreadsheet may split on (`;` in many locales, a tab, `|`) is
+  // quoted too: unquoted, `a;=1+1` became a cell `=1+1` there, past the leading-character guard (a
+  // twenty-second probe).
+  const quoted = /[",;\t|\r\n\uFEFF]/.test(value) || escaped.startsWith(' ') || escaped.endsWith(' ');
   return quoted ? `"${escaped}"` : escaped;
 }
 

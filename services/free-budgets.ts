@@ -23,14 +23,32 @@ class DailyFreeBudget {
     return this.perDay[plan];
   }
 
+  /**
+   * 429 RATE_LIMITED at once when the account's budget is already spent (nothing counted), so that
+   * a call past it is refused before its work (a twenty-second probe: each still fitted its trial).
+   */
+  async refuseWhenSpent(caller: { accountId: string; plan: PlanName }, what: (left: number, limit: number) => string): Promise<void> {
+    const limit = this.perDay[caller.plan];
+    const spent = await this.limiterOf(caller.plan).get(caller.accountId);
+    if (spent && spent.consumedPoints >= limit) {
+      const seconds = Math.max(1, Math.ceil(spent.msBeforeNext / 1000));
+      throw new AppError('RATE_LIMITED', 429, `${what(0, limit)}; retry in ${seconds} s.`, { retry_after_seconds: seconds, limit });
+    }
+  }
+
+  private limiterOf(plan: PlanName): RateLimiterPostgres {
+    let limiter = this.limiters.get(plan);
+    if (!limiter) {
+      limiter = postgresLimiter({ pool: this.callPool }, `${this.name}:${plan}`, this.perDay[plan], FREE_BUDGET_WINDOW_SECONDS);
+      this.limiters.set(plan, limiter);
+    }
+    return limiter;
+  }
+
   /** Counts `points` for the account, or 429 RATE_LIMITED with Retry-After; `what` says what a point is, in the refusal. */
   async spend(caller: { accountId: string; plan: PlanName }, points: number, what: (left: number, limit: number) => string): Promise<void> {
     if (points === 0) return;
-    let limiter = this.limiters.get(caller.plan);
-    if (!limiter) {
-      limiter = postgresLimiter({ pool: this.callPool }, `${this.name}:${caller.plan}`, this.perDay[caller.plan], FREE_BUDGET_WINDOW_SECONDS);
-      this.limiters.set(caller.plan, limiter);
-    }
+    const limiter = this.limiterOf(caller.plan);
     try {
       await limiter.consume(caller.accountId, points);
     } catch (err) {
@@ -56,6 +74,11 @@ export class BacktestBudget {
 
   constructor(callPool: Pool) {
     this.budget = new DailyFreeBudget(callPool, 'backtest', BACKTEST_POINTS_PER_DAY);
+  }
+
+  /** 429 before the work when the account has no point left today. */
+  async refuseWhenSpent(caller: { accountId: string; plan: PlanName }): Promise<void> {
+    await this.budget.refuseWhenSpent(caller, (_left, limit) => `This account backtested the ${count(limit)} forecast points its plan allows a day`);
   }
 
   /** The answer, once counted; 413 DATASET_TOO_LARGE when one backtest holds more than a whole day's budget (waiting would not help). */
@@ -86,8 +109,15 @@ export class ValidationBudget {
     this.budget = new DailyFreeBudget(callPool, 'validation', VALIDATIONS_PER_DAY);
   }
 
+  private readonly spent = (_left: number, limit: number): string => `This account ran the ${count(limit)} validations its plan allows a day`;
+
+  /** 429 before the work when the account has no validation left today. */
+  async refuseWhenSpent(caller: { accountId: string; plan: PlanName }): Promise<void> {
+    await this.budget.refuseWhenSpent(caller, this.spent);
+  }
+
   async admit<T>(caller: { accountId: string; plan: PlanName }, report: T): Promise<T> {
-    await this.budget.spend(caller, 1, (_left, limit) => `This account ran the ${count(limit)} validations its plan allows a day`);
+    await this.budget.spend(caller, 1, this.spent);
     return report;
   }
 }

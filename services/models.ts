@@ -374,7 +374,8 @@ export async function restoreModel(em: EntityManager, workspaceId: string, model
 }
 
 /**
- * Irreversible: artefacts, context data and pending outcomes are purged; the row stays as a tombstone.
+ * Irreversible: artefacts, context data and pending outcomes (and any kept `refused` before
+ * 2026-11-29) are purged; the row stays as a tombstone.
  * Outcomes a running refresh folded into a version not stored yet are pending ones too: that version
  * will never be stored (storeVersion refuses a deleted model), and they stayed, features included,
  * marked folded into a version that never existed (a tenth probe deleted a model while it refreshed).
@@ -388,7 +389,7 @@ export async function deleteModel(em: EntityManager, workspaceId: string, modelI
     await tx.flush();
     await tx.nativeUpdate(ModelVersionSchema, { model: modelId }, { artefact: null });
     await tx.nativeDelete(ContextChunkSchema, { model: modelId });
-    await tx.nativeDelete(OutcomeSchema, { modelId, $or: [{ status: 'pending' }, { status: 'folded', foldedInVersion: { $gt: stored } }] });
+    await tx.nativeDelete(OutcomeSchema, { modelId, $or: [{ status: 'pending' }, { status: 'refused' }, { status: 'folded', foldedInVersion: { $gt: stored } }] });
   });
 }
 

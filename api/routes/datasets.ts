@@ -53,6 +53,7 @@ export function datasetRoutes(deps: AppDeps): AnyRoute[] {
           ctx.body = await validationBudget.admit(a, staged.report);
           return;
         }
+        await validationBudget.refuseWhenSpent(a);
         // a file large enough to be parsed on a thread is validated there, its rows never coming back
         const file = fileForThread(body.data, upload);
         const source = file ? { file } : { rows: await datasetRows(deps.enginePool, body.data, upload, 'data') };

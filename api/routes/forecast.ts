@@ -122,6 +122,7 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
           ctx.body = await backtestBudget.admit(a, staged.answer);
           return;
         }
+        await backtestBudget.refuseWhenSpent(a);
         const request = { ...columnsOf(body), horizon: horizonOf(body, DEFAULT_HORIZON, 'VALIDATION_ERROR'), horizonDefaulted: horizonDefaulted(body), seasonLength: body.season_length };
         // a file large enough to be parsed on a thread is backtested there, its rows never coming back
         const file = fileForThread(body.data, upload);

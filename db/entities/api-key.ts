@@ -28,6 +28,8 @@ export interface ApiKey {
   revokedAt: Date | null;
   revokeReason: RevokeReason | null;
   rotatedFrom: ApiKey | null;
+  /** The API key that made the rotation creating this key; null when a web session made it. */
+  rotatedByKeyId: string | null;
   rotatedAt: Date | null;
 }
 
@@ -49,6 +51,7 @@ export const ApiKeySchema = new EntitySchema<ApiKey>({
     revokedAt: { type: 'datetime', nullable: true },
     revokeReason: { type: 'string', length: 20, nullable: true },
     rotatedFrom: { kind: 'm:1', entity: 'ApiKey', nullable: true, deleteRule: 'set null' },
+    rotatedByKeyId: { type: 'string', length: 40, nullable: true },
     rotatedAt: { type: 'datetime', nullable: true },
   },
 });

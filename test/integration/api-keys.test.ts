@@ -200,7 +200,7 @@ describe('API keys routes', () => {
       await handle.terminate('test cleanup');
     });
 
-    it('an administration key rotates itself and its own twin but no other administration key (403 WEB_SESSION_REQUIRED, nothing changed); a web session rotates any, its admin twin working at once (a twentieth probe: another admin key took the owner\'s over with grace_days 0)', async () => {
+    it('an administration key rotates itself and the twin of its own rotation but no other administration key, nor the twin its owner made from a web session (403 WEB_SESSION_REQUIRED, nothing changed); a web session rotates any, its admin twin working at once (a twentieth probe: another admin key took the owner\'s over with grace_days 0)', async () => {
       const account = await h.provision();
       const listed = await h.http.get('/v1/api-keys').set('X-API-Key', account.adminKey);
       const admin = listed.body.data.find((k: { kind: string }) => k.kind === 'admin');
@@ -224,6 +224,9 @@ describe('API keys routes', () => {
       expect(res.status).toBe(201);
       expect(res.body.kind).toBe('admin');
       expect(res.body.secret).toMatch(/^sk-svc-admin-/);
+      expect((await h.http.get('/v1/api-keys').set('X-API-Key', res.body.secret)).status).toBe(200);
+      // the old key, still in its grace, cannot take over the twin its owner made from the session (a twenty-second probe)
+      expectError(await h.http.post(`/v1/api-keys/${res.body.id}/rotate`).set('X-API-Key', account.adminKey).send({ grace_days: 0 }), 403, 'WEB_SESSION_REQUIRED');
       expect((await h.http.get('/v1/api-keys').set('X-API-Key', res.body.secret)).status).toBe(200);
       await h.client.workflow.getHandle(`key-grace/${admin.id}`).terminate('test cleanup');
     });

@@ -32,6 +32,8 @@ describe('dataset validation', () => {
     const refused = await validate(apiKey, { target: 'churned', data });
     expectError(refused, 429, 'RATE_LIMITED');
     expect([refused.body.limit, refused.body.trial, Number(refused.headers['retry-after']) > 86_000]).toEqual([50, undefined, true]);
+    // refused before any work: a dataset whose target does not exist is not even read (it would answer 200, valid: false)
+    expectError(await validate(apiKey, { target: 'nope', data }), 429, 'RATE_LIMITED');
     expect((await validate(other.apiKey, { target: 'churned', data })).status).toBe(200);
   });
 

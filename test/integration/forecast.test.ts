@@ -399,7 +399,7 @@ describe('forecast and backtest routes', () => {
     });
 
     it('counts the points it scores (series-windows × horizon) against the account\'s daily budget, free 1,000: beyond, 429 RATE_LIMITED with Retry-After and no scores; more than a day\'s budget in one call is 413 (an eighteenth probe read the paid forecast off two free backtests, every series of a call at once)', async () => {
-      const { apiKey } = await h.provision('free');
+      const { apiKey, account } = await h.provision('free');
       const stores = (count: number, points: number) => Array.from({ length: count }, (_, s) => seasonalRows(points, { item: `s${s}`, level: 100 + s })).flat();
       // 3 series × 3 windows × 30 steps = 270 points a call: three calls fit in 1,000, a fourth does not
       const body = { target: 'sales', horizon: 30, item_id: 'store', data: stores(3, 120) };
@@ -413,6 +413,11 @@ describe('forecast and backtest routes', () => {
       expect(refused.body.limit).toBe(BACKTEST_POINTS_PER_DAY.free);
       expect(refused.body.messageDetail).toContain('190 of its 1,000 a day left');
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(86_000);
+      // refused before any work once nothing is left: a series too short to backtest is not even read (it would be 400)
+      const counter = `backtest:free:${account.id}`;
+      expect((await h.callPool.query(`update rate_limits set points = 1000 where key = $1 and points = 810`, [counter])).rowCount).toBe(1);
+      expectError(await backtest(apiKey, { target: 'sales', horizon: 3, data: seasonalRows(5) }), 429, 'RATE_LIMITED');
+      await h.callPool.query(`update rate_limits set points = 810 where key = $1`, [counter]);
       // what a refused call asked for was not counted: a backtest of 190 points or fewer still runs
       const small = await backtest(apiKey, { target: 'sales', horizon: 10, data: seasonalRows(60) });
       expect([small.status, small.body.windows * small.body.horizon <= 190]).toEqual([200, true]);

@@ -34,6 +34,12 @@ function neutraliseCell(value: unknown): unknown {
   return value.trim() !== '' && Number.isFinite(Number(value)) ? value : `'${value}`;
 }
 
+/** A cell holding another separator a spreadsheet may split on (`;`, a tab, `|`) is quoted, as the forecast CSV's are. */
+const holdsSeparator = (value: unknown): boolean => typeof value === 'string' && /[;\t|]/.test(value);
+
 export function toCsv(columns: string[], rows: Array<Record<string, unknown>>): string {
-  return Papa.unparse({ fields: columns.map((c) => String(neutraliseCell(c))), data: rows.map((r) => columns.map((c) => neutraliseCell(r[c] ?? ''))) });
+  return Papa.unparse(
+    { fields: columns.map((c) => String(neutraliseCell(c))), data: rows.map((r) => columns.map((c) => neutraliseCell(r[c] ?? ''))) },
+    { quotes: holdsSeparator },
+  );
 }
