@@ -45,7 +45,11 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<{ ou
     if (wait > 0) await sleep(wait);
     const result = await attemptDelivery({ deliveryId: input.deliveryId, number: i + 1, lastAttempt: i === input.delaysMs.length - 1 });
     if (result.outcome !== 'retry') return { outcome: result.outcome, attempts: i + 1 };
-    wait = result.retryAfterMs ?? jittered(input.delaysMs[i + 1] ?? 0, input.deliveryId, i + 1);
+    const scheduled = jittered(input.delaysMs[i + 1] ?? 0, input.deliveryId, i + 1);
+    // A Retry-After is a least wait, not a replacement: a short one sent at every attempt spent the
+    // whole schedule in seconds (a twenty-third probe). Histories recorded before keep their waits.
+    if (result.retryAfterMs === null) wait = scheduled;
+    else wait = patched('retry-after-is-a-least-wait') ? Math.max(result.retryAfterMs, scheduled) : result.retryAfterMs;
   }
   return { outcome: 'failed', attempts: input.delaysMs.length };
 }

@@ -108,13 +108,21 @@ function describe(err: Error, timeoutMs: number): string {
   return truncate(`${code ? `${code}: ` : ''}${err.message}`, 500);
 }
 
-/** Retry-After as seconds or an HTTP date, bounded; null when absent or unreadable. */
+/** An HTTP date as RFC 9110 asks senders to write it (IMF-fixdate): `Sun, 06 Nov 1994 08:49:37 GMT`. */
+const IMF_FIXDATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/**
+ * Retry-After as whole seconds or an HTTP date, bounded; null when absent, unreadable or asking for no
+ * wait (0, a date passed): the schedule then applies. `Date.parse` read `-5`, `1.5` or `0.5` as dates
+ * of 1970-2001, and a wait of 0 (or a past date) spent a delivery's whole schedule in under a second
+ * (a twenty-third probe).
+ */
 export function retryAfterMs(value: string | null, now: number): number | null {
   if (!value) return null;
   const trimmed = value.trim();
-  const ms = /^\d+$/.test(trimmed) ? Number(trimmed) * 1000 : Date.parse(trimmed) - now;
-  if (!Number.isFinite(ms)) return null;
-  return Math.min(Math.max(ms, 0), WEBHOOKS.maxRetryAfterMs);
+  const ms = /^\d+$/.test(trimmed) ? Number(trimmed) * 1000 : IMF_FIXDATE.test(trimmed) ? Date.parse(trimmed) - now : Number.NaN;
+  if (!Number.isFinite(ms) || ms <= 0) return null;
+  return Math.min(ms, WEBHOOKS.maxRetryAfterMs);
 }
 
 /** The Standard Webhooks signature header: one `v1,…` per secret in use, space-separated. */

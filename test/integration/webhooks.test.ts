@@ -314,7 +314,7 @@ describe('outgoing webhooks', () => {
       expect(after.body).toEqual(expect.objectContaining({ active: true, failing_since: null, disabled_reason: null }));
     });
 
-    it('honours Retry-After on 429 and 503 instead of the schedule', async () => {
+    it('honours Retry-After on 429 and 503 as a least wait, longer than the schedule here', async () => {
       const { adminKey } = await h.provision('build');
       const path = freshPath();
       receiver.script(path, [{ status: 429, headers: { 'Retry-After': '2' } }, { status: 503, headers: { 'Retry-After': '1' } }, { status: 200 }]);
@@ -326,6 +326,19 @@ describe('outgoing webhooks', () => {
       // The scaled schedule waits 300 ms; the receiver asked for 2 s, then 1 s.
       expect(b!.at - a!.at).toBeGreaterThanOrEqual(1900);
       expect(c!.at - b!.at).toBeGreaterThanOrEqual(900);
+    });
+
+    it('takes a Retry-After of 0, a date passed or one that is no whole seconds as no wait of its own, keeping the schedule (a twenty-third probe: they spent the whole schedule in a second and lost the event)', async () => {
+      const { adminKey } = await h.provision('build');
+      const path = freshPath();
+      receiver.script(path, [{ status: 503, headers: { 'Retry-After': '0' } }, { status: 429, headers: { 'Retry-After': 'Thu, 01 Jan 2026 00:00:00 GMT' } }, { status: 503, headers: { 'Retry-After': '-5' } }, { status: 200 }]);
+      const hook = await endpoint(adminKey, path);
+      await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      const [delivery] = await settled(adminKey, hook.id);
+      expect(delivery!.attempts.map((a) => a.status)).toEqual([503, 429, 503, 200]);
+      const times = receiver.at(path).map((r) => r.at);
+      // the scaled schedule waits 300 ms (± 10 %) between attempts
+      for (let i = 1; i < times.length; i += 1) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(250);
     });
 
     it('never follows a redirect, even to a private address: a 3xx is a failed attempt', async () => {
