@@ -5,12 +5,17 @@ import { AppError } from './errors';
 import type { BacktestAnswer } from './backtest-rows';
 import { postgresLimiter } from './rate-limits';
 
+type Caller = { accountId: string; plan: PlanName };
+
+const count = (n: number): string => n.toLocaleString('en-US');
+
 /**
  * A free route's daily budget per account, counted in the shared PostgreSQL counters so that every
- * API process shares it. A call is counted once its answer is ready, before it is sent: a refused one
- * tells nothing of it. A refused call is not counted.
+ * API process shares it. A call past a spent budget is refused before its work; otherwise it is
+ * counted once its answer is ready, before it is sent, so a refused one tells nothing of it. A refused
+ * call is not counted. `A` is the route's answer, whose points a subclass reads.
  */
-class DailyFreeBudget {
+abstract class DailyFreeBudget<A> {
   private readonly limiters = new Map<PlanName, RateLimiterPostgres>();
 
   constructor(
@@ -19,21 +24,44 @@ class DailyFreeBudget {
     private readonly perDay: Record<PlanName, number>,
   ) {}
 
-  limit(plan: PlanName): number {
-    return this.perDay[plan];
+  /** The answer's points; may refuse an answer that no day's budget holds. */
+  protected abstract pointsOf(answer: A, caller: Caller, limit: number): number;
+  /** The refusal's sentence, before "; retry in …". */
+  protected abstract refusal(points: number, left: number, limit: number): string;
+
+  /** The work's answer, refused before the work when the budget is spent, or after it when its points do not fit. */
+  async run<T extends A>(caller: Caller, work: () => Promise<T>): Promise<T> {
+    await this.refuseWhenSpent(caller);
+    return this.admit(caller, await work());
   }
 
-  /**
-   * 429 RATE_LIMITED at once when the account's budget is already spent (nothing counted), so that
-   * a call past it is refused before its work (a twenty-second probe: each still fitted its trial).
-   */
-  async refuseWhenSpent(caller: { accountId: string; plan: PlanName }, what: (left: number, limit: number) => string): Promise<void> {
+  /** An answer whose work is done (a staged body's): counted, or refused. */
+  async admit<T extends A>(caller: Caller, answer: T): Promise<T> {
     const limit = this.perDay[caller.plan];
-    const spent = await this.limiterOf(caller.plan).get(caller.accountId);
-    if (spent && spent.consumedPoints >= limit) {
-      const seconds = Math.max(1, Math.ceil(spent.msBeforeNext / 1000));
-      throw new AppError('RATE_LIMITED', 429, `${what(0, limit)}; retry in ${seconds} s.`, { retry_after_seconds: seconds, limit });
+    const points = this.pointsOf(answer, caller, limit);
+    if (points === 0) return answer;
+    const limiter = this.limiterOf(caller.plan);
+    try {
+      await limiter.consume(caller.accountId, points);
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) throw err;
+      // The library counts a refused call too: given back, so that only answered calls count.
+      await limiter.reward(caller.accountId, points);
+      throw this.spent(err.msBeforeNext, this.refusal(points, Math.max(0, limit - (err.consumedPoints - points)), limit), limit);
     }
+    return answer;
+  }
+
+  /** 429 at once when nothing is left (a twenty-second probe: each call past the budget still did its work). */
+  private async refuseWhenSpent(caller: Caller): Promise<void> {
+    const limit = this.perDay[caller.plan];
+    const used = await this.limiterOf(caller.plan).get(caller.accountId);
+    if (used && used.consumedPoints >= limit) throw this.spent(used.msBeforeNext, this.refusal(1, 0, limit), limit);
+  }
+
+  private spent(msBeforeNext: number, sentence: string, limit: number): AppError {
+    const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
+    return new AppError('RATE_LIMITED', 429, `${sentence}; retry in ${seconds} s.`, { retry_after_seconds: seconds, limit });
   }
 
   private limiterOf(plan: PlanName): RateLimiterPostgres {
@@ -44,46 +72,19 @@ class DailyFreeBudget {
     }
     return limiter;
   }
-
-  /** Counts `points` for the account, or 429 RATE_LIMITED with Retry-After; `what` says what a point is, in the refusal. */
-  async spend(caller: { accountId: string; plan: PlanName }, points: number, what: (left: number, limit: number) => string): Promise<void> {
-    if (points === 0) return;
-    const limiter = this.limiterOf(caller.plan);
-    try {
-      await limiter.consume(caller.accountId, points);
-    } catch (err) {
-      if (!(err instanceof RateLimiterRes)) throw err;
-      // The library counts a refused call too: given back, so that only answered calls count.
-      await limiter.reward(caller.accountId, points);
-      const limit = this.perDay[caller.plan];
-      const seconds = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-      const left = Math.max(0, limit - (err.consumedPoints - points));
-      throw new AppError('RATE_LIMITED', 429, `${what(left, limit)}; retry in ${seconds} s.`, { retry_after_seconds: seconds, limit });
-    }
-  }
 }
-
-const count = (n: number): string => n.toLocaleString('en-US');
 
 /**
  * The free backtest's forecast points (series-windows × horizon) per account and day
  * (BACKTEST_POINTS_PER_DAY): its last window scores the forecast the paid route would answer.
  */
-export class BacktestBudget {
-  private readonly budget: DailyFreeBudget;
-
+export class BacktestBudget extends DailyFreeBudget<BacktestAnswer> {
   constructor(callPool: Pool) {
-    this.budget = new DailyFreeBudget(callPool, 'backtest', BACKTEST_POINTS_PER_DAY);
+    super(callPool, 'backtest', BACKTEST_POINTS_PER_DAY);
   }
 
-  /** 429 before the work when the account has no point left today. */
-  async refuseWhenSpent(caller: { accountId: string; plan: PlanName }): Promise<void> {
-    await this.budget.refuseWhenSpent(caller, (_left, limit) => `This account backtested the ${count(limit)} forecast points its plan allows a day`);
-  }
-
-  /** The answer, once counted; 413 DATASET_TOO_LARGE when one backtest holds more than a whole day's budget (waiting would not help). */
-  async admit(caller: { accountId: string; plan: PlanName }, answer: BacktestAnswer): Promise<BacktestAnswer> {
-    const limit = this.budget.limit(caller.plan);
+  /** 413 DATASET_TOO_LARGE when one backtest holds more than a whole day's budget (waiting would not help). */
+  protected pointsOf(answer: BacktestAnswer, caller: Caller, limit: number): number {
     const points = answer.windows * answer.horizon;
     if (points > limit) {
       throw new AppError(
@@ -93,8 +94,13 @@ export class BacktestBudget {
         { limit },
       );
     }
-    await this.budget.spend(caller, points, (left) => `This backtest scores ${count(points)} forecast points and this account has ${count(left)} of its ${count(limit)} a day left`);
-    return answer;
+    return points;
+  }
+
+  protected refusal(points: number, left: number, limit: number): string {
+    return left === 0
+      ? `This account backtested the ${count(limit)} forecast points its plan allows a day`
+      : `This backtest scores ${count(points)} forecast points and this account has ${count(left)} of its ${count(limit)} a day left`;
   }
 }
 
@@ -102,22 +108,16 @@ export class BacktestBudget {
  * The free validation's calls per account and day (VALIDATIONS_PER_DAY): its trial's held-out error
  * tells the trial model's prediction of a row added to the data.
  */
-export class ValidationBudget {
-  private readonly budget: DailyFreeBudget;
-
+export class ValidationBudget extends DailyFreeBudget<unknown> {
   constructor(callPool: Pool) {
-    this.budget = new DailyFreeBudget(callPool, 'validation', VALIDATIONS_PER_DAY);
+    super(callPool, 'validation', VALIDATIONS_PER_DAY);
   }
 
-  private readonly spent = (_left: number, limit: number): string => `This account ran the ${count(limit)} validations its plan allows a day`;
-
-  /** 429 before the work when the account has no validation left today. */
-  async refuseWhenSpent(caller: { accountId: string; plan: PlanName }): Promise<void> {
-    await this.budget.refuseWhenSpent(caller, this.spent);
+  protected pointsOf(): number {
+    return 1;
   }
 
-  async admit<T>(caller: { accountId: string; plan: PlanName }, report: T): Promise<T> {
-    await this.budget.spend(caller, 1, this.spent);
-    return report;
+  protected refusal(_points: number, _left: number, limit: number): string {
+    return `This account ran the ${count(limit)} validations its plan allows a day`;
   }
 }

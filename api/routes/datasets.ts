@@ -53,11 +53,12 @@ export function datasetRoutes(deps: AppDeps): AnyRoute[] {
           ctx.body = await validationBudget.admit(a, staged.report);
           return;
         }
-        await validationBudget.refuseWhenSpent(a);
-        // a file large enough to be parsed on a thread is validated there, its rows never coming back
-        const file = fileForThread(body.data, upload);
-        const source = file ? { file } : { rows: await datasetRows(deps.enginePool, body.data, upload, 'data') };
-        ctx.body = await validationBudget.admit(a, await validateDataset(deps.enginePool, source, { plan: a.plan, engine: body.engine, target: body.target, task: body.task, seed: TRAINING_SEED }, freeCallOf(ctx, a)));
+        ctx.body = await validationBudget.run(a, async () => {
+          // a file large enough to be parsed on a thread is validated there, its rows never coming back
+          const file = fileForThread(body.data, upload);
+          const source = file ? { file } : { rows: await datasetRows(deps.enginePool, body.data, upload, 'data') };
+          return validateDataset(deps.enginePool, source, { plan: a.plan, engine: body.engine, target: body.target, task: body.task, seed: TRAINING_SEED }, freeCallOf(ctx, a));
+        });
       },
     }),
   ];

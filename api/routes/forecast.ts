@@ -122,12 +122,13 @@ export function forecastRoutes(deps: AppDeps): AnyRoute[] {
           ctx.body = await backtestBudget.admit(a, staged.answer);
           return;
         }
-        await backtestBudget.refuseWhenSpent(a);
-        const request = { ...columnsOf(body), horizon: horizonOf(body, DEFAULT_HORIZON, 'VALIDATION_ERROR'), horizonDefaulted: horizonDefaulted(body), seasonLength: body.season_length };
-        // a file large enough to be parsed on a thread is backtested there, its rows never coming back
-        const file = fileForThread(body.data, upload);
-        const source = file ? { file } : { rows: await seriesRows(deps.enginePool, body, upload, 'VALIDATION_ERROR') };
-        ctx.body = await backtestBudget.admit(a, await runBacktest(deps.enginePool, source, request, freeCallOf(ctx, a)));
+        ctx.body = await backtestBudget.run(a, async () => {
+          const request = { ...columnsOf(body), horizon: horizonOf(body, DEFAULT_HORIZON, 'VALIDATION_ERROR'), horizonDefaulted: horizonDefaulted(body), seasonLength: body.season_length };
+          // a file large enough to be parsed on a thread is backtested there, its rows never coming back
+          const file = fileForThread(body.data, upload);
+          const source = file ? { file } : { rows: await seriesRows(deps.enginePool, body, upload, 'VALIDATION_ERROR') };
+          return runBacktest(deps.enginePool, source, request, freeCallOf(ctx, a));
+        });
       },
     }),
   ];

@@ -1,5 +1,5 @@
 import { Client as PgClient } from 'pg';
-import { FIT_BUDGET_WINDOW_MS, FITS_PER_DAY, PLANS } from '../../config/plans';
+import { FIT_BUDGET_WINDOW_MS, FITS_PER_DAY, PLANS, type PlanName } from '../../config/plans';
 import { TABULAR_ENGINE } from '../../engines/tabular/index';
 import { ContextChunkSchema, ModelVersionSchema, OutcomeSchema } from '../../db/entities';
 import { gunzipJson } from '../../services/compression';
@@ -29,11 +29,18 @@ describe('feedback loop: outcomes, refresh, performance', () => {
 
   const versionsAfter = (modelId: string, wanted: number) => waitForVersions(() => h.orm.em.fork().count(ModelVersionSchema, { model: modelId }), wanted);
 
-  async function trainedModel(extra: Record<string, unknown> = {}) {
-    const account = await h.provision('build');
+  async function trainedModel(extra: Record<string, unknown> = {}, plan: PlanName = 'build') {
+    const account = await h.provision(plan);
     const res = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(100), ...extra });
     expect(res.status).toBe(201);
     return { ...account, modelId: res.body.id as string };
+  }
+
+  /** The request_id of one row (churnRows seed `seed`) scored by the model. */
+  async function scoredRequestId(apiKey: string, modelId: string, seed: number): Promise<string> {
+    const [row] = withoutTarget(churnRows(1, seed), 'churned');
+    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', apiKey).send({ rows: [row] });
+    return scored.body.predictions[0].request_id as string;
   }
 
   it('finds the features of any row of a call by its request_id, and refuses ids of no row: 400 and nothing recorded', async () => {
@@ -289,13 +296,8 @@ describe('feedback loop: outcomes, refresh, performance', () => {
   });
 
   it('keeps at most the plan’s training rows of outcomes waiting for a refresh, also against concurrent batches: beyond, 409 TOO_MANY_PENDING_OUTCOMES and nothing recorded (an eighth probe reported one prediction 300,000 times)', async () => {
-    const account = await h.provision('free');
-    const trained = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(100) });
-    expect(trained.status).toBe(201);
-    const modelId = trained.body.id as string;
-    const [row] = withoutTarget(churnRows(1, 41), 'churned');
-    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', account.apiKey).send({ rows: [row] });
-    const requestId = scored.body.predictions[0].request_id as string;
+    const { modelId, ...account } = await trainedModel({}, 'free');
+    const requestId = await scoredRequestId(account.apiKey, modelId, 41);
     const batch = (n: number) => ({ outcomes: Array.from({ length: n }, (_, i) => ({ request_id: requestId, actual: i % 2 === 0 ? 'yes' : 'no' })) });
     const stored = () => h.orm.em.fork().count(OutcomeSchema, { modelId });
     // free plan: 10,000 training rows; three batches of 4,000 at once, two fit
@@ -312,10 +314,7 @@ describe('feedback loop: outcomes, refresh, performance', () => {
   });
 
   it('keeps the outcomes waiting for a refresh within what a training set of the plan may weigh (free 10 MiB): beyond, 409 TOO_MANY_PENDING_OUTCOMES and nothing recorded (a twenty-first probe stored 8 MB outcomes nine times, 69 → 257 MB of database, within the row limit)', async () => {
-    const account = await h.provision('free');
-    const trained = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(100) });
-    expect(trained.status).toBe(201);
-    const modelId = trained.body.id as string;
+    const { modelId, ...account } = await trainedModel({}, 'free');
     const [row] = withoutTarget(churnRows(1, 47), 'churned');
     // two outcomes of a 1.5 MB colour each: three batches weigh 9 MB, a fourth would take 12 MB
     const heavy = { outcomes: [0, 1].map((i) => ({ features: { ...row, colour: String(i).repeat(1_500_000) }, actual: 'yes' })) };
@@ -330,13 +329,8 @@ describe('feedback loop: outcomes, refresh, performance', () => {
   });
 
   it('deletes the outcomes of a refresh whose context the engine refuses (422), so the next refresh folds only later ones and succeeds, and nothing of them is kept (an eighth probe: one prediction reported 10,000 times made every later refresh fail for good)', async () => {
-    const account = await h.provision('free');
-    const trained = await h.http.post('/v1/models').set('X-API-Key', account.apiKey).send({ target: 'churned', engine: 'tabular-gbdt', data: churnRows(100) });
-    expect(trained.status).toBe(201);
-    const modelId = trained.body.id as string;
-    const [row] = withoutTarget(churnRows(1, 43), 'churned');
-    const scored = await h.http.post(`/v1/models/${modelId}/predict`).set('X-API-Key', account.apiKey).send({ rows: [row] });
-    const requestId = scored.body.predictions[0].request_id as string;
+    const { modelId, ...account } = await trainedModel({}, 'free');
+    const requestId = await scoredRequestId(account.apiKey, modelId, 43);
     // the free plan trains on the newest 10,000 context rows: all of them this one row
     const same = { outcomes: Array.from({ length: 10_000 }, (_, i) => ({ request_id: requestId, actual: i % 2 === 0 ? 'yes' : 'no' })) };
     expect((await h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', account.apiKey).send(same)).status).toBe(201);
