@@ -107,6 +107,17 @@ const envSchema = z.object({
     .default('0s,5s,5m,30m,2h,5h,10h,14h,20h,24h'),
   /** Bound of one delivery attempt: connection, answer and the read of its excerpt. */
   WEBHOOK_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(60).default(15),
+  /**
+   * Delivery attempts one worker process runs at once, on their own task queue: an attempt may wait
+   * its whole timeout on a receiver that does not answer, and on the shared queue such attempts took
+   * the activity slots that purchases, folds, key expiries and erasures of every account need.
+   */
+  WEBHOOK_ATTEMPTS_PER_WORKER: z.coerce.number().int().min(1).max(1000).default(100),
+  /**
+   * Attempts of one workspace in flight at once, across every worker: one workspace's receivers that
+   * never answer then hold at most this many of the workers' attempts, not all of them.
+   */
+  WEBHOOK_ATTEMPTS_PER_WORKSPACE: z.coerce.number().int().min(1).max(1000).default(10),
   /** How often each worker looks for committed deliveries whose workflow has not started yet. */
   WEBHOOK_RELAY_EVERY_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   /** How often the Schedule looks for models going stale (model.stale). */

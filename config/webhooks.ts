@@ -36,12 +36,14 @@ export const WEBHOOKS = {
    * then is taken as not resolving yet, and every attempt checks the address it connects to anyway.
    */
   lookupTimeoutMs: 3_000,
+  /** What an attempt's activity may take beyond its HTTP bound for its database work (its start-to-close margin). */
+  attemptMarginMs: 15_000,
   /**
-   * Delivery attempts one worker runs at once, on their own task queue: an attempt may wait its whole
-   * timeout on a receiver that does not answer, and on the shared queue such attempts took the
-   * activity slots that purchases, folds, key expiries and erasures of every account need.
+   * The wait before a delivery tries again for a slot when its workspace's attempts in flight are at
+   * their bound (services/webhooks/attempt-slots.ts), doubling at each refusal up to the attempt's
+   * timeout, within which some slot frees; no attempt is recorded for a refusal.
    */
-  maxConcurrentAttempts: 100,
+  firstBusyWaitMs: 1_000,
 } as const;
 
 /** model.stale: a serving model that keeps predicting with no outcome reported for this long. */

@@ -1,5 +1,6 @@
 import { patched, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { WEBHOOKS } from '../config/webhooks';
 import { deliveryTaskQueue } from '../services/temporal/task-queues';
 
 export interface WebhookDeliveryInput {
@@ -37,13 +38,21 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<{ ou
   const { attemptDelivery } = proxyActivities<Activities>({
     ...(ownQueue ? { taskQueue: deliveryTaskQueue(workflowInfo().taskQueue) } : {}),
     ...(input.workspaceId !== undefined ? { priority: { fairnessKey: input.workspaceId } } : {}),
-    startToCloseTimeout: input.attemptTimeoutMs + 15_000,
+    startToCloseTimeout: input.attemptTimeoutMs + WEBHOOKS.attemptMarginMs,
     retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 50 },
   });
   let wait = input.delaysMs[0] ?? 0;
   for (let i = 0; i < input.delaysMs.length; i += 1) {
     if (wait > 0) await sleep(wait);
-    const result = await attemptDelivery({ deliveryId: input.deliveryId, number: i + 1, lastAttempt: i === input.delaysMs.length - 1 });
+    const attempt = { deliveryId: input.deliveryId, number: i + 1, lastAttempt: i === input.delaysMs.length - 1 };
+    let result = await attemptDelivery(attempt);
+    // Every slot of the workspace was taken (services/webhooks/attempt-slots.ts): nothing was sent or
+    // recorded, and the same attempt is made again once one may have freed, the waits doubling up to
+    // the attempt's timeout. Histories from before never hold a `busy` answer, so they replay as they ran.
+    for (let refusals = 0; result.outcome === 'busy'; refusals += 1) {
+      await sleep(jittered(Math.min(WEBHOOKS.firstBusyWaitMs * 2 ** refusals, input.attemptTimeoutMs), input.deliveryId, -(refusals + 1)));
+      result = await attemptDelivery(attempt);
+    }
     if (result.outcome !== 'retry') return { outcome: result.outcome, attempts: i + 1 };
     const scheduled = jittered(input.delaysMs[i + 1] ?? 0, input.deliveryId, i + 1);
     // A Retry-After is a least wait, not a replacement: a short one sent at every attempt spent the

@@ -9,7 +9,6 @@ import type { EnginePool } from '../engine-pool';
 import { DeliveryRelay } from '../webhooks/relay';
 import type { WebhookSettings } from '../webhooks/settings';
 import { activityLoggingInterceptor } from './activity-logging';
-import { WEBHOOKS } from '../../config/webhooks';
 import { deliveryTaskQueue, fitTaskQueue } from './task-queues';
 import type { Stripe } from '../stripe';
 
@@ -115,12 +114,13 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
     maxConcurrentActivityTaskExecutions: deps.enginePool.threads,
   });
   // Webhook delivery attempts on their own queue and slots (workflows/webhook-delivery.ts): a receiver
-  // that never answers holds an attempt for its whole timeout, and must not hold the slots above.
+  // that never answers holds an attempt for its whole timeout, and must not hold the slots above; one
+  // workspace holds at most WEBHOOK_ATTEMPTS_PER_WORKSPACE of these (services/webhooks/attempt-slots.ts).
   const deliveries = await Worker.create({
     ...shared,
     taskQueue: deliveryTaskQueue(deps.taskQueue),
     activities: { attemptDelivery: activities.attemptDelivery },
-    maxConcurrentActivityTaskExecutions: WEBHOOKS.maxConcurrentAttempts,
+    maxConcurrentActivityTaskExecutions: deps.webhooks.attemptsPerWorker,
   });
   // The outbox relay lives exactly as long as the worker runs, whoever runs it (npm start, the
   // worker process, the tests), so no process that polls the queue can forget to dispatch.

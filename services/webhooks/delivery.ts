@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Webhook } from 'standardwebhooks';
 import { WEBHOOKS } from '../../config/webhooks';
 import { storableText } from '../json';
+import { claimAttemptSlot, releaseAttemptSlot } from './attempt-slots';
 import { execIn } from './events';
 import type { SecretBox } from './secrets';
 import { attemptAgent, schemeAllowed, type TargetPolicy } from './targets';
@@ -12,6 +13,8 @@ export interface DeliverySettings {
   box: SecretBox;
   policy: TargetPolicy;
   timeoutMs: number;
+  /** Attempts of one workspace in flight at once, across every worker (services/webhooks/attempt-slots.ts). */
+  attemptsPerWorkspace: number;
 }
 
 export interface AttemptRequest {
@@ -24,8 +27,11 @@ export interface AttemptRequest {
 }
 
 export interface AttemptResult {
-  /** `retry`: the workflow waits and tries again; anything else ends the delivery. */
-  outcome: 'succeeded' | 'retry' | 'failed' | 'cancelled';
+  /**
+   * `retry`: the workflow waits and tries again; `busy`: nothing was sent, every slot of the workspace
+   * being taken, and the workflow makes the same attempt a little later; anything else ends the delivery.
+   */
+  outcome: 'succeeded' | 'retry' | 'failed' | 'cancelled' | 'busy';
   /** The wait the receiver asked for (429 or 503 with Retry-After). */
   retryAfterMs: number | null;
   status: number | null;
@@ -41,6 +47,7 @@ interface Answer {
 
 interface Target {
   state: string;
+  workspace_id: string;
   event_id: string;
   payload: unknown;
   endpoint_id: string;
@@ -133,7 +140,7 @@ export function signatures(secrets: string[], messageId: string, timestamp: Date
 async function loadTarget(em: EntityManager, deliveryId: string): Promise<Target | undefined> {
   const [row] = await execIn<Target>(
     em,
-    `select d.state, d.event_id, e.payload, p.id as endpoint_id, p.url, p.active, p.secret_ciphertext, p.previous_secret_ciphertext, p.previous_secret_expires_at
+    `select d.state, d.event_id, e.payload, p.workspace_id, p.id as endpoint_id, p.url, p.active, p.secret_ciphertext, p.previous_secret_ciphertext, p.previous_secret_expires_at
        from webhook_deliveries d join webhook_events e on e.id = d.event_id join webhook_endpoints p on p.id = d.endpoint_id
       where d.id = ?`,
     [deliveryId],
@@ -160,7 +167,19 @@ export async function attemptDelivery(em: EntityManager, settings: DeliverySetti
     await close(em, request.deliveryId, 'cancelled', 'The webhook was disabled before this delivery could be made.');
     return { outcome: 'cancelled', retryAfterMs: null, status: null };
   }
+  // The lease outlives the attempt's HTTP bound by the activity's margin, so a worker lost mid-attempt
+  // holds its slot no longer than Temporal waits before retrying the attempt.
+  const slot = await claimAttemptSlot(em, target.workspace_id, request.deliveryId, settings.attemptsPerWorkspace, settings.timeoutMs + WEBHOOKS.attemptMarginMs);
+  if (!slot) return { outcome: 'busy', retryAfterMs: null, status: null };
+  try {
+    return await sendAndRecord(em, settings, request, target);
+  } finally {
+    await releaseAttemptSlot(em, slot);
+  }
+}
 
+/** The attempt itself, once its slot is held: the POST, then its record and its effect on the endpoint. */
+async function sendAndRecord(em: EntityManager, settings: DeliverySettings, request: AttemptRequest, target: Target): Promise<AttemptResult> {
   const url = new URL(target.url);
   const now = new Date();
   const body = typeof target.payload === 'string' ? target.payload : JSON.stringify(target.payload);

@@ -6,6 +6,8 @@ import { loadSecretBox } from './secrets';
 export interface WebhookSettings {
   delivery: DeliverySettings;
   relay: RelaySettings;
+  /** Delivery attempts one worker process runs at once (its delivery queue's activity slots). */
+  attemptsPerWorker: number;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -21,7 +23,13 @@ export function durationMs(text: string): number {
 export function webhookSettings(config: AppConfig): WebhookSettings {
   const timeoutMs = config.WEBHOOK_TIMEOUT_SECONDS * 1000;
   return {
-    delivery: { box: loadSecretBox(config), policy: { allowLoopbackHttp: config.WEBHOOKS_ALLOW_LOOPBACK_HTTP }, timeoutMs },
+    delivery: {
+      box: loadSecretBox(config),
+      policy: { allowLoopbackHttp: config.WEBHOOKS_ALLOW_LOOPBACK_HTTP },
+      timeoutMs,
+      attemptsPerWorkspace: config.WEBHOOK_ATTEMPTS_PER_WORKSPACE,
+    },
     relay: { everyMs: config.WEBHOOK_RELAY_EVERY_MS, delaysMs: config.WEBHOOK_RETRY_DELAYS.split(',').map(durationMs), attemptTimeoutMs: timeoutMs },
+    attemptsPerWorker: config.WEBHOOK_ATTEMPTS_PER_WORKER,
   };
 }

@@ -6,6 +6,8 @@ export interface Received {
   headers: Record<string, string>;
   body: string;
   at: number;
+  /** When the exchange ended (answered, or the sender gave up); absent while it is still open. */
+  closedAt?: number;
 }
 
 export interface Reply {
@@ -34,7 +36,9 @@ export class WebhookReceiver {
         const path = req.url ?? '/';
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
-        this.received.push({ path, headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+        const record: Received = { path, headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+        this.received.push(record);
+        res.on('close', () => (record.closedAt = Date.now()));
         const script = this.scripts.get(path) ?? [];
         const reply = (script.length > 1 ? script.shift() : script[0]) ?? { status: 200, body: 'ok' };
         if (reply.hang) return;
@@ -58,6 +62,22 @@ export class WebhookReceiver {
 
   at(path: string): Received[] {
     return this.received.filter((r) => r.path === path);
+  }
+
+  /** The most requests to any of `paths` that were open at one time. */
+  maxOpen(paths: string[]): number {
+    const edges = this.received
+      .filter((r) => paths.includes(r.path))
+      .flatMap((r) => [
+        { t: r.at, d: 1 },
+        { t: r.closedAt ?? Number.POSITIVE_INFINITY, d: -1 },
+      ])
+      // at equal times a close comes first: an exchange that ended as another began never overlapped it
+      .sort((a, b) => a.t - b.t || a.d - b.d);
+    let open = 0;
+    let most = 0;
+    for (const edge of edges) most = Math.max(most, (open += edge.d));
+    return most;
   }
 
   /** Waits until `path` has received `count` requests (real time). */
