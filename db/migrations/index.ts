@@ -19,6 +19,7 @@ import { Migration20261129130000_fit_budgets } from './Migration20261129130000_f
 import { Migration20261129170000_webhook_failure_gap } from './Migration20261129170000_webhook_failure_gap';
 import { Migration20261129180000_closed_allowances } from './Migration20261129180000_closed_allowances';
 import { Migration20261129190000_key_rotated_by } from './Migration20261129190000_key_rotated_by';
+import { Migration20261129200000_pending_plan } from './Migration20261129200000_pending_plan';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -45,4 +46,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261129170000_webhook_failure_gap', class: Migration20261129170000_webhook_failure_gap },
   { name: 'Migration20261129180000_closed_allowances', class: Migration20261129180000_closed_allowances },
   { name: 'Migration20261129190000_key_rotated_by', class: Migration20261129190000_key_rotated_by },
+  { name: 'Migration20261129200000_pending_plan', class: Migration20261129200000_pending_plan },
 ];
