@@ -252,11 +252,6 @@ export async function reconcilePurchase(em: EntityManager, stripe: Stripe | null
   return closePurchase(em.fork(), purchaseId, 'expired', 'reconcile');
 }
 
-/**
- * Billing through Stripe (DESIGN.md, "Billing"): one customer per account, Checkout for subscriptions
- * and credit purchases, the portal, and the webhook whose events are the only source of plan changes
- * and settlements.
- */
 /** Whether moving from `from` to `to` is an upgrade (a larger monthly allowance). */
 const isUpgrade = (from: PlanName, to: PlanName): boolean => (PLANS[to].monthlyAllowance ?? Infinity) > (PLANS[from].monthlyAllowance ?? Infinity);
 
@@ -325,6 +320,11 @@ export async function releaseSchedule(stripe: Stripe, sub: Pick<Stripe.Subscript
   });
 }
 
+/**
+ * Billing through Stripe (DESIGN.md, "Billing"): one customer per account, Checkout for subscriptions
+ * and credit purchases, the portal, and the webhook whose events are the only source of plan changes
+ * and settlements.
+ */
 export class Billing {
   private readonly stripeCalls: RateLimiterPostgres;
 
