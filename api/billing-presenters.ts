@@ -36,15 +36,22 @@ export function presentPurchase(p: CreditPurchase) {
   };
 }
 
-export function presentSubscription(state: SubscriptionState, extra: { pendingPlan?: PaidPlan | null; cancelAtPeriodEnd?: boolean } = {}) {
+/**
+ * `extra`: what a PATCH or DELETE just asked of Stripe, shown before its events are stored; without
+ * it, the change waiting as Stripe's events last reported it (a downgrade at the period's end).
+ */
+export function presentSubscription(state: SubscriptionState, extra: { pendingPlan?: PaidPlan | null; planChangesAt?: Date | null; cancelAtPeriodEnd?: boolean } = {}) {
   const a = state.account;
+  const pendingPlan = extra.pendingPlan !== undefined ? extra.pendingPlan : a.pendingPlan;
+  const planChangesAt = extra.pendingPlan !== undefined ? (extra.planChangesAt ?? null) : a.pendingPlanAt;
   return {
     plan: a.plan,
     status: a.subscriptionStatus ?? 'none',
     subscription_id: a.subscriptionId,
     current_period_end: a.subscriptionPeriodEnd ? a.subscriptionPeriodEnd.toISOString() : null,
     cancel_at_period_end: extra.cancelAtPeriodEnd ?? a.subscriptionCancelAtPeriodEnd,
-    pending_plan: extra.pendingPlan ?? null,
+    pending_plan: pendingPlan,
+    plan_changes_at: planChangesAt ? planChangesAt.toISOString() : null,
     billing_account: state.hasBillingAccount,
     monthly_allowance: a.monthlyAllowance,
     allowance_remaining: a.allowanceRemaining,

@@ -3,7 +3,7 @@ import { AccountSchema } from '../db/entities';
 import { recordClosedAllowance } from './closed-allowances';
 import { AppError, notFound } from './errors';
 import { revokeAllSessions } from './auth/sessions';
-import { hasLiveSubscription, isLiveStatus, retrieveSubscription } from './billing';
+import { hasLiveSubscription, isLiveStatus, releaseSchedule, retrieveSubscription } from './billing';
 import Stripe from 'stripe';
 import { callStripe } from './stripe';
 import type { TemporalGateway } from './temporal/gateway';
@@ -100,6 +100,8 @@ export async function endSubscriptionOf(em: EntityManager, stripe: Stripe | null
     ]);
     return false;
   }
+  // Stripe refuses to change a scheduled subscription's cancellation: its schedule (a downgrade waiting) is released first.
+  await releaseSchedule(stripe, latest);
   await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
   await em.execute(`update accounts set subscription_cancel_at_period_end = true where id = ?`, [accountId]);
   return true;

@@ -21,7 +21,7 @@ import { lockAccount } from './credits';
 import { execIn } from './webhooks/events';
 import { AppError, notFound } from './errors';
 import { newId } from './ids';
-import { billingUnavailable, callStripe, fromStripe, isResourceMissing, type Stripe } from './stripe';
+import { billingUnavailable, callStripe, fromStripe, isInvalidRequest, isResourceMissing, type Stripe } from './stripe';
 import { postgresLimiter, RateLimited } from './rate-limits';
 import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { TemporalGateway } from './temporal/gateway';
@@ -252,30 +252,79 @@ export async function reconcilePurchase(em: EntityManager, stripe: Stripe | null
   return closePurchase(em.fork(), purchaseId, 'expired', 'reconcile');
 }
 
+/** Whether moving from `from` to `to` is an upgrade (a larger monthly allowance). */
+const isUpgrade = (from: PlanName, to: PlanName): boolean => (PLANS[to].monthlyAllowance ?? Infinity) > (PLANS[from].monthlyAllowance ?? Infinity);
+
+/**
+ * How Stripe bills an upgrade, so that it pays for what the allowance rules grant (DESIGN.md: an
+ * upgrade raises this month's allowance left by the difference at once). Stripe's prorations bill an
+ * upgrade by what is left of the subscription's period, so an upgrade on a period's last day paid
+ * about 1/30 of the price difference for the whole difference of allowance (build to growth: about
+ * 32 USD for 980,000 credits; a fourteenth probe). An upgrade starts a new period at once and is
+ * invoiced the new price less the unused part of the old (`billing_cycle_anchor[type]: now`); until
+ * that invoice is paid Stripe keeps the old price (pending update). A downgrade is not a price change
+ * now: it waits for the period's end in a subscription schedule (scheduleDowngrade), nothing credited.
+ */
+function upgradeTerms(): Pick<Stripe.SubscriptionUpdateParams, 'proration_behavior' | 'billing_cycle_anchor' | 'payment_behavior'> {
+  return { proration_behavior: 'always_invoice', billing_cycle_anchor: { type: 'now' }, payment_behavior: 'pending_if_incomplete' };
+}
+
+/** A plan change Stripe holds for later: the plan the subscription's schedule moves it to, and when. */
+export interface PendingChange {
+  plan: PaidPlan;
+  at: Date;
+}
+
+/**
+ * The plan change the subscription's schedule holds (the phase after the current one, when its price
+ * is another plan's), or null: no schedule, one no longer active, or a next phase on the same plan.
+ * One read of the schedule, its phases' prices expanded; a schedule made in the dashboard or the
+ * portal counts as one made here.
+ */
+async function pendingChangeOf(stripe: Stripe, logger: Logger, sub: Stripe.Subscription): Promise<PendingChange | null> {
+  const scheduleId = idOf(sub.schedule);
+  if (!scheduleId) return null;
+  const schedule = await callStripe(() => stripe.subscriptionSchedules.retrieve(scheduleId, { expand: ['phases.items.price'] }));
+  const current = schedule.current_phase;
+  if (schedule.status !== 'active' || !current) return null;
+  const next = schedule.phases.find((phase) => phase.start_date === current.end_date);
+  const price = next?.items[0]?.price;
+  if (!next || !price) return null;
+  const plan = typeof price === 'string' || price.deleted ? null : planOfLookupKey(price.lookup_key);
+  if (!plan) {
+    logger.warn({ subscriptionId: sub.id, scheduleId }, "the subscription schedule's next phase has no plan_<plan> price: no plan change shown");
+    return null;
+  }
+  return plan === planOfSubscription(sub) ? null : { plan, at: new Date(next.start_date * 1000) };
+}
+
+/**
+ * Releases the subscription's schedule, if it has one still managing it: the subscription goes on as
+ * it is, and the change the schedule held (a downgrade at the period's end) is dropped. Stripe refuses
+ * to change a scheduled subscription's cancellation, so a cancellation releases it first. A schedule
+ * released meanwhile (another call, its last phase ended) is fine.
+ */
+export async function releaseSchedule(stripe: Stripe, sub: Pick<Stripe.Subscription, 'schedule'>): Promise<boolean> {
+  const scheduleId = idOf(sub.schedule);
+  if (!scheduleId) return false;
+  return callStripe(async () => {
+    try {
+      await stripe.subscriptionSchedules.release(scheduleId);
+      return true;
+    } catch (err) {
+      if (!isInvalidRequest(err)) throw err;
+      const schedule = await stripe.subscriptionSchedules.retrieve(scheduleId);
+      if (schedule.status === 'active' || schedule.status === 'not_started') throw err;
+      return false;
+    }
+  });
+}
+
 /**
  * Billing through Stripe (DESIGN.md, "Billing"): one customer per account, Checkout for subscriptions
  * and credit purchases, the portal, and the webhook whose events are the only source of plan changes
  * and settlements.
  */
-/**
- * How Stripe bills a plan change, so that an upgrade pays for what the allowance rules grant
- * (DESIGN.md: an upgrade raises this month's allowance left by the difference at once). Stripe's
- * prorations bill an upgrade by what is left of the subscription's period, so an upgrade on a period's
- * last day paid about 1/30 of the price difference for the whole difference of allowance (build to
- * growth: about 32 USD for 980,000 credits; a fourteenth probe). An upgrade now starts a new period at
- * once and is invoiced the new price less the unused part of the old (`billing_cycle_anchor[type]:
- * now`); until that invoice is paid Stripe keeps the old price (pending update). A downgrade stays
- * prorated (`always_invoice`: the unused part of the higher price is credited to the customer's
- * balance): billed without proration, a customer who went down and up again within a period paid a
- * full period again each time, and lost what it had paid for at once (a twenty-first probe).
- */
-function priceChangeTerms(from: PlanName, to: PaidPlan): Pick<Stripe.SubscriptionUpdateParams, 'proration_behavior' | 'billing_cycle_anchor' | 'payment_behavior'> {
-  const upgrade = (PLANS[to].monthlyAllowance ?? Infinity) > (PLANS[from].monthlyAllowance ?? Infinity);
-  return upgrade
-    ? { proration_behavior: 'always_invoice', billing_cycle_anchor: { type: 'now' }, payment_behavior: 'pending_if_incomplete' }
-    : { proration_behavior: 'always_invoice', payment_behavior: 'pending_if_incomplete' };
-}
-
 export class Billing {
   private readonly stripeCalls: RateLimiterPostgres;
 
@@ -563,18 +612,23 @@ export class Billing {
   }
 
   /**
-   * Asks Stripe for another plan; the account's plan changes when Stripe's update event arrives. A
-   * subscription set to end with its period (DELETE) goes on: choosing a plan, the current one
-   * included, is choosing to keep paying for it (a fourteenth probe's customer cancelled, then upgraded
-   * and paid the difference, and the subscription still ended with the period). The cancellation is
-   * undone by its own update first: Stripe accepts only price and proration parameters in an update
-   * whose payment may stay pending.
+   * Asks Stripe for another plan. An upgrade changes the price at once (upgradeTerms), and the
+   * account's plan changes when Stripe's update event arrives. A downgrade waits for the end of the
+   * subscription's period in a Stripe subscription schedule (scheduleDowngrade): the plan, its limits
+   * and its price stay until then, nothing is credited, and Stripe itself renews the subscription on
+   * the lower price, whose event moves the plan. A second downgrade replaces the one waiting; an
+   * upgrade, or the plan the subscription pays for now, drops it (the schedule is released) and bills
+   * nothing for it. A subscription set to end with its period (DELETE) goes on: choosing a plan, the
+   * current one included, is choosing to keep paying for it (a fourteenth probe's customer cancelled,
+   * then upgraded and paid the difference, and the subscription still ended with the period). The
+   * cancellation is undone by its own update first: Stripe accepts only price and proration
+   * parameters in an update whose payment may stay pending.
    */
-  async changePlan(accountId: string, plan: PaidPlan): Promise<SubscriptionState & { pendingPlan: PaidPlan | null; cancelAtPeriodEnd: boolean }> {
+  async changePlan(accountId: string, plan: PaidPlan): Promise<SubscriptionState & { pendingPlan: PaidPlan | null; planChangesAt: Date | null; cancelAtPeriodEnd: boolean }> {
     const account = await this.account(accountId);
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
-    if (account.plan === plan && !account.subscriptionCancelAtPeriodEnd) {
-      return { ...(await this.subscription(accountId)), pendingPlan: null, cancelAtPeriodEnd: false };
+    if (account.plan === plan && !account.subscriptionCancelAtPeriodEnd && account.pendingPlan === null) {
+      return { ...(await this.subscription(accountId)), pendingPlan: null, planChangesAt: null, cancelAtPeriodEnd: false };
     }
     const stripe = await this.stripeFor(accountId);
     const subscriptionId = account.subscriptionId;
@@ -582,12 +636,88 @@ export class Billing {
     if (current.cancel_at_period_end) {
       current = await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: false }));
     }
-    if (account.plan === plan) return { ...(await this.subscription(accountId)), pendingPlan: null, cancelAtPeriodEnd: current.cancel_at_period_end };
+    const answer = async (pendingPlan: PaidPlan | null, planChangesAt: Date | null) => ({
+      ...(await this.subscription(accountId)),
+      pendingPlan,
+      planChangesAt,
+      cancelAtPeriodEnd: current.cancel_at_period_end,
+    });
+    // The plan Stripe bills now (the account's may lag behind an event on its way).
+    const from = planOfSubscription(current) ?? account.plan;
+    if (from === plan) {
+      // Back to the plan paid for: a change waiting for the period's end is dropped; nothing is billed.
+      if (await releaseSchedule(stripe, current)) await this.syncSubscription(stripe, accountId, subscriptionId);
+      return answer(null, null);
+    }
+    if (!isUpgrade(from, plan)) {
+      const at = await this.scheduleDowngrade(stripe, accountId, current, plan);
+      await this.syncSubscription(stripe, accountId, subscriptionId);
+      return answer(plan, at);
+    }
     const item = current.items.data[0];
     if (!item) throw new AppError('PAYMENT_PROVIDER_ERROR', 502, 'The Stripe subscription has no item to change.');
     const price = await this.price(planPriceLookupKey(plan));
-    await callStripe(() => stripe.subscriptions.update(subscriptionId, { items: [{ id: item.id, price: price.id }], ...priceChangeTerms(account.plan, plan) }));
-    return { ...(await this.subscription(accountId)), pendingPlan: plan, cancelAtPeriodEnd: current.cancel_at_period_end };
+    // A downgrade waiting for the period's end is dropped: the upgrade applies at once, as without it.
+    const released = await releaseSchedule(stripe, current);
+    await callStripe(() => stripe.subscriptions.update(subscriptionId, { items: [{ id: item.id, price: price.id }], ...upgradeTerms() }));
+    if (released) await this.syncSubscription(stripe, accountId, subscriptionId);
+    return answer(plan, null);
+  }
+
+  /**
+   * Moves the subscription to `plan` at the end of its current period, through a Stripe subscription
+   * schedule: the subscription's own (made `from_subscription` when it has none; one attached by a
+   * concurrent call meanwhile is taken instead) gets two phases, the current period on the current
+   * price, then the lower price for a period, after which the schedule releases the subscription
+   * (`end_behavior: release`) to renew on that price as any other. No proration anywhere
+   * (`proration_behavior: none`): nothing is credited for the higher price already paid, and nothing
+   * is billed before the renewal. Answers when the change takes effect (the current phase's end).
+   */
+  private async scheduleDowngrade(stripe: Stripe, accountId: string, sub: Stripe.Subscription, plan: PaidPlan): Promise<Date> {
+    const item = sub.items.data[0];
+    if (!item) throw new AppError('PAYMENT_PROVIDER_ERROR', 502, 'The Stripe subscription has no item to change.');
+    const price = await this.price(planPriceLookupKey(plan));
+    const schedule = await callStripe(async () => {
+      const attached = idOf(sub.schedule);
+      if (attached) return stripe.subscriptionSchedules.retrieve(attached);
+      try {
+        return await stripe.subscriptionSchedules.create({ from_subscription: sub.id });
+      } catch (err) {
+        if (!isInvalidRequest(err)) throw err;
+        const again = idOf((await stripe.subscriptions.retrieve(sub.id)).schedule);
+        if (!again) throw err;
+        return stripe.subscriptionSchedules.retrieve(again);
+      }
+    });
+    const phase = schedule.current_phase;
+    if (schedule.status !== 'active' || !phase) {
+      throw new AppError('PAYMENT_PROVIDER_ERROR', 502, `The Stripe subscription schedule ${schedule.id} is ${schedule.status}, not active; retry later.`);
+    }
+    await callStripe(() =>
+      stripe.subscriptionSchedules.update(schedule.id, {
+        end_behavior: 'release',
+        proration_behavior: 'none',
+        metadata: { account_id: accountId },
+        phases: [
+          { items: [{ price: item.price.id, quantity: item.quantity ?? 1 }], start_date: phase.start_date, end_date: phase.end_date, proration_behavior: 'none' },
+          { items: [{ price: price.id, quantity: 1 }], duration: { interval: 'month', interval_count: 1 }, proration_behavior: 'none', metadata: { plan } },
+        ],
+      }),
+    );
+    return new Date(phase.end_date * 1000);
+  }
+
+  /**
+   * Brings the account to its subscription as Stripe now holds it, as the change's own events will
+   * (the same lock and rules), so that GET shows at once a change of schedule made here. The events
+   * stay the source: a failure here is logged and changes nothing.
+   */
+  private async syncSubscription(stripe: Stripe, accountId: string, subscriptionId: string): Promise<void> {
+    try {
+      await this.deps.orm.em.fork().transactional((tx) => applyLatestSubscription(tx, stripe, this.deps.logger, accountId, subscriptionId));
+    } catch (err) {
+      this.deps.logger.warn({ err, accountId, subscriptionId }, "could not read the subscription back after changing its schedule: Stripe's events bring it");
+    }
   }
 
   /**
@@ -613,15 +743,21 @@ export class Billing {
     throw noActiveSubscription();
   }
 
-  /** Cancels at the end of the period: the plan stays until Stripe reports the subscription ended. */
-  async cancel(accountId: string): Promise<SubscriptionState & { cancelAtPeriodEnd: boolean }> {
+  /**
+   * Cancels at the end of the period: the plan stays until Stripe reports the subscription ended. A
+   * downgrade waiting for that end is dropped (its schedule released first: Stripe refuses to change
+   * the cancellation of a subscription a schedule manages); the account falls to free then anyway.
+   */
+  async cancel(accountId: string): Promise<SubscriptionState & { cancelAtPeriodEnd: boolean; pendingPlan: null; planChangesAt: null }> {
     const account = await this.account(accountId);
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
     const stripe = await this.stripeFor(accountId);
     const subscriptionId = account.subscriptionId;
-    await this.billingSubscription(stripe, accountId, subscriptionId);
+    const current = await this.billingSubscription(stripe, accountId, subscriptionId);
+    const released = await releaseSchedule(stripe, current);
     const updated = await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
-    return { ...(await this.subscription(accountId)), cancelAtPeriodEnd: updated.cancel_at_period_end };
+    if (released) await this.syncSubscription(stripe, accountId, subscriptionId);
+    return { ...(await this.subscription(accountId)), cancelAtPeriodEnd: updated.cancel_at_period_end, pendingPlan: null, planChangesAt: null };
   }
 
   /**
@@ -687,6 +823,17 @@ export class Billing {
       case 'customer.subscription.paused':
       case 'customer.subscription.resumed':
         return this.applySubscriptionEvent(event, event.data.object.id, idOf(event.data.object.customer), event.data.object.metadata?.account_id ?? null);
+      // A schedule made, changed, moved to its next phase or let go: the plan change it holds (a
+      // downgrade at the period's end) is read again with its subscription, as for the events above.
+      case 'subscription_schedule.created':
+      case 'subscription_schedule.updated':
+      case 'subscription_schedule.released':
+      case 'subscription_schedule.canceled':
+      case 'subscription_schedule.completed':
+      case 'subscription_schedule.aborted': {
+        const schedule = event.data.object;
+        return this.applySubscriptionEvent(event, idOf(schedule.subscription) ?? schedule.released_subscription, idOf(schedule.customer), null);
+      }
       case 'charge.refunded':
       case 'charge.refund.updated':
       case 'charge.dispute.created':
@@ -842,6 +989,8 @@ async function endOrphanSubscription(stripe: Stripe, logger: Logger, subscriptio
   const latest = await callStripe(() => stripe.subscriptions.retrieve(subscriptionId));
   if (!LIVE_STATUSES.has(latest.status) || latest.cancel_at_period_end) return;
   logger.warn({ subscriptionId, accountId }, 'a live Stripe subscription of a deleted account: set to end with its period');
+  // Stripe refuses to change a scheduled subscription's cancellation: its schedule is released first.
+  await releaseSchedule(stripe, latest);
   await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
 }
 
@@ -856,8 +1005,12 @@ async function isSecondSubscription(stripe: Stripe, account: Account, sub: Strip
   return LIVE_STATUSES.has(current.status);
 }
 
-/** Brings the account (locked by the caller, its month opened) to the subscription's state, in the event's transaction. */
-async function applySubscription(tx: EntityManager, stripe: Stripe, logger: Logger, account: Account, sub: Stripe.Subscription): Promise<void> {
+/**
+ * Brings the account (locked by the caller, its month opened) to the subscription's state, in the
+ * event's transaction: `pending` is the plan change its schedule holds (read by the caller before the
+ * account's row was locked), kept on the account while the subscription is live.
+ */
+async function applySubscription(tx: EntityManager, stripe: Stripe, logger: Logger, account: Account, sub: Stripe.Subscription, pending: PendingChange | null): Promise<void> {
   const customerId = idOf(sub.customer);
   const now = new Date();
   const item = sub.items.data[0];
@@ -866,6 +1019,9 @@ async function applySubscription(tx: EntityManager, stripe: Stripe, logger: Logg
     account.subscriptionStatus = sub.status;
     account.subscriptionPeriodEnd = item ? new Date(item.current_period_end * 1000) : null;
     account.subscriptionCancelAtPeriodEnd = sub.cancel_at_period_end;
+    const live = LIVE_STATUSES.has(sub.status);
+    account.pendingPlan = live ? (pending?.plan ?? null) : null;
+    account.pendingPlanAt = live ? (pending?.at ?? null) : null;
     if (!account.stripeCustomerId && customerId) account.stripeCustomerId = customerId;
   };
   if (LIVE_STATUSES.has(sub.status) && (account.plan === 'contract' || (await isSecondSubscription(stripe, account, sub)))) {
@@ -903,9 +1059,11 @@ async function applySubscription(tx: EntityManager, stripe: Stripe, logger: Logg
 async function applyLatestSubscription(tx: EntityManager, stripe: Stripe, logger: Logger, accountId: string, subscriptionId: string): Promise<Account> {
   await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`stripe-subscription:${accountId}`]);
   const latest = await retrieveSubscription(tx, stripe, accountId, subscriptionId);
+  // The plan change its schedule holds, read with the subscription, before the account's row is locked.
+  const pending = latest !== 'unknown' && LIVE_STATUSES.has(latest.status) ? await pendingChangeOf(stripe, logger, latest) : null;
   const account = await lockAccount(tx, accountId, new Date());
   if (latest === 'unknown') await applyUnknownSubscription(tx, logger, account, subscriptionId);
-  else await applySubscription(tx, stripe, logger, account, latest);
+  else await applySubscription(tx, stripe, logger, account, latest, pending);
   return account;
 }
 
@@ -951,6 +1109,8 @@ async function applyUnknownSubscription(tx: EntityManager, logger: Logger, accou
   logger.error({ accountId: account.id, subscriptionId, plan: account.plan }, 'Stripe does not know the account\'s subscription (it knows its customer): the account falls to free');
   account.subscriptionStatus = 'canceled';
   account.subscriptionCancelAtPeriodEnd = false;
+  account.pendingPlan = null;
+  account.pendingPlanAt = null;
   if (account.plan !== 'contract') movePlan(tx, account, 'free', subscriptionId, new Date());
   await tx.flush();
 }

@@ -42,5 +42,10 @@ export function isResourceMissing(err: unknown): boolean {
   return err instanceof Stripe.errors.StripeInvalidRequestError && err.statusCode === 404 && err.code === 'resource_missing';
 }
 
+/** Whether Stripe refused the call's parameters or the object's state (400 `invalid_request_error`, 404 included). */
+export function isInvalidRequest(err: unknown): boolean {
+  return err instanceof Stripe.errors.StripeInvalidRequestError;
+}
+
 export const billingUnavailable = (): AppError =>
   new AppError('BILLING_UNAVAILABLE', 503, 'Billing is not configured on this deployment (STRIPE_SECRET_KEY is not set).');

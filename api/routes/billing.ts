@@ -115,28 +115,29 @@ export function billingRoutes(deps: { billing: Billing }): AnyRoute[] {
     route({
       method: 'patch',
       path: '/v1/billing/subscription',
-      summary: 'Change the plan through Stripe (it takes effect when Stripe confirms; an upgrade raises this month’s allowance at once); a subscription set to end goes on',
+      summary:
+        'Change the plan through Stripe: an upgrade takes effect when Stripe confirms it (this month’s allowance raised at once); a downgrade at the end of the current period (pending_plan, plan_changes_at), nothing credited; a subscription set to end goes on',
       tag: 'Billing',
       auth: 'admin',
       body: changePlanBodySchema,
-      responses: { 200: { description: 'The subscription, with the plan asked for in pending_plan.', schema: subscriptionSchema } },
+      responses: { 200: { description: 'The subscription, with the plan asked for in pending_plan (and, for a downgrade, when it takes effect in plan_changes_at).', schema: subscriptionSchema } },
       errors: [[409, 'NO_ACTIVE_SUBSCRIPTION'], ...PROVIDER_ERRORS],
       async handler(ctx, { body, auth }) {
         const changed = await billing.changePlan(requireAuth(auth).accountId, body.plan);
-        ctx.body = presentSubscription(changed, { pendingPlan: changed.pendingPlan, cancelAtPeriodEnd: changed.cancelAtPeriodEnd });
+        ctx.body = presentSubscription(changed, { pendingPlan: changed.pendingPlan, planChangesAt: changed.planChangesAt, cancelAtPeriodEnd: changed.cancelAtPeriodEnd });
       },
     }),
     route({
       method: 'delete',
       path: '/v1/billing/subscription',
-      summary: 'Cancel the subscription at the end of its period (the plan stays until then)',
+      summary: 'Cancel the subscription at the end of its period (the plan stays until then; a downgrade waiting for that end is dropped)',
       tag: 'Billing',
       auth: 'admin',
       responses: { 200: { description: 'The subscription, cancel_at_period_end set.', schema: subscriptionSchema } },
       errors: [[409, 'NO_ACTIVE_SUBSCRIPTION'], [502, 'PAYMENT_PROVIDER_ERROR'], [503, 'BILLING_UNAVAILABLE']],
       async handler(ctx, { auth }) {
         const cancelled = await billing.cancel(requireAuth(auth).accountId);
-        ctx.body = presentSubscription(cancelled, { cancelAtPeriodEnd: cancelled.cancelAtPeriodEnd });
+        ctx.body = presentSubscription(cancelled, { pendingPlan: cancelled.pendingPlan, planChangesAt: cancelled.planChangesAt, cancelAtPeriodEnd: cancelled.cancelAtPeriodEnd });
       },
     }),
     route({

@@ -87,7 +87,13 @@ export const subscriptionSchema = z
     pending_plan: z
       .enum(PAID_PLANS)
       .nullable()
-      .openapi({ description: 'After PATCH: the plan asked of Stripe, which becomes `plan` when Stripe confirms the change.' }),
+      .openapi({
+        description:
+          'A plan change not in effect yet. A downgrade waits for the end of the current Stripe period (`plan_changes_at`): the plan, its limits and its price stay until then, and nothing is credited. After PATCH with an upgrade: the plan asked of Stripe, which becomes `plan` when Stripe confirms it (`plan_changes_at` null). Null: nothing waits.',
+      }),
+    plan_changes_at: isoDateTime
+      .nullable()
+      .openapi({ description: 'When `pending_plan` becomes `plan`: the end of the current Stripe period for a downgrade; null for an upgrade (at once, once Stripe confirms) or when nothing waits.' }),
     billing_account: z.boolean().openapi({ description: 'Whether the account has a Stripe customer (it checked out once).' }),
     monthly_allowance: z.number().int(),
     allowance_remaining: z.number().int(),

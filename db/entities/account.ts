@@ -1,5 +1,5 @@
 import { EntitySchema, type Opt } from '@mikro-orm/core';
-import type { PlanName } from '../../config/plans';
+import type { PaidPlan, PlanName } from '../../config/plans';
 
 export interface Account {
   id: string;
@@ -34,6 +34,12 @@ export interface Account {
   subscriptionPeriodEnd: Date | null;
   subscriptionCancelAtPeriodEnd: Opt<boolean>;
   /**
+   * The plan the subscription moves to at `pendingPlanAt` (the end of its period), as Stripe holds it
+   * in the subscription's schedule: a downgrade waiting for the period's end. Null: none waits.
+   */
+  pendingPlan: PaidPlan | null;
+  pendingPlanAt: Date | null;
+  /**
    * When the sweep last read the subscription from Stripe because no event had reported it past its
    * period's end (services/billing.ts, reconcileLapsedSubscriptions).
    */
@@ -64,6 +70,8 @@ export const AccountSchema = new EntitySchema<Account>({
     subscriptionStatus: { type: 'string', length: 40, nullable: true },
     subscriptionPeriodEnd: { type: 'datetime', nullable: true },
     subscriptionCancelAtPeriodEnd: { type: 'boolean', default: false },
+    pendingPlan: { type: 'string', length: 20, nullable: true },
+    pendingPlanAt: { type: 'datetime', nullable: true },
     subscriptionCheckedAt: { type: 'datetime', nullable: true },
     createdAt: { type: 'datetime', defaultRaw: 'now()' },
     updatedAt: { type: 'datetime', defaultRaw: 'now()', onUpdate: () => new Date() },

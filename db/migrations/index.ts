@@ -20,6 +20,7 @@ import { Migration20261129170000_webhook_failure_gap } from './Migration20261129
 import { Migration20261129180000_closed_allowances } from './Migration20261129180000_closed_allowances';
 import { Migration20261129190000_key_rotated_by } from './Migration20261129190000_key_rotated_by';
 import { Migration20261129193000_webhook_attempt_slots } from './Migration20261129193000_webhook_attempt_slots';
+import { Migration20261129200000_pending_plan } from './Migration20261129200000_pending_plan';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -47,4 +48,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261129180000_closed_allowances', class: Migration20261129180000_closed_allowances },
   { name: 'Migration20261129190000_key_rotated_by', class: Migration20261129190000_key_rotated_by },
   { name: 'Migration20261129193000_webhook_attempt_slots', class: Migration20261129193000_webhook_attempt_slots },
+  { name: 'Migration20261129200000_pending_plan', class: Migration20261129200000_pending_plan },
 ];

@@ -1,7 +1,7 @@
 /**
  * A local stand-in for the part of Stripe's REST API the service calls (customers, prices by
- * lookup_key, Checkout Sessions, billing portal sessions, subscriptions, charges and their disputes),
- * form-encoded as Stripe
+ * lookup_key, Checkout Sessions, billing portal sessions, subscriptions and their schedules, charges
+ * and their disputes), form-encoded as Stripe
  * reads it, with a checkout page that "pays" and sends the signed events a real Stripe would send.
  * Used by `npm start` when STRIPE_SECRET_KEY is unset, and by the tests as the third party they
  * drive the real stripe SDK against. It keeps everything in memory.
@@ -29,6 +29,17 @@ export interface StripeStandIn {
   customers: Map<string, Json>;
   sessions: Map<string, Json>;
   subscriptions: Map<string, Json>;
+  /**
+   * Subscription schedules (`sub_sched_…`): made from a subscription (`from_subscription`), their
+   * phases updated, released; a schedule's next phase starts when its subscription's period ends
+   * (endPeriod), and a schedule whose last phase ends is released (end_behavior `release`).
+   */
+  schedules: Map<string, Json>;
+  /**
+   * What each renewal billed (endPeriod): the subscription's price at the moment its new period
+   * starts, that of the schedule's phase starting then included. Every renewal is listed, in order.
+   */
+  invoices: Array<{ subscription: string; customer: string; amount: number; lookupKey: string; billingReason: 'subscription_cycle'; periodStart: number; periodEnd: number }>;
   /** The charges of paid payment-mode sessions, by id. */
   charges: Map<string, Json>;
   disputes: Map<string, Json>;
@@ -60,7 +71,13 @@ export interface StripeStandIn {
   closeDispute(disputeId: string, status: 'won' | 'lost'): Promise<Stripe.Event[]>;
   /** The customer is deleted (as from Stripe's dashboard): its subscriptions end at once, `customer.deleted`. */
   deleteCustomer(customerId: string): Promise<Stripe.Event[]>;
-  /** The subscription's period ends: renewed, or ended when cancel_at_period_end was set. */
+  /**
+   * The subscription's period ends (as a test clock passing it would): renewed, and invoiced at the
+   * price it renews on (`invoices`), or ended when cancel_at_period_end was set. A schedule's phase that
+   * ends with the period gives way to the next one, whose price the subscription renews on
+   * (`customer.subscription.updated`, `subscription_schedule.updated`); after its last phase the
+   * schedule is released (`subscription_schedule.released`).
+   */
   endPeriod(subscriptionId: string): Promise<Stripe.Event[]>;
   /** Stripe changes the subscription's status (e.g. `unpaid` after failed renewals). */
   setSubscriptionStatus(subscriptionId: string, status: string): Promise<Stripe.Event[]>;
@@ -118,6 +135,7 @@ export async function startStripeStandIn(options: { port?: number; host?: string
   const customers = new Map<string, Json>();
   const sessions = new Map<string, Json>();
   const subscriptions = new Map<string, Json>();
+  const schedules = new Map<string, Json>();
   const charges = new Map<string, Json>();
   const disputes = new Map<string, Json>();
   const idempotent = new Map<string, { status: number; body: Json }>();
@@ -148,6 +166,8 @@ export async function startStripeStandIn(options: { port?: number; host?: string
     customers,
     sessions,
     subscriptions,
+    schedules,
+    invoices: [],
     charges,
     disputes,
     prorations: [],
@@ -259,9 +279,43 @@ export async function startStripeStandIn(options: { port?: number; host?: string
         sub.ended_at = now();
         made = [event('customer.subscription.deleted', sub)];
       } else {
-        item.current_period_start = item.current_period_end;
-        item.current_period_end = (item.current_period_end as number) + MONTH_SECONDS;
-        made = [event('customer.subscription.updated', sub)];
+        const boundary = item.current_period_end as number;
+        const schedule = sub.schedule ? schedules.get(sub.schedule as string) : undefined;
+        const phase = schedule && schedule.status === 'active' ? nextPhase(schedule, boundary) : undefined;
+        if (schedule && schedule.status === 'active' && phase === null && schedule.end_behavior === 'cancel') {
+          sub.status = 'canceled';
+          sub.ended_at = now();
+          closeSchedule(schedule, 'completed');
+          made = [event('customer.subscription.deleted', sub), event('subscription_schedule.completed', schedule)];
+        } else {
+          // The phase starting at the period's end sets the price the subscription renews on (no proration: nothing of the old period is left).
+          if (phase) {
+            const phaseItem = (phase.items as Json[])[0] as Json;
+            item.price = priceById(phaseItem.price as string);
+            if (phase.metadata) sub.metadata = { ...(sub.metadata as Json), ...(phase.metadata as Json) };
+          }
+          item.current_period_start = boundary;
+          item.current_period_end = phase && typeof phase.end_date === 'number' ? phase.end_date : boundary + MONTH_SECONDS;
+          const price = item.price as Json;
+          standIn.invoices.push({
+            subscription: sub.id as string,
+            customer: sub.customer as string,
+            amount: price.unit_amount as number,
+            lookupKey: price.lookup_key as string,
+            billingReason: 'subscription_cycle',
+            periodStart: item.current_period_start as number,
+            periodEnd: item.current_period_end as number,
+          });
+          made = [event('customer.subscription.updated', sub)];
+          if (schedule && phase) {
+            schedule.current_phase = { start_date: phase.start_date, end_date: phase.end_date };
+            made.push(event('subscription_schedule.updated', schedule));
+          } else if (schedule && schedule.status === 'active' && phase === null) {
+            // the last phase ended: end_behavior release leaves the subscription as it is
+            closeSchedule(schedule, 'released');
+            made.push(event('subscription_schedule.released', schedule));
+          }
+        }
       }
       await deliver(made);
       return made;
@@ -359,6 +413,7 @@ export async function startStripeStandIn(options: { port?: number; host?: string
       canceled_at: null,
       ended_at: null,
       created: start,
+      schedule: null,
       metadata,
       items: {
         object: 'list',
@@ -368,6 +423,92 @@ export async function startStripeStandIn(options: { port?: number; host?: string
     };
     subscriptions.set(subId, sub);
     return sub;
+  }
+  /**
+   * At a period's end `boundary`: the schedule's phase that starts then (its current one ends then),
+   * null when its current phase, the last, ends then, undefined when the current phase goes on.
+   */
+  function nextPhase(schedule: Json, boundary: number): Json | null | undefined {
+    const current = schedule.current_phase as Json | null;
+    if (!current || (current.end_date as number) > boundary) return undefined;
+    return (schedule.phases as Json[]).find((p) => p.start_date === current.end_date) ?? null;
+  }
+  /** The schedule stops managing its subscription: `released` (it goes on as it is), `completed` or `canceled`. */
+  function closeSchedule(schedule: Json, status: 'released' | 'completed' | 'canceled'): void {
+    const sub = schedule.subscription ? subscriptions.get(schedule.subscription as string) : undefined;
+    schedule.status = status;
+    schedule.current_phase = null;
+    if (status === 'released') {
+      schedule.released_at = now();
+      schedule.released_subscription = schedule.subscription;
+      schedule.subscription = null;
+    } else if (status === 'completed') {
+      schedule.completed_at = now();
+    } else {
+      schedule.canceled_at = now();
+    }
+    if (sub && sub.schedule === schedule.id) sub.schedule = null;
+  }
+  function scheduleOf(scheduleId: string): Json {
+    const s = schedules.get(scheduleId);
+    if (!s) throw missing('subscription_schedule', scheduleId);
+    return s;
+  }
+  /** A schedule as the API answers it: `expand[]=phases.items.price` gives each phase item its price object. */
+  function scheduleView(schedule: Json, expand: unknown): Json {
+    const view = structuredClone(publicView(schedule));
+    if (Array.isArray(expand) && expand.includes('phases.items.price')) {
+      for (const phase of view.phases as Json[]) for (const item of phase.items as Json[]) item.price = priceById(item.price as string);
+    }
+    return view;
+  }
+  /**
+   * The phases of a schedule update, as Stripe reads them: the first starts at the current phase's
+   * start (which cannot move); each ends at its `end_date`, or after `duration` (months), or, the last
+   * one without either, after one interval of its price; the next starts where it ends.
+   */
+  function phasesOf(params: Json, schedule: Json): Json[] {
+    const given = params.phases as Json[] | undefined;
+    if (!Array.isArray(given) || given.length === 0) throw new StripeFailure(400, 'invalid_request_error', 'Missing required param: phases.', undefined, 'phases');
+    const current = schedule.current_phase as Json | null;
+    let start = given[0]!.start_date === 'now' ? now() : Number(given[0]!.start_date);
+    if (!Number.isFinite(start)) throw new StripeFailure(400, 'invalid_request_error', 'The first phase needs a start_date.', undefined, 'phases[0][start_date]');
+    if (current && start !== current.start_date) {
+      throw new StripeFailure(400, 'invalid_request_error', 'You can not modify the start date of the current phase.', undefined, 'phases[0][start_date]');
+    }
+    return given.map((phase, i) => {
+      const items = ((phase.items as Json[] | undefined) ?? []).map((it) => ({ price: priceById(it.price as string).id as string, quantity: Number(it.quantity ?? 1) }));
+      if (items.length === 0) throw new StripeFailure(400, 'invalid_request_error', `Missing required param: phases[${i}][items].`, undefined, `phases[${i}][items]`);
+      const duration = phase.duration as Json | undefined;
+      const months = duration ? Number(duration.interval_count ?? 1) * (duration.interval === 'year' ? 12 : 1) : null;
+      if (phase.end_date !== undefined && duration) throw new StripeFailure(400, 'invalid_request_error', `phases[${i}]: end_date and duration cannot both be set.`);
+      if (phase.end_date === undefined && !duration && i < given.length - 1) {
+        throw new StripeFailure(400, 'invalid_request_error', `phases[${i}] needs an end_date or a duration: only the last phase may leave both out.`);
+      }
+      const end = phase.end_date !== undefined ? Number(phase.end_date) : start + (months ?? 1) * MONTH_SECONDS;
+      if (!(end > start)) throw new StripeFailure(400, 'invalid_request_error', `phases[${i}] ends before it starts.`);
+      const made: Json = { start_date: start, end_date: end, items, proration_behavior: phase.proration_behavior ?? 'create_prorations', metadata: phase.metadata ?? {} };
+      start = end;
+      return made;
+    });
+  }
+  /**
+   * Moves the subscription to another price now, billed by Stripe's proration rules (see
+   * `prorations`): `restart` starts a new period (`billing_cycle_anchor: now`).
+   */
+  function changePrice(sub: Json, priceId: string, behavior: string, restart: boolean): void {
+    const item = itemOf(sub);
+    const oldAmount = (item.price as Json).unit_amount as number;
+    item.price = priceById(priceId);
+    const newAmount = (item.price as Json).unit_amount as number;
+    const [start, end, at] = [item.current_period_start as number, item.current_period_end as number, now()];
+    const unused = Math.max(0, Math.min(1, (end - at) / Math.max(1, end - start)));
+    if (restart) {
+      item.current_period_start = at;
+      item.current_period_end = at + MONTH_SECONDS;
+    }
+    const amount = behavior === 'none' ? 0 : restart ? newAmount - Math.round(oldAmount * unused) : Math.round((newAmount - oldAmount) * unused);
+    standIn.prorations.push({ subscription: sub.id as string, customer: sub.customer as string, amount, invoicedNow: behavior === 'always_invoice' || restart, periodRestarted: restart, behavior });
   }
   function publicView(o: Json): Json {
     return Object.fromEntries(Object.entries(o).filter(([k]) => !k.startsWith('_')));
@@ -503,29 +644,30 @@ export async function startStripeStandIn(options: { port?: number; host?: string
         const sub = subscriptionOf(target);
         if (sub.status === 'canceled') throw new StripeFailure(400, 'invalid_request_error', 'A canceled subscription can only update its cancellation_details and metadata.');
         const previous: Json = {};
+        if (sub.schedule && (params.cancel_at_period_end !== undefined || params.cancel_at !== undefined)) {
+          throw new StripeFailure(
+            400,
+            'invalid_request_error',
+            `The subscription is managed by the subscription schedule \`${String(sub.schedule)}\`, and updating any cancelation behavior directly is not allowed. Please update the schedule instead.`,
+          );
+        }
         if (params.cancel_at_period_end !== undefined) {
           previous.cancel_at_period_end = sub.cancel_at_period_end;
           sub.cancel_at_period_end = params.cancel_at_period_end === 'true';
         }
         const newItems = params.items as Json[] | undefined;
         if (newItems?.[0]?.price) {
-          const item = itemOf(sub);
           previous.items = structuredClone(sub.items);
-          const oldAmount = (item.price as Json).unit_amount as number;
-          item.price = priceById(newItems[0].price as string);
-          const newAmount = (item.price as Json).unit_amount as number;
-          const behavior = (params.proration_behavior as string | undefined) ?? 'create_prorations';
           // `billing_cycle_anchor[type]=now` (this API version), or `billing_cycle_anchor=now` (earlier ones)
           const anchor = params.billing_cycle_anchor;
           const restart = anchor === 'now' || (typeof anchor === 'object' && anchor !== null && (anchor as Json).type === 'now');
-          const [start, end, at] = [item.current_period_start as number, item.current_period_end as number, now()];
-          const unused = Math.max(0, Math.min(1, (end - at) / Math.max(1, end - start)));
-          if (restart) {
-            item.current_period_start = at;
-            item.current_period_end = at + MONTH_SECONDS;
+          changePrice(sub, newItems[0].price as string, (params.proration_behavior as string | undefined) ?? 'create_prorations', restart);
+          // A schedule's current phase follows the subscription's new period.
+          const schedule = sub.schedule ? schedules.get(sub.schedule as string) : undefined;
+          if (restart && schedule?.current_phase) {
+            const item = itemOf(sub);
+            schedule.current_phase = { start_date: item.current_period_start, end_date: item.current_period_end };
           }
-          const amount = behavior === 'none' ? 0 : restart ? newAmount - Math.round(oldAmount * unused) : Math.round((newAmount - oldAmount) * unused);
-          standIn.prorations.push({ subscription: sub.id as string, customer: sub.customer as string, amount, invoicedNow: behavior === 'always_invoice' || restart, periodRestarted: restart, behavior });
         }
         if (params.metadata) sub.metadata = { ...(sub.metadata as Json), ...(params.metadata as Json) };
         const made = [event('customer.subscription.updated', sub)];
@@ -539,8 +681,105 @@ export async function startStripeStandIn(options: { port?: number; host?: string
         sub.canceled_at = now();
         sub.ended_at = now();
         const made = [event('customer.subscription.deleted', sub)];
+        // Cancelling a subscription cancels the schedule managing it.
+        const schedule = sub.schedule ? schedules.get(sub.schedule as string) : undefined;
+        if (schedule) {
+          closeSchedule(schedule, 'canceled');
+          made.push(event('subscription_schedule.canceled', schedule));
+        }
         after.push(() => deliver(made));
         return sub;
+      }
+      case 'POST /v1/subscription_schedules': {
+        // Only the form the service uses: a schedule made from a live subscription, its one phase the current period.
+        if (typeof params.from_subscription !== 'string') {
+          throw new StripeFailure(400, 'invalid_request_error', 'The Stripe stand-in makes schedules only from_subscription.', undefined, 'from_subscription');
+        }
+        if (params.phases !== undefined) {
+          throw new StripeFailure(400, 'invalid_request_error', 'You cannot set `phases` if `from_subscription` is set.', undefined, 'phases');
+        }
+        const sub = subscriptionOf(params.from_subscription);
+        if (sub.status === 'canceled') throw new StripeFailure(400, 'invalid_request_error', 'A canceled subscription cannot be attached to a schedule.', undefined, 'from_subscription');
+        if (sub.schedule) {
+          throw new StripeFailure(400, 'invalid_request_error', `You cannot migrate a subscription that is already attached to a schedule: \`${String(sub.schedule)}\`.`, undefined, 'from_subscription');
+        }
+        const item = itemOf(sub);
+        const schedule: Json = {
+          id: id('sub_sched'),
+          object: 'subscription_schedule',
+          customer: sub.customer,
+          subscription: sub.id,
+          status: 'active',
+          end_behavior: sub.cancel_at_period_end ? 'cancel' : 'release',
+          current_phase: { start_date: item.current_period_start, end_date: item.current_period_end },
+          phases: [
+            {
+              start_date: item.current_period_start,
+              end_date: item.current_period_end,
+              items: [{ price: (item.price as Json).id, quantity: item.quantity ?? 1 }],
+              proration_behavior: 'create_prorations',
+              metadata: structuredClone(sub.metadata ?? {}),
+            },
+          ],
+          metadata: params.metadata ?? {},
+          created: now(),
+          canceled_at: null,
+          completed_at: null,
+          released_at: null,
+          released_subscription: null,
+          test_clock: null,
+          livemode: false,
+        };
+        schedules.set(schedule.id as string, schedule);
+        sub.schedule = schedule.id;
+        sub.cancel_at_period_end = false;
+        const made = [event('subscription_schedule.created', schedule), event('customer.subscription.updated', sub)];
+        (made[1] as unknown as { data: Json }).data.previous_attributes = { schedule: null };
+        after.push(() => deliver(made));
+        return scheduleView(schedule, params.expand);
+      }
+      case 'GET /v1/subscription_schedules/:id':
+        return scheduleView(scheduleOf(target), params.expand);
+      case 'POST /v1/subscription_schedules/:id': {
+        const schedule = scheduleOf(target);
+        if (schedule.status !== 'active' && schedule.status !== 'not_started') {
+          throw new StripeFailure(400, 'invalid_request_error', `You cannot update a subscription schedule that is currently in the \`${String(schedule.status)}\` status. It must be in \`not_started\` or \`active\`.`);
+        }
+        const made: Stripe.Event[] = [];
+        if (params.phases !== undefined) {
+          const phases = phasesOf(params, schedule);
+          const sub = subscriptionOf(schedule.subscription as string);
+          const first = phases[0]!;
+          const price = ((first.items as Json[])[0] as Json).price as string;
+          // A change to the current phase's price changes the subscription now, prorated as the request says.
+          if (price !== (itemOf(sub).price as Json).id) {
+            changePrice(sub, price, (params.proration_behavior as string | undefined) ?? 'create_prorations', false);
+            made.push(event('customer.subscription.updated', sub));
+          }
+          schedule.phases = phases;
+          schedule.current_phase = { start_date: first.start_date, end_date: first.end_date };
+        }
+        if (params.end_behavior !== undefined) schedule.end_behavior = params.end_behavior;
+        if (params.metadata !== undefined) schedule.metadata = { ...(schedule.metadata as Json), ...(params.metadata as Json) };
+        made.unshift(event('subscription_schedule.updated', schedule));
+        after.push(() => deliver(made));
+        return scheduleView(schedule, params.expand);
+      }
+      case 'POST /v1/subscription_schedules/:id/release': {
+        const schedule = scheduleOf(target);
+        if (schedule.status !== 'active' && schedule.status !== 'not_started') {
+          throw new StripeFailure(400, 'invalid_request_error', `You cannot release a subscription schedule that is currently in the \`${String(schedule.status)}\` status. It must be in \`not_started\` or \`active\`.`);
+        }
+        const subId = schedule.subscription as string | null;
+        closeSchedule(schedule, 'released');
+        const made = [event('subscription_schedule.released', schedule)];
+        const sub = subId ? subscriptions.get(subId) : undefined;
+        if (sub) {
+          made.push(event('customer.subscription.updated', sub));
+          (made[1] as unknown as { data: Json }).data.previous_attributes = { schedule: schedule.id };
+        }
+        after.push(() => deliver(made));
+        return scheduleView(schedule, params.expand);
       }
       default:
         throw new StripeFailure(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path}). The Stripe stand-in speaks only what the service uses.`);

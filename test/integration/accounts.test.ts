@@ -420,6 +420,26 @@ describe('account deletion with billing', () => {
     }
   });
 
+  test("ends with its period a subscription whose downgrade waits for the period's end: its schedule is released first (Stripe refuses to change a scheduled subscription's cancellation, and the erasure would retry for ever)", async () => {
+    const session = await signInByMail(b);
+    const checkout = await b.http.post('/v1/billing/checkout').set(as(session)).send({ plan: 'pro' });
+    await stripe.completeCheckout(checkout.body.id);
+    const subscribed = await eventually(
+      () => b.http.get('/v1/billing/subscription').set(as(session)),
+      (r) => r.body.plan === 'pro',
+    );
+    const subscriptionId = subscribed.body.subscription_id as string;
+    expect((await b.http.patch('/v1/billing/subscription').set(as(session)).send({ plan: 'build' })).body.pending_plan).toBe('build');
+    const scheduleId = stripe.subscriptions.get(subscriptionId)?.schedule as string;
+    expect(stripe.schedules.get(scheduleId)?.status).toBe('active');
+
+    expect((await b.http.delete('/v1/auth/me').set(as(session)).send({ email: session.email })).status).toBe(204);
+    const result = await b.client.workflow.getHandle(workflowIds.deleteAccount(session.accountId)).result();
+    expect(result).toEqual(expect.objectContaining({ subscriptionEnded: true }));
+    expect(stripe.subscriptions.get(subscriptionId)).toEqual(expect.objectContaining({ status: 'active', cancel_at_period_end: true, schedule: null }));
+    expect(stripe.schedules.get(scheduleId)?.status).toBe('released');
+  });
+
   test('a subscription paid for an account already erased is set to end with its period (it was ignored and billed every month)', async () => {
     const session = await signInByMail(b);
     await b.orm.em.fork().execute(`update accounts set plan = 'build' where id = ?`, [session.accountId]);

@@ -197,7 +197,7 @@ describe('billing with Stripe', () => {
       );
     });
 
-    it('follows Stripe: created → build (allowance raised at once), upgraded → pro, downgraded from next period, cancelled at period end, deleted → free; one ledger row each', async () => {
+    it("follows Stripe: created → build (allowance raised at once), upgraded → pro, downgraded at the period's end (this month's allowance kept), cancelled at period end, deleted → free; one ledger row each", async () => {
       const account = await h.provision('free');
       const id = account.account.id;
       const sub = () => h.http.get('/v1/billing/subscription').set('X-API-Key', account.adminKey);
@@ -219,9 +219,11 @@ describe('billing with Stripe', () => {
       expect(pro.body).toEqual(expect.objectContaining({ monthly_allowance: 200_000, allowance_remaining: 19_700 + 180_000 }));
       expect((await accountOf(h, id)).plan).toBe('pro');
 
-      await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      const asked = await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+      expect(asked.body).toEqual(expect.objectContaining({ plan: 'pro', pending_plan: 'build', plan_changes_at: pro.body.current_period_end }));
+      await stripe.endPeriod(built.body.subscription_id);
       const down = await eventually(sub, (r) => r.body.plan === 'build');
-      expect(down.body).toEqual(expect.objectContaining({ monthly_allowance: 20_000, allowance_remaining: 199_700 }));
+      expect(down.body).toEqual(expect.objectContaining({ monthly_allowance: 20_000, allowance_remaining: 199_700, pending_plan: null }));
 
       const cancel = await h.http.delete('/v1/billing/subscription').set('X-API-Key', account.adminKey);
       expect(cancel.status).toBe(200);
@@ -254,11 +256,14 @@ describe('billing with Stripe', () => {
       const checkout = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
       await stripe.completeCheckout(checkout.body.id);
       await eventually(sub, (r) => r.body.plan === 'build');
+      const subId = stripe.sessions.get(checkout.body.id)?.subscription as string;
       for (let round = 0; round < 2; round++) {
         await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'pro' });
         const pro = await eventually(sub, (r) => r.body.plan === 'pro');
         expect(pro.body).toEqual(expect.objectContaining({ monthly_allowance: 200_000, allowance_remaining: 200_000 }));
+        // the downgrade takes effect at the subscription's period end, within the same allowance month
         await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'build' });
+        await stripe.endPeriod(subId);
         const build = await eventually(sub, (r) => r.body.plan === 'build');
         expect(build.body).toEqual(expect.objectContaining({ monthly_allowance: 20_000, allowance_remaining: 200_000 }));
       }
@@ -326,7 +331,7 @@ describe('billing with Stripe', () => {
       expect((await ledgerOf(h, account.account.id, ['adjustment'])).map((r) => r.reference)).toEqual([`${subId}:growth`]);
     });
 
-    it('bills an upgrade for what the allowance rules grant: on a period\'s last day it starts a new period, invoiced the new price less the unused part of the old (a fourteenth probe: build to growth on the last day paid 1/30 of the difference for 980,000 credits); a downgrade keeps the period, credited the unused part', async () => {
+    it('bills an upgrade for what the allowance rules grant: on a period\'s last day it starts a new period, invoiced the new price less the unused part of the old (a fourteenth probe: build to growth on the last day paid 1/30 of the difference for 980,000 credits); a downgrade changes no price before the period’s end, so nothing is credited', async () => {
       const { id, subId, adminKey } = await subscribedToBuild();
       // 29 of the period's 30 days are gone
       const item = (stripe.subscriptions.get(subId)!.items as { data: Array<{ current_period_start: number; current_period_end: number }> }).data[0]!;
@@ -342,11 +347,11 @@ describe('billing with Stripe', () => {
       expect(Math.abs(upgrade.amount - (PLAN_PRICES.growth.monthly! - unusedBuild))).toBeLessThan(2);
       expect(item.current_period_end - Date.now() / 1000).toBeGreaterThan(29.9 * 86_400);
 
-      // a downgrade keeps the period and is credited the unused part of the difference (almost all of it: the period just began)
-      expect((await h.http.patch('/v1/billing/subscription').set('X-API-Key', adminKey).send({ plan: 'pro' })).status).toBe(200);
-      await eventually(() => accountOf(h, id), (a) => a.plan === 'pro');
-      expect(stripe.prorations.slice(seen + 1)).toEqual([expect.objectContaining({ subscription: subId, invoicedNow: true, periodRestarted: false, behavior: 'always_invoice' })]);
-      expect(Math.abs(stripe.prorations[seen + 1]!.amount + (PLAN_PRICES.growth.monthly! - PLAN_PRICES.pro.monthly!))).toBeLessThan(2);
+      // a downgrade waits for the period's end (billing-downgrade.test.ts): no price changes now, nothing is prorated or credited
+      const down = await h.http.patch('/v1/billing/subscription').set('X-API-Key', adminKey).send({ plan: 'pro' });
+      expect(down.body).toEqual(expect.objectContaining({ plan: 'growth', pending_plan: 'pro' }));
+      expect(stripe.prorations.slice(seen + 1)).toEqual([]);
+      expect((stripe.subscriptions.get(subId)!.items as { data: Array<{ price: { lookup_key: string } }> }).data[0]!.price.lookup_key).toBe('plan_growth');
     });
 
     it('ends in Stripe’s latest state when two events of one subscription are handled at once: an upgrade’s event that stalls before its transaction cannot undo the downgrade applied meanwhile', async () => {

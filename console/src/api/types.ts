@@ -251,7 +251,9 @@ export interface Subscription {
   subscription_id: string | null;
   current_period_end: string | null;
   cancel_at_period_end: boolean;
+  /** A plan change not in effect yet: a downgrade at plan_changes_at, or an upgrade Stripe has not confirmed (plan_changes_at null). */
   pending_plan: string | null;
+  plan_changes_at: string | null;
   billing_account: boolean;
   monthly_allowance: number;
   allowance_remaining: number;

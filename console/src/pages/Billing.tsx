@@ -114,10 +114,11 @@ export function Billing() {
   const choose = (plan: string) => {
     const live = sub !== undefined && sub.subscription_id !== null && LIVE.has(sub.status);
     if (live) {
-      // A live subscription changes price at Stripe; the plan follows when Stripe confirms it.
+      // A live subscription changes price at Stripe; the plan follows when Stripe confirms it (a downgrade, at the period's end).
       run(`Changing to ${plan}`, async () => {
         const changed = (await call<Subscription>('/v1/billing/subscription', { method: 'PATCH', json: { plan } })).data;
         subscription.reload();
+        if (changed.pending_plan && changed.plan_changes_at) return `You stay on the ${changed.plan} plan until ${formatDate(changed.plan_changes_at)}, then move to ${changed.pending_plan}.`;
         return changed.pending_plan ? `Asked to change to ${changed.pending_plan}: the plan changes once the payment provider confirms it.` : `You are on the ${changed.plan} plan.`;
       });
       return;
@@ -178,7 +179,7 @@ export function Billing() {
               <p>
                 {sub.current_period_end ? `Current period ends ${formatDate(sub.current_period_end)}` : 'Subscription'}
                 {sub.cancel_at_period_end ? '; cancelled at the end of the period' : ''}
-                {sub.pending_plan ? `; changing to ${sub.pending_plan} once the payment is confirmed` : ''}.
+                {sub.pending_plan ? (sub.plan_changes_at ? `; moving to ${sub.pending_plan} on ${formatDate(sub.plan_changes_at)}` : `; changing to ${sub.pending_plan} once the payment is confirmed`) : ''}.
               </p>
             )}
           </>
