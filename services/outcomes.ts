@@ -125,7 +125,10 @@ export async function strandedIntegrations(em: EntityManager, olderThan: Date, n
 /**
  * The features of a model's scored rows by request_id. A request_id is its call's row id (the first 22
  * characters) and its position in 4 base62 digits (services/ids.ts newIdRun): the call is found by its
- * primary key, the row by its position; an id of another shape or position finds nothing.
+ * primary key, the row by its position; an id of another shape or position finds nothing. Read in the
+ * caller's transaction: on a connection of its own, ten batches of one model waiting on the lock of
+ * the one in progress held the pool's ten connections while it waited for an eleventh, and the API
+ * stopped answering every account for a minute or two (a twenty-fourth probe).
  */
 export async function scoredFeatures(em: EntityManager, modelId: string, requestIds: string[]): Promise<Array<{ id: string; features: Row }>> {
   if (requestIds.length === 0) return [];
@@ -136,6 +139,8 @@ export async function scoredFeatures(em: EntityManager, modelId: string, request
       where c.model_id = ? and r.id ~ ?
         and prediction_position(r.id) - c.first_index between 0 and c.row_count - 1`,
     [requestIds, modelId, idPattern('request')],
+    'all',
+    em.getTransactionContext(),
   );
 }
 

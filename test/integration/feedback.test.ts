@@ -295,6 +295,17 @@ describe('feedback loop: outcomes, refresh, performance', () => {
     expectError(await h.http.post('/v1/models/mdl_nope/outcomes').set('X-API-Key', apiKey).send({ outcomes: [{ features, actual: 'no' }] }), 404, 'NOT_FOUND');
   });
 
+  it('records more concurrent request_id batches of one model than the database pool has connections, each once (a twenty-fourth probe: 20 at once held every connection and the API stopped answering every account for a minute or two)', async () => {
+    const { apiKey, modelId } = await trainedModel();
+    const requestId = await scoredRequestId(apiKey, modelId, 43);
+    const batches = h.config.DATABASE_POOL_MAX + 4;
+    const answers = await Promise.all(
+      Array.from({ length: batches }, (_, i) => h.http.post(`/v1/models/${modelId}/outcomes`).set('X-API-Key', apiKey).send({ outcomes: [{ request_id: requestId, actual: i % 2 === 0 ? 'yes' : 'no' }] })),
+    );
+    expect(answers.map((r) => r.status)).toEqual(Array.from({ length: batches }, () => 201));
+    expect(await h.orm.em.fork().count(OutcomeSchema, { modelId })).toBe(batches);
+  }, 60_000);
+
   it('keeps at most the plan’s training rows of outcomes waiting for a refresh, also against concurrent batches: beyond, 409 TOO_MANY_PENDING_OUTCOMES and nothing recorded (an eighth probe reported one prediction 300,000 times)', async () => {
     const { modelId, ...account } = await trainedModel({}, 'free');
     const requestId = await scoredRequestId(account.apiKey, modelId, 41);
