@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import pLimit from 'p-limit';
 import type { AppConfig } from '../config/env';
 import {
   CREDIT_BLOCK,
@@ -320,6 +321,9 @@ export async function releaseSchedule(stripe: Stripe, sub: Pick<Stripe.Subscript
   });
 }
 
+/** A quarter of the database pool (at least one) for Stripe's events: the rest stays for the routes. */
+export const stripeEventsAtOnce = (poolMax: number): number => Math.max(1, Math.floor(poolMax / 4));
+
 /**
  * Billing through Stripe (DESIGN.md, "Billing"): one customer per account, Checkout for subscriptions
  * and credit purchases, the portal, and the webhook whose events are the only source of plan changes
@@ -327,11 +331,20 @@ export async function releaseSchedule(stripe: Stripe, sub: Pick<Stripe.Subscript
  */
 export class Billing {
   private readonly stripeCalls: RateLimiterPostgres;
+  /**
+   * Stripe events handled at once by this process. Handling a subscription event asks Stripe for the
+   * subscription's latest state inside a transaction (serialised per account by an advisory lock), so
+   * each event in progress holds a database connection for as long as Stripe takes to answer (up to
+   * its timeout, retried). A burst of events, or a slow Stripe, took every connection of the pool, and
+   * every route of every account waited for one (a twenty-fourth probe's reading; billing.test.ts). The others wait here, holding none; Stripe retries any it gave up on.
+   */
+  private readonly eventsAtOnce: pLimit.Limit;
 
   constructor(
     private readonly deps: { orm: MikroORM; stripe: Stripe | null; temporal: TemporalGateway; config: AppConfig; logger: Logger },
   ) {
     this.stripeCalls = postgresLimiter({ knex: deps.orm.em.getKnex() }, 'stripe-calls', STRIPE_CALLS_PER_ACCOUNT.points, STRIPE_CALLS_PER_ACCOUNT.windowSeconds);
+    this.eventsAtOnce = pLimit(stripeEventsAtOnce(deps.config.DATABASE_POOL_MAX));
   }
 
   private stripe(): Stripe {
@@ -778,6 +791,11 @@ export class Billing {
     } catch (err) {
       throw new AppError('INVALID_SIGNATURE', 400, 'The Stripe-Signature header does not match the body.', {}, err);
     }
+    return this.eventsAtOnce(() => this.applyEvent(event));
+  }
+
+  /** One authentic event, handled once (see handleWebhook). */
+  private async applyEvent(event: Stripe.Event): Promise<{ duplicate: boolean }> {
     const em = this.deps.orm.em.fork();
     if (await em.findOne(StripeEventSchema, { id: event.id })) return { duplicate: true };
 

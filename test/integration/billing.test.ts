@@ -2,6 +2,7 @@ import { Client as PgClient } from 'pg';
 import Stripe from 'stripe';
 import { PLAN_PRICES, PLANS } from '../../config/plans';
 import { CreditPurchaseSchema, StripeEventSchema } from '../../db/entities';
+import { stripeEventsAtOnce } from '../../services/billing';
 import { sweepCreditAlerts } from '../../services/credit-alerts';
 import type { StripeStandIn } from '../../scripts/lib/stripe-standin';
 import { accountOf, eventually, ledgerOf, payBuildSubscriptionAs, postEvent, startBillingHarness, WEBHOOK_PATH } from '../support/billing';
@@ -416,6 +417,41 @@ describe('billing with Stripe', () => {
       }
       expect((await delivered).body).toEqual({ received: true, duplicate: false });
       expect((await accountOf(h, id)).plan).toBe('pro');
+    });
+
+    it("handles at most a quarter of the database pool's worth of Stripe events at once: a burst waiting on a slow Stripe leaves the pool to the routes, and every event is then applied once (a twenty-fourth probe: each event holds a connection while Stripe answers)", async () => {
+      const { id, subId, sdk } = await subscribedToBuildEventsHeld();
+      const apiKey = (await h.provision('build')).apiKey;
+      const price = (await sdk.prices.list({ lookup_keys: ['plan_pro'] })).data[0]!;
+      const current = await sdk.subscriptions.retrieve(subId);
+      await sdk.subscriptions.update(subId, { items: [{ id: current.items.data[0]!.id, price: price.id }] });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const [upgrade] = stripe.outbox.splice(0);
+      expect(upgrade?.type).toBe('customer.subscription.updated');
+      // Stripe answers none of the burst's reads of the subscription until released.
+      const burst = h.config.DATABASE_POOL_MAX + 2;
+      const holds = Array.from({ length: burst }, () => stripe.hold('GET', `/v1/subscriptions/${subId}`));
+      const delivered = Array.from({ length: burst }, (_, i) => postEvent(h, { ...upgrade!, id: `${upgrade!.id}_${i}` }, stripe.webhookSecret).then((res) => res));
+      await holds[0]!.arrived;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      try {
+        const listed = await Promise.race([
+          h.http.get('/v1/models').set('X-API-Key', apiKey).then((res) => res.status),
+          new Promise((resolve) => setTimeout(() => resolve('no answer within 10 s'), 10_000)),
+        ]);
+        expect(listed).toBe(200);
+        const [inFlight] = await h.orm.em
+          .fork()
+          .getConnection()
+          .execute<Array<{ n: number }>>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and state <> 'idle' and query ilike '%pg_advisory_xact_lock%'`);
+        expect(inFlight!.n).toBeLessThanOrEqual(stripeEventsAtOnce(h.config.DATABASE_POOL_MAX));
+      } finally {
+        for (const hold of holds) hold.release();
+      }
+      expect((await Promise.all(delivered)).map((res) => res.body)).toEqual(Array.from({ length: burst }, () => ({ received: true, duplicate: false })));
+      expect((await accountOf(h, id)).plan).toBe('pro');
+      // the checkout's move to build, then the upgrade once
+      expect((await ledgerOf(h, id, ['adjustment'])).map((r) => r.reference)).toEqual([`${subId}:build`, `${subId}:pro`]);
     });
 
     it('answers 409 NO_ACTIVE_SUBSCRIPTION to a change or cancellation of a subscription that ended at Stripe with its event lost, and applies what Stripe holds, so that checkout works again (an eighteenth probe: 502 "retry later" on every try until the period ended, and checkout 409 SUBSCRIPTION_EXISTS)', async () => {
