@@ -20,6 +20,7 @@ import { errorHandler, renderError, zodToAppError } from './middleware/errors';
 import { runCommitted } from './middleware/idempotency';
 import { loadSecretBox, type SecretBox } from '../services/webhooks/secrets';
 import { httpMetrics } from './middleware/http-metrics';
+import { answerOptions } from './middleware/options';
 import { refuseNulInUrl, requestId } from './middleware/request-id';
 import { securityHeaders } from './middleware/security-headers';
 import { loggerOf, requestLogger } from './middleware/request-logger';
@@ -317,6 +318,7 @@ export function createApp(appDeps: AppDeps): Koa {
   // Static pages for people, outside the JSON API and its OpenAPI document: the console and /docs.
   app.use(serveConsole(deps.config.CONSOLE_DIR));
   app.use(serveApiReference());
+  app.use(answerOptions());
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -51,15 +51,21 @@ export function serveConsole(dir: string): Middleware {
   };
 
   return async (ctx, next) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    // The service's root is where people land from the start banner's host: the console is theirs.
+    if (ctx.path === '/') {
+      ctx.redirect(CONSOLE_PATH);
+      return;
+    }
     const inConsole = ctx.path === CONSOLE_PATH || ctx.path.startsWith(`${CONSOLE_PATH}/`);
-    if (!inConsole || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    if (!inConsole) return next();
     const list = current();
     const relative = ctx.path.slice(CONSOLE_PATH.length + 1);
     const asset = relative === 'index.html' ? undefined : list.get(relative);
     if (asset) return sendFile(ctx, asset, relative.startsWith('assets/') ? IMMUTABLE : REVALIDATE);
     // A missing file (an old hashed asset after a deployment) is a 404, never the page: a script tag
     // fed HTML would fail in a far more confusing way.
-    if (/\.[^/]+$/.test(relative)) throw notFound('The console file');
+    if (relative !== 'index.html' && /\.[^/]+$/.test(relative)) throw notFound('The console file');
     const index = list.get('index.html');
     if (!index) throw notFound('The console page');
     ctx.set('Content-Security-Policy', CONSOLE_CSP);

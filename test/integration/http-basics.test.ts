@@ -9,6 +9,7 @@ import pino from 'pino';
 import request from 'supertest';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config/env';
+import { ensureConsoleBuilt } from '../../scripts/lib/console-build';
 import { openCallPool } from '../../db/call-pool';
 import { openOrm } from '../../db/orm';
 import { EnginePool } from '../../services/engine-pool';
@@ -241,6 +242,29 @@ describe('HTTP conventions', () => {
   it('answers a wrong method on a known path with 405 METHOD_NOT_ALLOWED', async () => {
     const res = await h.http.put('/v1/engines');
     expectError(res, 405, 'METHOD_NOT_ALLOWED');
+  });
+
+  it('answers OPTIONS on an API path 204 with the methods it allows, no body and Cache-Control: no-store, and OPTIONS on no path 404 (a twenty-fourth probe: 200 text/plain that caches could keep)', async () => {
+    const { apiKey } = await h.provision();
+    const res = await request(h.server).options('/v1/models').set('X-API-Key', apiKey);
+    expect(res.status).toBe(204);
+    expect(res.headers['allow']!.split(/,\s*/).sort()).toEqual(['GET', 'HEAD', 'POST']);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.headers['content-type']).toBeUndefined();
+    expect(res.text).toBe('');
+    expectError(await request(h.server).options('/v1/no-such-route'), 404, 'NOT_FOUND');
+  });
+
+  it('sends people at the service root to the console, and serves the console page under /console/index.html as under /console (a twenty-fourth probe: both were 404)', async () => {
+    const root = await request(h.server).get('/');
+    expect([root.status, root.headers['location']]).toEqual([302, '/console']);
+    expectError(await request(h.server).post('/'), 404, 'NOT_FOUND');
+    await ensureConsoleBuilt(h.config.CONSOLE_DIR);
+    const [page, byName] = [await request(h.server).get('/console'), await request(h.server).get('/console/index.html')];
+    expect([page.status, byName.status]).toEqual([200, 200]);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(byName.text).toBe(page.text);
+    expect(byName.headers['content-type']).toBe(page.headers['content-type']);
   });
 
   it('lists the engines publicly with their per-row credit price', async () => {
