@@ -463,5 +463,35 @@ function forecastAtScale(y: number[], h: number, taus: number[], opts: AutoOptio
     for (let i = 0; i < mean.length; i++) mean[i] = Math.max(0, mean[i]);
     for (const q of quantiles) for (let i = 0; i < q.length; i++) q[i] = Math.max(0, q[i]);
   }
+  quantilesOnThePointsSide(mean, quantiles, taus);
   return { mean, quantiles, models: fits.map((f) => f.name), seasonal };
+}
+
+/**
+ * Puts every quantile on its side of the point forecast (1.8.0), in place, step by step: a quantile
+ * below the 0.5 level that lies above the point is lowered to the point, one above the 0.5 level that
+ * lies below it is raised to it; the 0.5 quantile and every quantile already on its side are kept.
+ * So the point lies between any two quantiles on either side of 0.5 (in particular within
+ * [q_lowest, q_highest] of any request with levels on both sides), and quantiles that were monotone in
+ * level stay monotone (min(q, point) and max(q, point) are monotone, and both sides stay on theirs of
+ * the 0.5 quantile).
+ *
+ * Why: where the point forecast and the quantiles combine different members (quarterly: THieF ARIMA in
+ * the point forecast only; seasonal series of at most NATIVE_SEASONAL_MAX_LENGTH points, e.g. monthly
+ * and short daily: damped-trend ETS in the quantiles only), the point could leave the quantiles, e.g.
+ * lie below its own 0.1 quantile, which users read as a broken forecast (a black-box probe on short
+ * daily series). Where both combine the same members the mean of the members' normal quantiles is
+ * already on its side of the members' mean, so this changes nothing there (yearly, other, long
+ * seasonal series: bit-identical answers). Each quantile depends on its own level only, never on the
+ * other levels requested; among rules of that kind that keep quantiles monotone and change only the
+ * quantiles on the wrong side, moving them onto the point is the only one (a level just beside the
+ * first one kept is arbitrarily close to the point). Shifting the whole set onto the point at every
+ * step raised M1's WQL above statsforecast's (bench/RESULTS.md, 1.8.0).
+ */
+export function quantilesOnThePointsSide(point: number[], quantiles: number[][], taus: number[]): void {
+  taus.forEach((tau, i) => {
+    const q = quantiles[i];
+    if (tau < 0.5) for (let k = 0; k < q.length; k++) q[k] = Math.min(q[k], point[k]);
+    else if (tau > 0.5) for (let k = 0; k < q.length; k++) q[k] = Math.max(q[k], point[k]);
+  });
 }

@@ -13,7 +13,7 @@ export type { Method, Combine, SeasonalMode, Member, Intervals } from './auto';
 
 export const FORECAST_ENGINE = {
   id: 'forecast-auto',
-  version: '1.7.0',
+  version: '1.8.0',
   tasks: ['forecast'] as const,
   creditPricePerPoint: 1,
 };
