@@ -19,6 +19,7 @@ import {
 } from '../config/plans';
 import { AccountSchema, CreditLedgerSchema, CreditPurchaseSchema, StripeEventSchema, type Account, type CreditPurchase, type PurchaseState } from '../db/entities';
 import { lockAccount } from './credits';
+import { oneBillingChangeAtATime } from './billing-change-leases';
 import { execIn } from './webhooks/events';
 import { AppError, notFound } from './errors';
 import { newId } from './ids';
@@ -73,9 +74,14 @@ const planOfLookupKey = (key: string | null | undefined): PaidPlan | null => {
   return match && (PAID_PLANS as readonly string[]).includes(match[1]!) ? (match[1] as PaidPlan) : null;
 };
 
-/** The plan a subscription pays for: its price's lookup_key (`plan_<plan>`). */
+/**
+ * The plan a subscription pays for: its price's lookup_key (`plan_<plan>`), or null (the plan then
+ * stays as it is). Not the subscription's `metadata.plan`: that names the plan of its checkout, which
+ * no later change of price updates, so a price that lost its lookup key (an operator's new price takes
+ * it over) moved a growth customer to the build plan it had checked out with (a twenty-fifth probe).
+ */
 function planOfSubscription(sub: Stripe.Subscription): PaidPlan | null {
-  return planOfLookupKey(sub.items.data[0]?.price.lookup_key) ?? planOfLookupKey(sub.metadata?.plan ? `plan_${sub.metadata.plan}` : null);
+  return planOfLookupKey(sub.items.data[0]?.price.lookup_key);
 }
 
 const idOf = (ref: string | { id: string } | null | undefined): string | null => (ref === null || ref === undefined ? null : typeof ref === 'string' ? ref : ref.id);
@@ -638,6 +644,11 @@ export class Billing {
    * parameters in an update whose payment may stay pending.
    */
   async changePlan(accountId: string, plan: PaidPlan): Promise<SubscriptionState & { pendingPlan: PaidPlan | null; planChangesAt: Date | null; cancelAtPeriodEnd: boolean }> {
+    return oneBillingChangeAtATime(this.deps.orm.em.fork(), accountId, () => this.changePlanAlone(accountId, plan));
+  }
+
+  /** changePlan, the account's only change of its subscription in progress. */
+  private async changePlanAlone(accountId: string, plan: PaidPlan): Promise<SubscriptionState & { pendingPlan: PaidPlan | null; planChangesAt: Date | null; cancelAtPeriodEnd: boolean }> {
     const account = await this.account(accountId);
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
     if (account.plan === plan && !account.subscriptionCancelAtPeriodEnd && account.pendingPlan === null) {
@@ -649,12 +660,13 @@ export class Billing {
     if (current.cancel_at_period_end) {
       current = await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: false }));
     }
-    const answer = async (pendingPlan: PaidPlan | null, planChangesAt: Date | null) => ({
-      ...(await this.subscription(accountId)),
-      pendingPlan,
-      planChangesAt,
-      cancelAtPeriodEnd: current.cancel_at_period_end,
-    });
+    const answer = async (pendingPlan: PaidPlan | null, planChangesAt: Date | null) => {
+      const state = await this.subscription(accountId);
+      // An upgrade whose event was handled before this answer is no longer waiting (a twenty-fifth
+      // probe's answer showed pending_plan equal to plan).
+      const waiting = pendingPlan !== null && state.account.plan !== pendingPlan ? pendingPlan : null;
+      return { ...state, pendingPlan: waiting, planChangesAt: waiting ? planChangesAt : null, cancelAtPeriodEnd: current.cancel_at_period_end };
+    };
     // The plan Stripe bills now (the account's may lag behind an event on its way).
     const from = planOfSubscription(current) ?? account.plan;
     if (from === plan) {
@@ -762,6 +774,11 @@ export class Billing {
    * the cancellation of a subscription a schedule manages); the account falls to free then anyway.
    */
   async cancel(accountId: string): Promise<SubscriptionState & { cancelAtPeriodEnd: boolean; pendingPlan: null; planChangesAt: null }> {
+    return oneBillingChangeAtATime(this.deps.orm.em.fork(), accountId, () => this.cancelAlone(accountId));
+  }
+
+  /** cancel, the account's only change of its subscription in progress. */
+  private async cancelAlone(accountId: string): Promise<SubscriptionState & { cancelAtPeriodEnd: boolean; pendingPlan: null; planChangesAt: null }> {
     const account = await this.account(accountId);
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
     const stripe = await this.stripeFor(accountId);
@@ -769,6 +786,13 @@ export class Billing {
     const current = await this.billingSubscription(stripe, accountId, subscriptionId);
     const released = await releaseSchedule(stripe, current);
     const updated = await callStripe(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true }));
+    // Stored now, not only by its event: a PATCH made before the event came read the subscription as
+    // going on, answered so without asking Stripe, and the subscription ended with its period (a
+    // twenty-fifth probe). The event, which reads Stripe's latest state, stores the same.
+    await this.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update accounts set subscription_cancel_at_period_end = ? where id = ? and subscription_id = ?`, [updated.cancel_at_period_end, accountId, subscriptionId]);
     if (released) await this.syncSubscription(stripe, accountId, subscriptionId);
     return { ...(await this.subscription(accountId)), cancelAtPeriodEnd: updated.cancel_at_period_end, pendingPlan: null, planChangesAt: null };
   }
@@ -1042,6 +1066,15 @@ async function applySubscription(tx: EntityManager, stripe: Stripe, logger: Logg
     account.pendingPlanAt = live ? (pending?.at ?? null) : null;
     if (!account.stripeCustomerId && customerId) account.stripeCustomerId = customerId;
   };
+  // The account was found by the customer the event named; Stripe's own reading names the owner. A
+  // subscription of another customer is not this account's to adopt or cancel as a second one (a
+  // twenty-fifth probe's forged event, signed with the webhook secret, gave one account another's
+  // plan and had another's subscription cancelled); the account's own, whose customer was replaced,
+  // still is.
+  if (account.stripeCustomerId && customerId && customerId !== account.stripeCustomerId && account.subscriptionId !== sub.id) {
+    logger.warn({ accountId: account.id, subscriptionId: sub.id, customerId }, "a Stripe subscription of another customer than the account's: ignored");
+    return;
+  }
   if (LIVE_STATUSES.has(sub.status) && (account.plan === 'contract' || (await isSecondSubscription(stripe, account, sub)))) {
     // Two Checkout Sessions paid (or a subscription made outside the service), or a subscription of an
     // account on a contract (a page opened before the contract): the account keeps the plan it has,

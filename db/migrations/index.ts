@@ -21,6 +21,7 @@ import { Migration20261129180000_closed_allowances } from './Migration2026112918
 import { Migration20261129190000_key_rotated_by } from './Migration20261129190000_key_rotated_by';
 import { Migration20261129193000_webhook_attempt_slots } from './Migration20261129193000_webhook_attempt_slots';
 import { Migration20261129200000_pending_plan } from './Migration20261129200000_pending_plan';
+import { Migration20261129210000_billing_change_leases } from './Migration20261129210000_billing_change_leases';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -49,4 +50,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261129190000_key_rotated_by', class: Migration20261129190000_key_rotated_by },
   { name: 'Migration20261129193000_webhook_attempt_slots', class: Migration20261129193000_webhook_attempt_slots },
   { name: 'Migration20261129200000_pending_plan', class: Migration20261129200000_pending_plan },
+  { name: 'Migration20261129210000_billing_change_leases', class: Migration20261129210000_billing_change_leases },
 ];

@@ -131,7 +131,8 @@ describe('billing: a downgrade at the end of the period', () => {
 
     const up = await patch('growth');
     expect(up.status).toBe(200);
-    expect(up.body).toEqual(expect.objectContaining({ pending_plan: 'growth', plan_changes_at: null }));
+    // growth waits for Stripe's confirmation, unless its event was handled before the answer was made
+    expect([up.body.plan, up.body.pending_plan, up.body.plan_changes_at]).toEqual(up.body.plan === 'growth' ? ['growth', null, null] : ['pro', 'growth', null]);
     const growth = await eventually(sub, (r) => r.body.plan === 'growth');
     expect(growth.body).toEqual(expect.objectContaining({ pending_plan: null, plan_changes_at: null, monthly_allowance: 1_000_000, allowance_remaining: 1_000_000 }));
     expect(schedulesOf(subId).map((s) => s.status)).toEqual(['released']);
@@ -213,5 +214,50 @@ describe('billing: a downgrade at the end of the period', () => {
     for (const e of held) expect((await postEvent(h, e, stripe.webhookSecret)).body).toEqual({ received: true, duplicate: true });
     expect((await sub()).body).toEqual(expect.objectContaining({ plan: 'build', pending_plan: null, plan_changes_at: null, monthly_allowance: 20_000 }));
     expect((await ledgerOf(h, id, ['adjustment'])).map((r) => r.reference)).toEqual([`${subId}:pro`, `${subId}:build`]);
+  });
+  it('runs one change of a subscription at a time: a PATCH or DELETE sent while another is in progress answers 409 BILLING_CHANGE_IN_PROGRESS and asks Stripe nothing, so a downgrade can never write back a price read before an upgrade (a twenty-fifth probe: 700 USD invoiced and the account put back on pro)', async () => {
+    const { id, subId, patch, adminKey, sub } = await subscribedTo('pro');
+    const proratedBefore = prorationsOf(subId).length;
+    // the downgrade waits on Stripe after reading the subscription
+    const held = stripe.hold('POST', '/v1/subscription_schedules');
+    const downgrade = patch('build').then((r) => r);
+    await held.arrived;
+    const requestsBefore = stripe.requests.length;
+    const racing = [await patch('growth'), await h.http.delete('/v1/billing/subscription').set('X-API-Key', adminKey)];
+    for (const res of racing) {
+      expect(res.status).toBe(409);
+      expect(res.body.message).toBe('BILLING_CHANGE_IN_PROGRESS');
+    }
+    expect(stripe.requests.length).toBe(requestsBefore);
+    held.release();
+    expect((await downgrade).status).toBe(200);
+    await settled();
+    expect(priceOf(subId)).toBe('plan_pro');
+    expect(prorationsOf(subId)).toHaveLength(proratedBefore);
+    expect((await sub()).body).toEqual(expect.objectContaining({ plan: 'pro', pending_plan: 'build', cancel_at_period_end: false }));
+    // the change over, the next one proceeds: the upgrade drops the downgrade and is billed once
+    const upgraded = await patch('growth');
+    expect(upgraded.status).toBe(200);
+    expect(upgraded.body.pending_plan === null || upgraded.body.pending_plan !== upgraded.body.plan).toBe(true);
+    await settled();
+    expect((await accountOf(h, id)).plan).toBe('growth');
+    expect(prorationsOf(subId).map((p) => p.periodRestarted)).toEqual([...prorationsOf(subId).slice(0, proratedBefore).map((p) => p.periodRestarted), true]);
+  });
+
+  it("stores a cancellation when Stripe answers it, so that choosing the plan again before the cancellation's event comes undoes it at Stripe (a twenty-fifth probe: the PATCH answered cancel_at_period_end false without asking Stripe, and the subscription ended)", async () => {
+    const { id, subId, patch, adminKey } = await subscribedTo('pro');
+    stripe.autoDeliver = false;
+    const cancelled = await h.http.delete('/v1/billing/subscription').set('X-API-Key', adminKey);
+    expect(cancelled.body.cancel_at_period_end).toBe(true);
+    expect((await accountOf(h, id)).subscriptionCancelAtPeriodEnd).toBe(true);
+    const kept = await patch('pro');
+    expect(kept.status).toBe(200);
+    expect(kept.body.cancel_at_period_end).toBe(false);
+    expect(stripe.subscriptions.get(subId)!.cancel_at_period_end).toBe(false);
+    // the events, late and in any order, end on Stripe's state: the subscription goes on
+    stripe.autoDeliver = true;
+    await stripe.flush();
+    await settled();
+    expect((await accountOf(h, id)).subscriptionCancelAtPeriodEnd).toBe(false);
   });
 });

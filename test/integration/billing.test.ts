@@ -419,6 +419,34 @@ describe('billing with Stripe', () => {
       expect((await accountOf(h, id)).plan).toBe('pro');
     });
 
+    it("keeps the plan when the subscription's price has no plan_<plan> lookup key, instead of reading the checkout's plan from its metadata (a twenty-fifth probe: a growth customer whose price lost its key was moved to the build it had checked out with)", async () => {
+      const { id, subId, adminKey } = await subscribedToBuild();
+      const up = await h.http.patch('/v1/billing/subscription').set('X-API-Key', adminKey).send({ plan: 'growth' });
+      expect(up.status).toBe(200);
+      await eventually(() => accountOf(h, id), (a) => a.plan === 'growth');
+      // the operator's new growth price took the lookup key over: the subscription's price has none
+      const item = (stripe.subscriptions.get(subId)!.items as { data: Array<{ price: Record<string, unknown> }> }).data[0]!;
+      item.price = { ...item.price, lookup_key: null };
+      expect((stripe.subscriptions.get(subId)!.metadata as { plan: string }).plan).toBe('build');
+      await stripe.setSubscriptionStatus(subId, 'past_due');
+      const after = await eventually(() => accountOf(h, id), (a) => a.subscriptionStatus === 'past_due');
+      expect([after.plan, after.monthlyAllowance]).toEqual(['growth', PLANS.growth.monthlyAllowance]);
+    });
+
+    it("ignores a subscription event whose subscription Stripe says is another customer's: the account the event named neither adopts it nor cancels it as a second subscription (a twenty-fifth probe's forged events)", async () => {
+      const owner = await subscribedToBuild();
+      const other = await subscribedToBuild();
+      const otherBefore = await accountOf(h, other.id);
+      const event = structuredClone(stripe.events.filter((e) => e.type.startsWith('customer.subscription.') && (e.data.object as { id: string }).id === owner.subId).at(-1)!);
+      (event as { id: string }).id = `evt_forged_${owner.subId}`;
+      (event.data.object as { customer: string }).customer = otherBefore.stripeCustomerId!;
+      expect((await postEvent(h, event, stripe.webhookSecret)).body).toEqual({ received: true, duplicate: false });
+      const otherAfter = await accountOf(h, other.id);
+      expect([otherAfter.plan, otherAfter.subscriptionId, otherAfter.monthlyAllowance]).toEqual([otherBefore.plan, otherBefore.subscriptionId, otherBefore.monthlyAllowance]);
+      expect(stripe.subscriptions.get(owner.subId)!.status).toBe('active');
+      expect((await accountOf(h, owner.id)).plan).toBe('build');
+    });
+
     it("handles at most a quarter of the database pool's worth of Stripe events at once: a burst waiting on a slow Stripe leaves the pool to the routes, and every event is then applied once (a twenty-fourth probe: each event holds a connection while Stripe answers)", async () => {
       const { id, subId, sdk } = await subscribedToBuildEventsHeld();
       const apiKey = (await h.provision('build')).apiKey;
@@ -505,7 +533,9 @@ describe('billing with Stripe', () => {
       await eventually(sub, (r) => r.body.cancel_at_period_end === true);
       const upgrade = await h.http.patch('/v1/billing/subscription').set('X-API-Key', account.adminKey).send({ plan: 'pro' });
       expect(upgrade.status).toBe(200);
-      expect(upgrade.body).toEqual(expect.objectContaining({ pending_plan: 'pro', cancel_at_period_end: false }));
+      expect(upgrade.body.cancel_at_period_end).toBe(false);
+      // pro waits for Stripe's confirmation, unless its event was handled before the answer was made
+      expect([upgrade.body.plan, upgrade.body.pending_plan]).toEqual(upgrade.body.plan === 'pro' ? ['pro', null] : ['build', 'pro']);
       await eventually(sub, (r) => r.body.plan === 'pro' && r.body.cancel_at_period_end === false);
       await stripe.endPeriod(subId);
       await new Promise((resolve) => setTimeout(resolve, 300));
