@@ -46,6 +46,17 @@ describe('billing with Stripe', () => {
     return { id, subId, sdk, adminKey };
   }
 
+  /** The subscription moved to pro at Stripe (as from the portal): its event, held back. */
+  async function upgradedToProEventHeld(sdk: Stripe, subId: string): Promise<Stripe.Event> {
+    const price = (await sdk.prices.list({ lookup_keys: ['plan_pro'] })).data[0]!;
+    const current = await sdk.subscriptions.retrieve(subId);
+    await sdk.subscriptions.update(subId, { items: [{ id: current.items.data[0]!.id, price: price.id }] });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const [upgrade] = stripe.outbox.splice(0);
+    expect(upgrade?.type).toBe('customer.subscription.updated');
+    return upgrade!;
+  }
+
   /** A free account subscribed to build through Checkout, its subscription's events delivered. */
   async function subscribedToBuild() {
     const account = await h.provision('free');
@@ -394,14 +405,9 @@ describe('billing with Stripe', () => {
 
     it("does not hold the account's row while a subscription event waits for Stripe's answer (paid calls, which lock it, go on)", async () => {
       const { id, subId, sdk } = await subscribedToBuildEventsHeld();
-      const price = (await sdk.prices.list({ lookup_keys: ['plan_pro'] })).data[0]!;
-      const current = await sdk.subscriptions.retrieve(subId);
-      await sdk.subscriptions.update(subId, { items: [{ id: current.items.data[0]!.id, price: price.id }] });
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const [upgrade] = stripe.outbox.splice(0);
-      expect(upgrade?.type).toBe('customer.subscription.updated');
+      const upgrade = await upgradedToProEventHeld(sdk, subId);
       const held = stripe.hold('GET', `/v1/subscriptions/${subId}`);
-      const delivered = postEvent(h, upgrade!, stripe.webhookSecret).then((res) => res);
+      const delivered = postEvent(h, upgrade, stripe.webhookSecret).then((res) => res);
       await held.arrived;
       const other = new PgClient({ connectionString: h.config.DATABASE_URL });
       await other.connect();
@@ -450,16 +456,11 @@ describe('billing with Stripe', () => {
     it("handles at most a quarter of the database pool's worth of Stripe events at once: a burst waiting on a slow Stripe leaves the pool to the routes, and every event is then applied once (a twenty-fourth probe: each event holds a connection while Stripe answers)", async () => {
       const { id, subId, sdk } = await subscribedToBuildEventsHeld();
       const apiKey = (await h.provision('build')).apiKey;
-      const price = (await sdk.prices.list({ lookup_keys: ['plan_pro'] })).data[0]!;
-      const current = await sdk.subscriptions.retrieve(subId);
-      await sdk.subscriptions.update(subId, { items: [{ id: current.items.data[0]!.id, price: price.id }] });
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const [upgrade] = stripe.outbox.splice(0);
-      expect(upgrade?.type).toBe('customer.subscription.updated');
+      const upgrade = await upgradedToProEventHeld(sdk, subId);
       // Stripe answers none of the burst's reads of the subscription until released.
       const burst = h.config.DATABASE_POOL_MAX + 2;
       const holds = Array.from({ length: burst }, () => stripe.hold('GET', `/v1/subscriptions/${subId}`));
-      const delivered = Array.from({ length: burst }, (_, i) => postEvent(h, { ...upgrade!, id: `${upgrade!.id}_${i}` }, stripe.webhookSecret).then((res) => res));
+      const delivered = Array.from({ length: burst }, (_, i) => postEvent(h, { ...upgrade, id: `${upgrade.id}_${i}` }, stripe.webhookSecret).then((res) => res));
       await holds[0]!.arrived;
       await new Promise((resolve) => setTimeout(resolve, 500));
       try {
