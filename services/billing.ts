@@ -23,7 +23,7 @@ import { oneBillingChangeAtATime } from './billing-change-leases';
 import { execIn } from './webhooks/events';
 import { AppError, notFound } from './errors';
 import { newId } from './ids';
-import { billingUnavailable, callStripe, fromStripe, isInvalidRequest, isResourceMissing, type Stripe } from './stripe';
+import { billingUnavailable, callStripe, fromStripe, isAlreadyRefunded, isInvalidRequest, isResourceMissing, type Stripe } from './stripe';
 import { postgresLimiter, RateLimited } from './rate-limits';
 import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { TemporalGateway } from './temporal/gateway';
@@ -848,9 +848,14 @@ export class Billing {
           if (purchaseId && outcome) {
             if (await this.purchaseOfLiveAccount(em, purchaseId)) {
               await this.deps.temporal.signalPurchase(purchaseId, { outcome, eventId: event.id }, this.purchaseWaitMs());
+            } else if (outcome === 'settled' && paymentIntent && (await this.purchaseOfDeletedAccount(em, purchaseId, session.metadata?.account_id ?? null))) {
+              // Paid in the moment its account's deletion closed the payment pages: no account to credit,
+              // so the money goes back (it was left to whoever read a warning; a twenty-fifth probe).
+              await this.refundUncredited(paymentIntent, purchaseId);
+              this.deps.logger.warn({ purchaseId, sessionId: session.id, eventId: event.id }, 'Stripe payment for a purchase of a deleted account: refunded, not credited');
             } else if (outcome === 'settled') {
-              // Paid in the moment its account's deletion closed the payment pages: Stripe holds the payment to refund.
-              this.deps.logger.warn({ purchaseId, sessionId: session.id, eventId: event.id }, 'Stripe payment for a purchase of a deleted account: not credited');
+              // Not a purchase of this service's (another deployment or product on the same Stripe account): not ours to refund.
+              this.deps.logger.warn({ purchaseId, sessionId: session.id, eventId: event.id }, 'Stripe payment for a purchase this service does not know: ignored');
             }
           }
           return { duplicate: !(await em.transactional((tx) => recordEvent(tx, event))) };
@@ -946,6 +951,32 @@ export class Billing {
    * Session is made, so an event of the session without it is one of an erased account: the deletion
    * cancelled its workflow, which a signal-with-start would start again for nothing.
    */
+  /** Whether the purchase is of an account deleted since (still stored, or erased). */
+  private async purchaseOfDeletedAccount(em: EntityManager, purchaseId: string, accountId: string | null): Promise<boolean> {
+    const rows = await em.execute<Array<{ id: string }>>(
+      `select p.id from credit_purchases p join accounts a on a.id = p.account_id where p.id = ? and a.deleted_at is not null
+       union all select id from erased_accounts where id = ?`,
+      [purchaseId, accountId ?? ''],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Gives back a payment no account was credited for. A failed refund fails the event's delivery,
+   * which Stripe retries; the idempotency key makes a retry within 24 h the same refund, and after
+   * that Stripe's `charge_already_refunded` means it was made.
+   */
+  private async refundUncredited(paymentIntent: string, purchaseId: string): Promise<void> {
+    const stripe = this.stripe();
+    await callStripe(async () => {
+      try {
+        await stripe.refunds.create({ payment_intent: paymentIntent, metadata: { purchase_id: purchaseId } }, { idempotencyKey: `refund-of-deleted-account-purchase-${purchaseId}` });
+      } catch (err) {
+        if (!isAlreadyRefunded(err)) throw err;
+      }
+    });
+  }
+
   private async purchaseOfLiveAccount(em: EntityManager, purchaseId: string): Promise<boolean> {
     const rows = await em.execute<Array<{ id: string }>>(
       `select p.id from credit_purchases p join accounts a on a.id = p.account_id where p.id = ? and a.deleted_at is null`,

@@ -42,6 +42,11 @@ export function isResourceMissing(err: unknown): boolean {
   return err instanceof Stripe.errors.StripeInvalidRequestError && err.statusCode === 404 && err.code === 'resource_missing';
 }
 
+/** Whether Stripe refused a refund because the charge was refunded in full already. */
+export function isAlreadyRefunded(err: unknown): boolean {
+  return err instanceof Stripe.errors.StripeInvalidRequestError && err.code === 'charge_already_refunded';
+}
+
 /** Whether Stripe refused the call's parameters or the object's state (400 `invalid_request_error`, 404 included). */
 export function isInvalidRequest(err: unknown): boolean {
   return err instanceof Stripe.errors.StripeInvalidRequestError;

@@ -42,6 +42,8 @@ export interface StripeStandIn {
   invoices: Array<{ subscription: string; customer: string; amount: number; lookupKey: string; billingReason: 'subscription_cycle'; periodStart: number; periodEnd: number }>;
   /** The charges of paid payment-mode sessions, by id. */
   charges: Map<string, Json>;
+  /** Refunds the service asked for (`POST /v1/refunds`), by id. */
+  refunds: Map<string, Json>;
   disputes: Map<string, Json>;
   /**
    * What a price change of a subscription billed or credited, by Stripe's proration rules: with
@@ -137,6 +139,7 @@ export async function startStripeStandIn(options: { port?: number; host?: string
   const subscriptions = new Map<string, Json>();
   const schedules = new Map<string, Json>();
   const charges = new Map<string, Json>();
+  const refunds = new Map<string, Json>();
   const disputes = new Map<string, Json>();
   const idempotent = new Map<string, { status: number; body: Json }>();
   const holds: Array<{ key: string; arrived: () => void; released: Promise<void> }> = [];
@@ -169,6 +172,7 @@ export async function startStripeStandIn(options: { port?: number; host?: string
     schedules,
     invoices: [],
     charges,
+    refunds,
     disputes,
     prorations: [],
     requests: [],
@@ -764,6 +768,24 @@ export async function startStripeStandIn(options: { port?: number; host?: string
         made.unshift(event('subscription_schedule.updated', schedule));
         after.push(() => deliver(made));
         return scheduleView(schedule, params.expand);
+      }
+      case 'POST /v1/refunds': {
+        // A refund of what is left of a PaymentIntent's charge (or `amount` of it): `charge.refunded` follows.
+        const charge = [...charges.values()].find((c) => c.payment_intent === params.payment_intent);
+        if (!charge) throw missing('payment_intent', String(params.payment_intent));
+        const left = (charge.amount as number) - (charge.amount_refunded as number);
+        if (left === 0) throw new StripeFailure(400, 'invalid_request_error', `Charge ${String(charge.id)} has already been refunded.`, 'charge_already_refunded');
+        const amount = params.amount === undefined ? left : Number(params.amount);
+        if (!(amount > 0) || amount > left) {
+          throw new StripeFailure(400, 'invalid_request_error', `Refund amount (${amount}) is greater than unrefunded amount on charge (${left}).`, 'amount_too_large', 'amount');
+        }
+        const refund: Json = { id: id('re'), object: 'refund', amount, charge: charge.id, payment_intent: charge.payment_intent, currency: charge.currency, status: 'succeeded', metadata: params.metadata ?? {}, created: now() };
+        refunds.set(refund.id as string, refund);
+        charge.amount_refunded = (charge.amount_refunded as number) + amount;
+        charge.refunded = charge.amount_refunded === charge.amount;
+        const made = [event('charge.refunded', charge)];
+        after.push(() => deliver(made));
+        return refund;
       }
       case 'POST /v1/subscription_schedules/:id/release': {
         const schedule = scheduleOf(target);

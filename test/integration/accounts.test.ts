@@ -420,6 +420,36 @@ describe('account deletion with billing', () => {
     }
   });
 
+  test("refunds a credit purchase paid in the moment its account was deleted, whose payment's events arrive after the erasure, once however often they come (a twenty-fifth probe: neither credited nor refunded)", async () => {
+    const session = await signInByMail(b);
+    await b.orm.em.fork().execute(`update accounts set plan = 'build' where id = ?`, [session.accountId]);
+    const purchase = await b.http.post('/v1/billing/credits').set(as(session)).send({ units: 100 });
+    expect(purchase.status).toBe(200);
+    const sessionId = purchase.body.checkout_session_id as string;
+    // paid just before the deletion closed the page; its events held back until after the erasure
+    stripe.autoDeliver = false;
+    try {
+      await stripe.completeCheckout(sessionId);
+      expect((await b.http.delete('/v1/auth/me').set(as(session)).send({ email: session.email })).status).toBe(204);
+      await b.client.workflow.getHandle(workflowIds.deleteAccount(session.accountId)).result();
+    } finally {
+      stripe.autoDeliver = true;
+    }
+    const paymentIntent = stripe.sessions.get(sessionId)!.payment_intent as string;
+    const charge = () => [...stripe.charges.values()].find((c) => c.payment_intent === paymentIntent)!;
+    const refundsOf = () => [...stripe.refunds.values()].filter((r) => r.payment_intent === paymentIntent);
+    expect(charge().amount_refunded).toBe(0);
+    const late = stripe.outbox.splice(0);
+    expect(late.map((e) => e.type)).toContain('checkout.session.completed');
+    for (const e of late) expect(await stripe.send(e)).toBe(200);
+    expect(refundsOf()).toEqual([expect.objectContaining({ amount: charge().amount, status: 'succeeded', metadata: { purchase_id: purchase.body.id } })]);
+    expect(charge().amount_refunded).toBe(charge().amount);
+    // delivered again, and again under a new id (as after Stripe's 24 hours of idempotency): one refund
+    for (const e of late) expect(await stripe.send(e)).toBe(200);
+    for (const e of late) expect(await stripe.send({ ...e, id: `${e.id}_again` })).toBe(200);
+    expect(refundsOf()).toHaveLength(1);
+  });
+
   test("ends with its period a subscription whose downgrade waits for the period's end: its schedule is released first (Stripe refuses to change a scheduled subscription's cancellation, and the erasure would retry for ever)", async () => {
     const session = await signInByMail(b);
     const checkout = await b.http.post('/v1/billing/checkout').set(as(session)).send({ plan: 'pro' });
