@@ -132,13 +132,21 @@ export async function strandedIntegrations(em: EntityManager, olderThan: Date, n
  */
 export async function scoredFeatures(em: EntityManager, modelId: string, requestIds: string[]): Promise<Array<{ id: string; features: Row }>> {
   if (requestIds.length === 0) return [];
+  // Each call's features (one json array, stored out of line, whose rows' key order is kept) are read
+  // and walked once, not once per request_id: `->` on the stored json read and parsed the whole array
+  // again for each, so 10,000 outcomes of one 10,000-row call took 18 s (a twenty-sixth probe).
   return em.getConnection().execute<Array<{ id: string; features: Row }>>(
-    `select r.id, c.features -> (prediction_position(r.id) - c.first_index) as features
-       from unnest(array[?]::text[]) as r(id)
-       join prediction_calls c on c.id = left(r.id, ${RUN_STEM_LENGTH})
-      where c.model_id = ? and r.id ~ ?
-        and prediction_position(r.id) - c.first_index between 0 and c.row_count - 1`,
-    [requestIds, modelId, idPattern('request')],
+    `with r as materialized (
+       select r.id, left(r.id, ${RUN_STEM_LENGTH}) as call_id, prediction_position(r.id) as pos
+         from unnest(array[?]::text[]) as r(id) where r.id ~ ?
+     ),
+     e as materialized (
+       select c.id as call_id, c.first_index + x.n - 1 as pos, x.value as features
+         from prediction_calls c, lateral json_array_elements(c.features) with ordinality as x(value, n)
+        where c.id in (select call_id from r) and c.model_id = ?
+     )
+     select r.id, e.features from r join e on e.call_id = r.call_id and e.pos = r.pos`,
+    [requestIds, idPattern('request'), modelId],
     'all',
     em.getTransactionContext(),
   );
