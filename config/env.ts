@@ -114,10 +114,12 @@ const envSchema = z.object({
    */
   WEBHOOK_ATTEMPTS_PER_WORKER: z.coerce.number().int().min(1).max(1000).default(100),
   /**
-   * Attempts of one workspace in flight at once, across every worker: one workspace's receivers that
-   * never answer then hold at most this many of the workers' attempts, not all of them.
+   * Attempts of one account in flight at once, across every worker: its receivers that never answer
+   * then hold at most this many of the workers' attempts, not all of them.
    */
-  WEBHOOK_ATTEMPTS_PER_WORKSPACE: z.coerce.number().int().min(1).max(1000).default(10),
+  WEBHOOK_ATTEMPTS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1000).default(20),
+  /** Attempts of one endpoint in flight at once (within its account's): a hanging endpoint leaves the others the rest. */
+  WEBHOOK_ATTEMPTS_PER_ENDPOINT: z.coerce.number().int().min(1).max(1000).default(5),
   /** How often each worker looks for committed deliveries whose workflow has not started yet. */
   WEBHOOK_RELAY_EVERY_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   /** How often the Schedule looks for models going stale (model.stale). */

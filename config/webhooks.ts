@@ -39,11 +39,14 @@ export const WEBHOOKS = {
   /** What an attempt's activity may take beyond its HTTP bound for its database work (its start-to-close margin). */
   attemptMarginMs: 15_000,
   /**
-   * The wait before a delivery tries again for a slot when its workspace's attempts in flight are at
-   * their bound (services/webhooks/attempt-slots.ts), doubling at each refusal up to the attempt's
-   * timeout, within which some slot frees; no attempt is recorded for a refusal.
+   * The wait before a delivery tries again for a slot when its account's or endpoint's attempts in
+   * flight are at their bound (services/webhooks/attempt-slots.ts), doubling at each refusal up to
+   * maxBusyWaitMs; no attempt is recorded for a refusal. Each refusal is an activity and a timer in
+   * the delivery's history: a backlog of hundreds of waiting deliveries asking every 15 s kept the
+   * Temporal server at half a core (a twenty-sixth probe); asking at most once a minute is a quarter.
    */
   firstBusyWaitMs: 1_000,
+  maxBusyWaitMs: 60_000,
 } as const;
 
 /** model.stale: a serving model that keeps predicting with no outcome reported for this long. */

@@ -46,11 +46,11 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<{ ou
     if (wait > 0) await sleep(wait);
     const attempt = { deliveryId: input.deliveryId, number: i + 1, lastAttempt: i === input.delaysMs.length - 1 };
     let result = await attemptDelivery(attempt);
-    // Every slot of the workspace was taken (services/webhooks/attempt-slots.ts): nothing was sent or
-    // recorded, and the same attempt is made again once one may have freed, the waits doubling up to
-    // the attempt's timeout. Histories from before never hold a `busy` answer, so they replay as they ran.
+    // Every slot of the account or the endpoint was taken (services/webhooks/attempt-slots.ts): nothing
+    // was sent or recorded, and the same attempt is made again later, the waits doubling up to a minute.
+    // Histories from before never hold a `busy` answer, so they replay as they ran.
     for (let refusals = 0; result.outcome === 'busy'; refusals += 1) {
-      await sleep(jittered(Math.min(WEBHOOKS.firstBusyWaitMs * 2 ** refusals, input.attemptTimeoutMs), input.deliveryId, -(refusals + 1)));
+      await sleep(jittered(Math.min(WEBHOOKS.firstBusyWaitMs * 2 ** refusals, WEBHOOKS.maxBusyWaitMs), input.deliveryId, -(refusals + 1)));
       result = await attemptDelivery(attempt);
     }
     if (result.outcome !== 'retry') return { outcome: result.outcome, attempts: i + 1 };

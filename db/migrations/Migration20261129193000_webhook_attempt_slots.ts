@@ -1,19 +1,20 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Slots of a workspace's webhook attempts in flight (services/webhooks/attempt-slots.ts): at most
- * WEBHOOK_ATTEMPTS_PER_WORKSPACE rows live per workspace, each leased by one delivery's attempt until
- * it ends or its lease runs out (a worker lost mid-attempt). A slot is reused in place, so the table
- * holds at most that many rows per workspace and needs no sweep.
+ * Slots of webhook attempts in flight (services/webhooks/attempt-slots.ts), by scope: an account's
+ * (`account:<id>`) and an endpoint's (`endpoint:<id>`). Each slot row is leased by one delivery's
+ * attempt until it ends (the row deleted) or its lease runs out (a worker lost mid-attempt); a slot is
+ * reused in place. Rows go with their account.
  */
 export class Migration20261129193000_webhook_attempt_slots extends Migration {
   override async up(): Promise<void> {
     this.addSql(
-      `create table "webhook_attempt_slots" ("workspace_id" varchar(40) not null, "slot" smallint not null, "delivery_id" varchar(40) not null, "expires_at" timestamptz not null, constraint "webhook_attempt_slots_pkey" primary key ("workspace_id", "slot"));`,
+      `create table "webhook_attempt_slots" ("scope" varchar(80) not null, "slot" smallint not null, "account_id" varchar(40) not null, "delivery_id" varchar(40) not null, "expires_at" timestamptz not null, constraint "webhook_attempt_slots_pkey" primary key ("scope", "slot"));`,
     );
     this.addSql(
-      `alter table "webhook_attempt_slots" add constraint "webhook_attempt_slots_workspace_id_foreign" foreign key ("workspace_id") references "workspaces" ("id") on update cascade on delete cascade;`,
+      `alter table "webhook_attempt_slots" add constraint "webhook_attempt_slots_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on update cascade on delete cascade;`,
     );
+    this.addSql(`create index "webhook_attempt_slots_account_id_index" on "webhook_attempt_slots" ("account_id");`);
   }
 
   override async down(): Promise<void> {

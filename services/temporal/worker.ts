@@ -115,7 +115,7 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
   });
   // Webhook delivery attempts on their own queue and slots (workflows/webhook-delivery.ts): a receiver
   // that never answers holds an attempt for its whole timeout, and must not hold the slots above; one
-  // workspace holds at most WEBHOOK_ATTEMPTS_PER_WORKSPACE of these (services/webhooks/attempt-slots.ts).
+  // account holds at most WEBHOOK_ATTEMPTS_PER_ACCOUNT of these (services/webhooks/attempt-slots.ts).
   const deliveries = await Worker.create({
     ...shared,
     taskQueue: deliveryTaskQueue(deps.taskQueue),

@@ -1,10 +1,11 @@
 import http from 'node:http';
 import https from 'node:https';
+import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Webhook } from 'standardwebhooks';
 import { WEBHOOKS } from '../../config/webhooks';
 import { storableText } from '../json';
-import { claimAttemptSlot, releaseAttemptSlot } from './attempt-slots';
+import { claimAttemptSlots, releaseAttemptSlots, type AttemptBounds } from './attempt-slots';
 import { execIn } from './events';
 import type { SecretBox } from './secrets';
 import { attemptAgent, schemeAllowed, type TargetPolicy } from './targets';
@@ -13,8 +14,8 @@ export interface DeliverySettings {
   box: SecretBox;
   policy: TargetPolicy;
   timeoutMs: number;
-  /** Attempts of one workspace in flight at once, across every worker (services/webhooks/attempt-slots.ts). */
-  attemptsPerWorkspace: number;
+  /** Attempts of one account, and of one endpoint, in flight at once across every worker (services/webhooks/attempt-slots.ts). */
+  attemptsInFlight: AttemptBounds;
 }
 
 export interface AttemptRequest {
@@ -28,8 +29,8 @@ export interface AttemptRequest {
 
 export interface AttemptResult {
   /**
-   * `retry`: the workflow waits and tries again; `busy`: nothing was sent, every slot of the workspace
-   * being taken, and the workflow makes the same attempt a little later; anything else ends the delivery.
+   * `retry`: the workflow waits and tries again; `busy`: nothing was sent, every slot of the account or
+   * the endpoint being taken, and the workflow makes the same attempt later; anything else ends the delivery.
    */
   outcome: 'succeeded' | 'retry' | 'failed' | 'cancelled' | 'busy';
   /** The wait the receiver asked for (429 or 503 with Retry-After). */
@@ -47,7 +48,7 @@ interface Answer {
 
 interface Target {
   state: string;
-  workspace_id: string;
+  account_id: string;
   event_id: string;
   payload: unknown;
   endpoint_id: string;
@@ -140,8 +141,8 @@ export function signatures(secrets: string[], messageId: string, timestamp: Date
 async function loadTarget(em: EntityManager, deliveryId: string): Promise<Target | undefined> {
   const [row] = await execIn<Target>(
     em,
-    `select d.state, d.event_id, e.payload, p.workspace_id, p.id as endpoint_id, p.url, p.active, p.secret_ciphertext, p.previous_secret_ciphertext, p.previous_secret_expires_at
-       from webhook_deliveries d join webhook_events e on e.id = d.event_id join webhook_endpoints p on p.id = d.endpoint_id
+    `select d.state, d.event_id, e.payload, w.account_id, p.id as endpoint_id, p.url, p.active, p.secret_ciphertext, p.previous_secret_ciphertext, p.previous_secret_expires_at
+       from webhook_deliveries d join webhook_events e on e.id = d.event_id join webhook_endpoints p on p.id = d.endpoint_id join workspaces w on w.id = p.workspace_id
       where d.id = ?`,
     [deliveryId],
   );
@@ -169,12 +170,24 @@ export async function attemptDelivery(em: EntityManager, settings: DeliverySetti
   }
   // The lease outlives the attempt's HTTP bound by the activity's margin, so a worker lost mid-attempt
   // holds its slot no longer than Temporal waits before retrying the attempt.
-  const slot = await claimAttemptSlot(em, target.workspace_id, request.deliveryId, settings.attemptsPerWorkspace, settings.timeoutMs + WEBHOOKS.attemptMarginMs);
-  if (!slot) return { outcome: 'busy', retryAfterMs: null, status: null };
+  const slots = await claimAttemptSlots(
+    em,
+    { accountId: target.account_id, endpointId: target.endpoint_id },
+    request.deliveryId,
+    settings.attemptsInFlight,
+    settings.timeoutMs + WEBHOOKS.attemptMarginMs,
+  );
+  if (!slots) return { outcome: 'busy', retryAfterMs: null, status: null };
   try {
     return await sendAndRecord(em, settings, request, target);
+  } catch (err) {
+    // The endpoint, its workspace or its account was deleted while the attempt was in flight: its
+    // delivery went with it, so there is nothing to record (each such attempt failed, was retried by
+    // Temporal and logged a foreign-key error; a twenty-sixth probe).
+    if (err instanceof ForeignKeyConstraintViolationException) return { outcome: 'cancelled', retryAfterMs: null, status: null };
+    throw err;
   } finally {
-    await releaseAttemptSlot(em, slot);
+    await releaseAttemptSlots(em, slots);
   }
 }
 

@@ -1,10 +1,14 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import { WEBHOOKS } from '../../config/webhooks';
 import { workflowStarts } from '../metrics';
 import { workflowIds } from '../temporal/ids';
 import type { webhookDelivery } from '../../workflows';
+
+/** Workflow starts one relay pass has in flight at once (each a round trip to Temporal). */
+const RELAY_STARTS_AT_ONCE = 8;
 
 export interface RelaySettings {
   everyMs: number;
@@ -51,19 +55,28 @@ export class DeliveryRelay {
     await this.running;
   }
 
-  /** One pass: claims up to 100 undispatched deliveries and starts their workflows. */
+  /**
+   * One pass: claims up to 100 undispatched deliveries, workspace by workspace in turn (each one's
+   * oldest first), and starts their workflows, several at once. First come, first served, one
+   * workspace's 150 test events delayed another account's event by 20 s (a twenty-sixth probe).
+   */
   async dispatch(): Promise<number> {
     const em = this.orm.em.fork();
     const claimed = await em.getConnection().execute<Array<{ id: string; workspace_id: string }>>(
       `update webhook_deliveries set dispatch_claimed_until = now() + make_interval(secs => ?)
         where id in (select id from webhook_deliveries
-                      where dispatched_at is null and (dispatch_claimed_until is null or dispatch_claimed_until < now())
-                      order by created_at limit 100 for update skip locked)
+                      where id in (select id from (select id, created_at, row_number() over (partition by workspace_id order by created_at) as turn
+                                                     from webhook_deliveries
+                                                    where dispatched_at is null and (dispatch_claimed_until is null or dispatch_claimed_until < now())) waiting
+                                    order by turn, created_at limit 100)
+                        and dispatched_at is null and (dispatch_claimed_until is null or dispatch_claimed_until < now())
+                      for update skip locked)
         returning id, workspace_id`,
       [WEBHOOKS.dispatchLeaseMs / 1000],
     );
     const started: string[] = [];
-    for (const { id, workspace_id: workspaceId } of claimed) {
+    const limit = pLimit(RELAY_STARTS_AT_ONCE);
+    await Promise.all(claimed.map(({ id, workspace_id: workspaceId }) => limit(async () => {
       try {
         await this.client.workflow.start<typeof webhookDelivery>('webhookDelivery', {
           taskQueue: this.taskQueue,
@@ -75,11 +88,11 @@ export class DeliveryRelay {
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
           this.logger.warn({ err, deliveryId: id }, 'could not start a webhook delivery; the relay will retry after the lease');
-          continue;
+          return;
         }
       }
       started.push(id);
-    }
+    })));
     if (started.length) {
       await em.getConnection().execute(`update webhook_deliveries set dispatched_at = now() where id in (${started.map(() => '?').join(',')})`, started);
     }

@@ -27,7 +27,7 @@ export function webhookSettings(config: AppConfig): WebhookSettings {
       box: loadSecretBox(config),
       policy: { allowLoopbackHttp: config.WEBHOOKS_ALLOW_LOOPBACK_HTTP },
       timeoutMs,
-      attemptsPerWorkspace: config.WEBHOOK_ATTEMPTS_PER_WORKSPACE,
+      attemptsInFlight: { perAccount: config.WEBHOOK_ATTEMPTS_PER_ACCOUNT, perEndpoint: config.WEBHOOK_ATTEMPTS_PER_ENDPOINT },
     },
     relay: { everyMs: config.WEBHOOK_RELAY_EVERY_MS, delaysMs: config.WEBHOOK_RETRY_DELAYS.split(',').map(durationMs), attemptTimeoutMs: timeoutMs },
     attemptsPerWorker: config.WEBHOOK_ATTEMPTS_PER_WORKER,

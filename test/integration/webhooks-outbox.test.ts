@@ -1,5 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
+import pino from 'pino';
 import { recordEvent } from '../../services/webhooks/events';
+import { DeliveryRelay } from '../../services/webhooks/relay';
+import { webhookSettings } from '../../services/webhooks/settings';
 import { startHarness, type Harness } from '../support/harness';
 import { killProcessGroup, spawnServiceProcess, startInProcessWorker } from '../support/processes';
 import { WebhookReceiver, verify } from '../support/webhook-receiver';
@@ -107,5 +110,20 @@ describe('webhook outbox: no event lost or sent twice when processes die', () =>
     } finally {
       await worker.stop();
     }
+  });
+  it("starts waiting deliveries workspace by workspace in turn: one workspace's 150 leave room in the relay's first pass for another's newer one (a twenty-sixth probe: another account's event waited 20 s behind such a backlog)", async () => {
+    const busy = await h.provision('build');
+    const quiet = await h.provision('build');
+    const hookOf = async (adminKey: string) => (await h.http.post('/v1/webhooks').set('X-API-Key', adminKey).send({ url: receiver.url('/fair') })).body.id as string;
+    const [busyHook, quietHook] = [await hookOf(busy.adminKey), await hookOf(quiet.adminKey)];
+    const em = h.orm.em.fork();
+    const testEvent = (workspaceId: string, endpointId: string, n: number) => ({ workspaceId, type: 'webhook.test' as const, data: { webhook_id: endpointId }, dedupeKey: `test:fair-${endpointId}-${n}`, endpointId });
+    for (let i = 0; i < 150; i += 1) await em.transactional((tx) => recordEvent(tx, testEvent(busy.workspace.id, busyHook, i)));
+    const late = await em.transactional((tx) => recordEvent(tx, testEvent(quiet.workspace.id, quietHook, 0)));
+    // a relay of its own, whose workflows go to a queue no worker polls: only what it starts is looked at
+    const relay = new DeliveryRelay(h.orm, h.client, `${h.taskQueue}-fairness`, webhookSettings(h.config).relay, pino({ level: 'silent' }));
+    expect(await relay.dispatch()).toBe(100);
+    const [row] = await em.getConnection().execute<Array<{ dispatched_at: Date | null }>>(`select dispatched_at from webhook_deliveries where id = ?`, [late!.deliveryIds[0]]);
+    expect(row!.dispatched_at).not.toBeNull();
   });
 });
