@@ -20,7 +20,7 @@ import { errorHandler, renderError, zodToAppError } from './middleware/errors';
 import { runCommitted } from './middleware/idempotency';
 import { loadSecretBox, type SecretBox } from '../services/webhooks/secrets';
 import { httpMetrics } from './middleware/http-metrics';
-import { answerOptions } from './middleware/options';
+import { answerOptions, answerPageMethods } from './middleware/options';
 import { refuseNulInUrl, requestId } from './middleware/request-id';
 import { securityHeaders } from './middleware/security-headers';
 import { loggerOf, requestLogger } from './middleware/request-logger';
@@ -44,8 +44,8 @@ import { geoIpRoutes } from './routes/geoip';
 import { oauthRoutes } from './routes/oauth';
 import { webhookRoutes } from './routes/webhooks';
 import { workspaceRoutes } from './routes/workspaces';
-import { serveConsole } from './static/console';
-import { serveApiReference } from './static/docs';
+import { CONSOLE_PATH, serveConsole } from './static/console';
+import { DOCS_PATH, serveApiReference } from './static/docs';
 import { createAccountServices, type AccountServices } from '../services/auth';
 import { Billing } from '../services/billing';
 import type { MailCatcher } from '../services/mail-catcher';
@@ -316,6 +316,7 @@ export function createApp(appDeps: AppDeps): Koa {
   app.use(errorHandler(deps.logger));
   app.use(refuseNulInUrl());
   // Static pages for people, outside the JSON API and its OpenAPI document: the console and /docs.
+  app.use(answerPageMethods([CONSOLE_PATH, DOCS_PATH]));
   app.use(serveConsole(deps.config.CONSOLE_DIR));
   app.use(serveApiReference());
   app.use(answerOptions());

@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import { AppError } from '../../services/errors';
 
 /**
  * OPTIONS on an API path answers what RFC 9110 asks of it, the methods the path allows in `Allow`, as
@@ -13,5 +14,24 @@ export function answerOptions(): Middleware {
     ctx.status = 204;
     ctx.body = null;
     ctx.set('Cache-Control', 'no-store');
+  };
+}
+
+/**
+ * The pages for people (`/`, the console, the API reference) are read with GET and HEAD only: OPTIONS
+ * answers 204 with that `Allow`, any other method 405 METHOD_NOT_ALLOWED with it, as the API's paths
+ * do. They answered 404 "No route matches" (a twenty-sixth probe).
+ */
+export function answerPageMethods(pagePrefixes: string[]): Middleware {
+  const isPage = (path: string) => path === '/' || pagePrefixes.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+  return async (ctx, next) => {
+    if (ctx.method === 'GET' || ctx.method === 'HEAD' || !isPage(ctx.path)) return next();
+    ctx.set('Allow', 'GET, HEAD');
+    ctx.set('Cache-Control', 'no-store');
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      return;
+    }
+    throw new AppError('METHOD_NOT_ALLOWED', 405, `${ctx.method} is not allowed on ${ctx.path}.`);
   };
 }

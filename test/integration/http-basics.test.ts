@@ -255,10 +255,17 @@ describe('HTTP conventions', () => {
     expectError(await request(h.server).options('/v1/no-such-route'), 404, 'NOT_FOUND');
   });
 
-  it('sends people at the service root to the console, and serves the console page under /console/index.html as under /console (a twenty-fourth probe: both were 404)', async () => {
+  it('sends people at the service root to the console, serves the console page under /console/index.html as under /console (a twenty-fourth probe: both were 404), and answers the pages other methods than GET and HEAD with their Allow', async () => {
     const root = await request(h.server).get('/');
     expect([root.status, root.headers['location']]).toEqual([302, '/console']);
-    expectError(await request(h.server).post('/'), 404, 'NOT_FOUND');
+    // the pages are read only: OPTIONS lists GET and HEAD, another method is 405 (a twenty-sixth probe: 404)
+    for (const path of ['/', '/console', '/console/index.html', '/docs']) {
+      const options = await request(h.server).options(path);
+      expect([options.status, options.headers['allow']]).toEqual([204, 'GET, HEAD']);
+      const posted = await request(h.server).post(path);
+      expectError(posted, 405, 'METHOD_NOT_ALLOWED');
+      expect(posted.headers['allow']).toBe('GET, HEAD');
+    }
     await ensureConsoleBuilt(h.config.CONSOLE_DIR);
     const [page, byName] = [await request(h.server).get('/console'), await request(h.server).get('/console/index.html')];
     expect([page.status, byName.status]).toEqual([200, 200]);
