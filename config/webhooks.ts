@@ -46,6 +46,12 @@ export const WEBHOOKS = {
    * Temporal server at half a core (a twenty-sixth probe); asking at most once a minute is a quarter.
    */
   firstBusyWaitMs: 1_000,
+  /**
+   * Deliveries an endpoint may have waiting (pending) when a test event or a redelivery is asked for:
+   * beyond, 409 TOO_MANY_PENDING_DELIVERIES. A free key could queue 20 test events a second at a
+   * receiver that never answers, each a delivery waiting for a slot (a twenty-sixth probe).
+   */
+  maxPendingForRequestedDeliveries: 100,
   maxBusyWaitMs: 60_000,
 } as const;
 

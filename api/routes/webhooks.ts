@@ -34,6 +34,7 @@ const TAG = 'Webhooks';
 const URL_REFUSED: [number, string] = [400, 'WEBHOOK_URL_NOT_ALLOWED'];
 const NOT_FOUND: [number, string] = [404, 'NOT_FOUND'];
 const INACTIVE: [number, string] = [409, 'WEBHOOK_INACTIVE'];
+const BACKLOGGED: [number, string] = [409, 'TOO_MANY_PENDING_DELIVERIES'];
 
 export function webhookRoutes(deps: { orm: MikroORM; config: AppConfig }): AnyRoute[] {
   const endpointDeps = { box: loadSecretBox(deps.config), policy: { allowLoopbackHttp: deps.config.WEBHOOKS_ALLOW_LOOPBACK_HTTP } };
@@ -136,7 +137,7 @@ export function webhookRoutes(deps: { orm: MikroORM; config: AppConfig }): AnyRo
       idempotent: true,
       params: webhookIdParamsSchema,
       responses: { 202: { description: 'The event is stored and its delivery started; follow it in the deliveries.', schema: webhookTestResultSchema } },
-      errors: [NOT_FOUND, INACTIVE],
+      errors: [NOT_FOUND, INACTIVE, BACKLOGGED],
       async handler(ctx, { params, auth }) {
         const sent = await sendTestEvent(deps.orm.em.fork(), requireAuth(auth).workspaceId, params.id);
         ctx.status = 202;
@@ -167,7 +168,7 @@ export function webhookRoutes(deps: { orm: MikroORM; config: AppConfig }): AnyRo
       idempotent: true,
       params: deliveryParamsSchema,
       responses: { 202: { description: 'The new delivery is started.', schema: redeliveryResultSchema } },
-      errors: [NOT_FOUND, INACTIVE],
+      errors: [NOT_FOUND, INACTIVE, BACKLOGGED],
       async handler(ctx, { params, auth }) {
         const sent = await redeliver(deps.orm.em.fork(), requireAuth(auth).workspaceId, params.id, params.deliveryId);
         ctx.status = 202;

@@ -1,7 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MAX_WEBHOOKS_PER_WORKSPACE } from '../../config/plans';
-import { WEBHOOK_TEST_EVENT, type WebhookEventType } from '../../config/webhooks';
+import { WEBHOOK_TEST_EVENT, WEBHOOKS, type WebhookEventType } from '../../config/webhooks';
 import { WebhookEndpointSchema, WorkspaceSchema, type WebhookEndpoint } from '../../db/entities';
 import { AppError, mapDatabaseError, notFound } from '../errors';
 import { newId } from '../ids';
@@ -150,6 +150,7 @@ export async function sendTestEvent(em: EntityManager, workspaceId: string, id: 
   const endpoint = await getEndpoint(em, workspaceId, id);
   if (!endpoint.active) throw new AppError('WEBHOOK_INACTIVE', 409, 'The webhook is not active; turn it on with PATCH first.');
   return em.transactional(async (tx) => {
+    await refuseBeyondPendingDeliveries(tx, endpoint.id);
     const recorded = await recordEvent(tx, {
       workspaceId,
       type: WEBHOOK_TEST_EVENT,
@@ -221,12 +222,36 @@ export async function redeliver(em: EntityManager, workspaceId: string, endpoint
   if (!endpoint.active) throw new AppError('WEBHOOK_INACTIVE', 409, 'The webhook is not active; turn it on with PATCH first.');
   const id = newId('delivery');
   const first = original.redelivery_of ?? original.id;
-  await execIn(em, `insert into webhook_deliveries (id, event_id, endpoint_id, workspace_id, redelivery_of, created_at) values (?, ?, ?, ?, ?, now())`, [
-    id,
-    original.event_id,
-    endpointId,
-    workspaceId,
-    first,
-  ]);
+  await em.transactional(async (tx) => {
+    await refuseBeyondPendingDeliveries(tx, endpointId);
+    await execIn(tx, `insert into webhook_deliveries (id, event_id, endpoint_id, workspace_id, redelivery_of, created_at) values (?, ?, ?, ?, ?, now())`, [
+      id,
+      original.event_id,
+      endpointId,
+      workspaceId,
+      first,
+    ]);
+  });
   return { deliveryId: id, redeliveryOf: first };
+}
+
+/**
+ * 409 TOO_MANY_PENDING_DELIVERIES when the endpoint already has WEBHOOKS.maxPendingForRequestedDeliveries
+ * deliveries waiting: a test event or a redelivery asked for then would only wait behind them. Counted
+ * under a transaction-scoped lock of the endpoint's requested deliveries, so requests made at once
+ * cannot pass it together.
+ */
+async function refuseBeyondPendingDeliveries(tx: EntityManager, endpointId: string): Promise<void> {
+  await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`webhook-requested-deliveries:${endpointId}`]);
+  const [row] = await execIn<{ n: number }>(tx, `select count(*)::int as n from webhook_deliveries where endpoint_id = ? and state = 'pending'`, [endpointId]);
+  const pending = row?.n ?? 0;
+  const limit = WEBHOOKS.maxPendingForRequestedDeliveries;
+  if (pending >= limit) {
+    throw new AppError(
+      'TOO_MANY_PENDING_DELIVERIES',
+      409,
+      `This webhook has ${pending} deliveries waiting (at most ${limit} before a test event or a redelivery is taken); wait for them, or turn the webhook off and on.`,
+      { limit, pending },
+    );
+  }
 }

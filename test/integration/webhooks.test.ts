@@ -417,6 +417,30 @@ describe('outgoing webhooks', () => {
       expectError(await h.http.post(`/v1/webhooks/${hook.id}/deliveries/dlv_nope/redeliver`).set('X-API-Key', adminKey), 404, 'NOT_FOUND');
     });
 
+    it('refuses a test event or a redelivery with 409 TOO_MANY_PENDING_DELIVERIES while the webhook has 100 deliveries waiting, creating nothing (a twenty-sixth probe queued hundreds at a receiver that never answers)', async () => {
+      const { adminKey, workspace } = await h.provision('build');
+      const hook = await endpoint(adminKey, freshPath());
+      const sent = await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      await settled(adminKey, hook.id);
+      // 100 deliveries of the endpoint waiting (already dispatched: no workflow runs them here)
+      const em = h.orm.em.fork();
+      await em.getConnection().execute(
+        `insert into webhook_deliveries (id, event_id, endpoint_id, workspace_id, redelivery_of, created_at, dispatched_at)
+         select 'dlv_backlog' || lpad(n::text, 3, '0') || ?, ?, ?, ?, ?, now(), now() from generate_series(1, 100) n`,
+        [hook.id.slice(-8), sent.body.event_id, hook.id, workspace.id, sent.body.delivery_id],
+      );
+      const count = async () => (await em.getConnection().execute<Array<{ n: number }>>(`select count(*)::int as n from webhook_deliveries where endpoint_id = ?`, [hook.id]))[0]!.n;
+      const test = await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
+      expectError(test, 409, 'TOO_MANY_PENDING_DELIVERIES');
+      expect(test.body).toEqual(expect.objectContaining({ limit: 100, pending: 100 }));
+      expectError(await h.http.post(`/v1/webhooks/${hook.id}/deliveries/${sent.body.delivery_id}/redeliver`).set('X-API-Key', adminKey), 409, 'TOO_MANY_PENDING_DELIVERIES');
+      expect(await count()).toBe(101);
+      // one of them ends: there is room again
+      await em.getConnection().execute(`update webhook_deliveries set state = 'failed', completed_at = now() where id = (select min(id) from webhook_deliveries where endpoint_id = ? and state = 'pending')`, [hook.id]);
+      expect((await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey)).status).toBe(202);
+      expect(await count()).toBe(102);
+    });
+
     it('prunes finished deliveries (with their attempts) and unreferenced events after 30 days, keeping pending deliveries and events a newer delivery still sends (an eighth probe: the history grew without bound)', async () => {
       const { adminKey } = await h.provision('build');
       const hook = await endpoint(adminKey, freshPath());
