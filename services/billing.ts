@@ -327,6 +327,21 @@ export async function releaseSchedule(stripe: Stripe, sub: Pick<Stripe.Subscript
   });
 }
 
+/**
+ * Whose a Checkout purchase is, in one read: an account that is `live`; one `deleted` since (still
+ * stored, or erased, by the account its session named); or `unknown` (another deployment or product
+ * on the same Stripe account).
+ */
+async function purchaseAccount(em: EntityManager, purchaseId: string, sessionAccountId: string | null): Promise<'live' | 'deleted' | 'unknown'> {
+  const [row] = await em.execute<Array<{ live: boolean }>>(
+    `select a.deleted_at is null as live from credit_purchases p join accounts a on a.id = p.account_id where p.id = ?
+     union all select false from erased_accounts where id = ?
+     limit 1`,
+    [purchaseId, sessionAccountId ?? ''],
+  );
+  return row === undefined ? 'unknown' : row.live ? 'live' : 'deleted';
+}
+
 /** A quarter of the database pool (at least one) for Stripe's events: the rest stays for the routes. */
 export const stripeEventsAtOnce = (poolMax: number): number => Math.max(1, Math.floor(poolMax / 4));
 
@@ -846,9 +861,10 @@ export class Billing {
             await em.execute(`update credit_purchases set payment_intent_id = ? where id = ? and payment_intent_id is null`, [paymentIntent, purchaseId]);
           }
           if (purchaseId && outcome) {
-            if (await this.purchaseOfLiveAccount(em, purchaseId)) {
+            const account = await purchaseAccount(em, purchaseId, session.metadata?.account_id ?? null);
+            if (account === 'live') {
               await this.deps.temporal.signalPurchase(purchaseId, { outcome, eventId: event.id }, this.purchaseWaitMs());
-            } else if (outcome === 'settled' && paymentIntent && (await this.purchaseOfDeletedAccount(em, purchaseId, session.metadata?.account_id ?? null))) {
+            } else if (outcome === 'settled' && paymentIntent && account === 'deleted') {
               // Paid in the moment its account's deletion closed the payment pages: no account to credit,
               // so the money goes back (it was left to whoever read a warning; a twenty-fifth probe).
               await this.refundUncredited(paymentIntent, purchaseId);
@@ -951,16 +967,6 @@ export class Billing {
    * Session is made, so an event of the session without it is one of an erased account: the deletion
    * cancelled its workflow, which a signal-with-start would start again for nothing.
    */
-  /** Whether the purchase is of an account deleted since (still stored, or erased). */
-  private async purchaseOfDeletedAccount(em: EntityManager, purchaseId: string, accountId: string | null): Promise<boolean> {
-    const rows = await em.execute<Array<{ id: string }>>(
-      `select p.id from credit_purchases p join accounts a on a.id = p.account_id where p.id = ? and a.deleted_at is not null
-       union all select id from erased_accounts where id = ?`,
-      [purchaseId, accountId ?? ''],
-    );
-    return rows.length > 0;
-  }
-
   /**
    * Gives back a payment no account was credited for. A failed refund fails the event's delivery,
    * which Stripe retries; the idempotency key makes a retry within 24 h the same refund, and after
@@ -975,14 +981,6 @@ export class Billing {
         if (!isAlreadyRefunded(err)) throw err;
       }
     });
-  }
-
-  private async purchaseOfLiveAccount(em: EntityManager, purchaseId: string): Promise<boolean> {
-    const rows = await em.execute<Array<{ id: string }>>(
-      `select p.id from credit_purchases p join accounts a on a.id = p.account_id where p.id = ? and a.deleted_at is null`,
-      [purchaseId],
-    );
-    return rows.length > 0;
   }
 
   /**
