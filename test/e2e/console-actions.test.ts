@@ -297,7 +297,8 @@ describe('the console under a demanding user', () => {
       await page.getByRole('button', { name: 'Create a workspace' }).click();
       await page.getByRole('status').filter({ hasText: 'Workspace Lab created and selected.' }).waitFor();
       // The workspace list arrives with the profile, just after the answer.
-      await page.waitForFunction(`document.querySelector('#workspace-select')?.selectedOptions[0]?.textContent === 'Lab'`);
+      // A locator, not a string predicate: polling a string needs eval, which the console's CSP refuses.
+      await page.locator('#workspace-select option:checked', { hasText: /^Lab$/ }).waitFor({ state: 'attached' });
 
       await page.getByLabel('Name of this workspace').fill('Laboratory');
       await page.getByRole('button', { name: 'Rename' }).click();
