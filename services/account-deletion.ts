@@ -4,6 +4,7 @@ import { recordClosedAllowance } from './closed-allowances';
 import { AppError, notFound } from './errors';
 import { revokeAllSessions } from './auth/sessions';
 import { hasLiveSubscription, isLiveStatus, releaseSchedule, retrieveSubscription } from './billing';
+import { oneBillingChangeAtATime } from './billing-change-leases';
 import Stripe from 'stripe';
 import { callStripe } from './stripe';
 import type { TemporalGateway } from './temporal/gateway';
@@ -75,15 +76,24 @@ export async function accountWorkflowIds(em: EntityManager, accountId: string): 
  * without a customer, or without Stripe configured. Answers whether a subscription was ended.
  */
 export async function endSubscriptionOf(em: EntityManager, stripe: Stripe | null, accountId: string): Promise<boolean> {
-  const rows = await em.execute<Array<{ stripe_customer_id: string | null; subscription_id: string | null; subscription_status: string | null; subscription_cancel_at_period_end: boolean }>>(
-    `select stripe_customer_id, subscription_id, subscription_status, subscription_cancel_at_period_end from accounts where id = ? and deleted_at is not null`,
+  // After any plan change or cancellation still in progress (a PATCH admitted before the deletion
+  // undoes a cancellation at Stripe first): while one holds the account, this step fails with 409
+  // BILLING_CHANGE_IN_PROGRESS and its workflow retries it.
+  return oneBillingChangeAtATime(em, accountId, () => endSubscriptionAlone(em, stripe, accountId));
+}
+
+async function endSubscriptionAlone(em: EntityManager, stripe: Stripe | null, accountId: string): Promise<boolean> {
+  const rows = await em.execute<Array<{ stripe_customer_id: string | null; subscription_id: string | null; subscription_status: string | null }>>(
+    `select stripe_customer_id, subscription_id, subscription_status from accounts where id = ? and deleted_at is not null`,
     [accountId],
   );
   const account = rows[0];
   // Without Stripe configured no page can be closed (they expire by themselves within a day); the
   // erasure is not held up for it, unlike a live subscription, which would bill on.
   if (account?.stripe_customer_id && stripe) await expireOpenCheckouts(stripe, account.stripe_customer_id);
-  if (!account?.subscription_id || account.subscription_cancel_at_period_end) return false;
+  // The stored cancellation is not trusted: a change that ran just before may have undone it at Stripe
+  // with its event still on the way. Stripe's own state is read below.
+  if (!account?.subscription_id) return false;
   if (!hasLiveSubscription({ subscriptionId: account.subscription_id, subscriptionStatus: account.subscription_status })) return false;
   if (!stripe) throw new AppError('BILLING_UNAVAILABLE', 503, 'Stripe is not configured: the subscription of a deleted account cannot be ended.');
   const subscriptionId = account.subscription_id;

@@ -259,6 +259,13 @@ export async function reconcilePurchase(em: EntityManager, stripe: Stripe | null
   return closePurchase(em.fork(), purchaseId, 'expired', 'reconcile');
 }
 
+/**
+ * A change admitted just before its account's deletion that got the account's billing lease after it:
+ * the deletion ends the subscription with its period, and a change now would undo that (a plan change
+ * first undoes a cancellation at Stripe).
+ */
+const accountDeleted = (): AppError => new AppError('ACCOUNT_DELETED', 409, 'This account was deleted while the call was made; its subscription ends with the period paid and nothing was changed.');
+
 /** Whether moving from `from` to `to` is an upgrade (a larger monthly allowance). */
 const isUpgrade = (from: PlanName, to: PlanName): boolean => (PLANS[to].monthlyAllowance ?? Infinity) > (PLANS[from].monthlyAllowance ?? Infinity);
 
@@ -665,6 +672,7 @@ export class Billing {
   /** changePlan, the account's only change of its subscription in progress. */
   private async changePlanAlone(accountId: string, plan: PaidPlan): Promise<SubscriptionState & { pendingPlan: PaidPlan | null; planChangesAt: Date | null; cancelAtPeriodEnd: boolean }> {
     const account = await this.account(accountId);
+    if (account.deletedAt !== null) throw accountDeleted();
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
     if (account.plan === plan && !account.subscriptionCancelAtPeriodEnd && account.pendingPlan === null) {
       return { ...(await this.subscription(accountId)), pendingPlan: null, planChangesAt: null, cancelAtPeriodEnd: false };
@@ -795,6 +803,7 @@ export class Billing {
   /** cancel, the account's only change of its subscription in progress. */
   private async cancelAlone(accountId: string): Promise<SubscriptionState & { cancelAtPeriodEnd: boolean; pendingPlan: null; planChangesAt: null }> {
     const account = await this.account(accountId);
+    if (account.deletedAt !== null) throw accountDeleted();
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
     const stripe = await this.stripeFor(accountId);
     const subscriptionId = account.subscriptionId;

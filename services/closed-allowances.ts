@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { addressHash } from './address-hash';
 import { currentPeriod } from './credits';
 
 /**
@@ -8,8 +8,6 @@ import { currentPeriod } from './credits';
  * credits each time, about two minutes of sign-in per 1,000 (a twentieth probe). Only a hash of the
  * address is kept, and only until its month ends.
  */
-const addressHash = (email: string): string => createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
-
 /** Records the allowance left by an account being deleted (inside its deletion's transaction). */
 export async function recordClosedAllowance(tx: EntityManager, account: { email: string; allowancePeriod: string; allowanceRemaining: number }, now: Date): Promise<void> {
   // An allowance of a past month would be reset anyway at the next charge: nothing to carry.

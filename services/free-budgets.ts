@@ -1,5 +1,7 @@
+import { LRUCache } from 'lru-cache';
 import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { Pool } from 'pg';
+import { addressHash } from './address-hash';
 import { BACKTEST_POINTS_PER_DAY, FREE_BUDGET_WINDOW_SECONDS, VALIDATIONS_PER_DAY, type PlanName } from '../config/plans';
 import { AppError } from './errors';
 import type { BacktestAnswer } from './backtest-rows';
@@ -10,13 +12,18 @@ type Caller = { accountId: string; plan: PlanName };
 const count = (n: number): string => n.toLocaleString('en-US');
 
 /**
- * A free route's daily budget per account, counted in the shared PostgreSQL counters so that every
+ * A free route's daily budget per account, counted by its address's hash (an account's address never
+ * changes), so that deleting the account and signing up again with the same address does not start a
+ * fresh day (a twenty-sixth probe's follow-up: the month's allowance already followed the address,
+ * services/closed-allowances.ts); counted in the shared PostgreSQL counters so that every
  * API process shares it. A call past a spent budget is refused before its work; otherwise it is
  * counted once its answer is ready, before it is sent, so a refused one tells nothing of it. A refused
  * call is not counted. `A` is the route's answer, whose points a subclass reads.
  */
 abstract class DailyFreeBudget<A> {
   private readonly limiters = new Map<PlanName, RateLimiterPostgres>();
+  /** Account id → its address's hash; an account's address is fixed for its life. */
+  private readonly subjects = new LRUCache<string, string>({ max: 10_000 });
 
   constructor(
     private readonly callPool: Pool,
@@ -41,12 +48,13 @@ abstract class DailyFreeBudget<A> {
     const points = this.pointsOf(answer, caller, limit);
     if (points === 0) return answer;
     const limiter = this.limiterOf(caller.plan);
+    const subject = await this.subjectOf(caller);
     try {
-      await limiter.consume(caller.accountId, points);
+      await limiter.consume(subject, points);
     } catch (err) {
       if (!(err instanceof RateLimiterRes)) throw err;
       // The library counts a refused call too: given back, so that only answered calls count.
-      await limiter.reward(caller.accountId, points);
+      await limiter.reward(subject, points);
       throw this.spent(err.msBeforeNext, this.refusal(points, Math.max(0, limit - (err.consumedPoints - points)), limit), limit);
     }
     return answer;
@@ -55,8 +63,18 @@ abstract class DailyFreeBudget<A> {
   /** 429 at once when nothing is left (a twenty-second probe: each call past the budget still did its work). */
   private async refuseWhenSpent(caller: Caller): Promise<void> {
     const limit = this.perDay[caller.plan];
-    const used = await this.limiterOf(caller.plan).get(caller.accountId);
+    const used = await this.limiterOf(caller.plan).get(await this.subjectOf(caller));
     if (used && used.consumedPoints >= limit) throw this.spent(used.msBeforeNext, this.refusal(1, 0, limit), limit);
+  }
+
+  private async subjectOf(caller: Caller): Promise<string> {
+    const known = this.subjects.get(caller.accountId);
+    if (known) return known;
+    const { rows } = await this.callPool.query<{ email: string }>('select email from accounts where id = $1', [caller.accountId]);
+    // An account gone meanwhile (deleted during the call) is counted by its id, as before.
+    const subject = rows[0] ? addressHash(rows[0].email) : caller.accountId;
+    if (rows[0]) this.subjects.set(caller.accountId, subject);
+    return subject;
   }
 
   private spent(msBeforeNext: number, sentence: string, limit: number): AppError {

@@ -121,7 +121,7 @@ export function billingRoutes(deps: { billing: Billing }): AnyRoute[] {
       auth: 'admin',
       body: changePlanBodySchema,
       responses: { 200: { description: 'The subscription, with the plan asked for in pending_plan (and, for a downgrade, when it takes effect in plan_changes_at).', schema: subscriptionSchema } },
-      errors: [[409, 'NO_ACTIVE_SUBSCRIPTION'], [409, 'BILLING_CHANGE_IN_PROGRESS'], ...PROVIDER_ERRORS],
+      errors: [[409, 'NO_ACTIVE_SUBSCRIPTION'], [409, 'BILLING_CHANGE_IN_PROGRESS'], [409, 'ACCOUNT_DELETED'], ...PROVIDER_ERRORS],
       async handler(ctx, { body, auth }) {
         const changed = await billing.changePlan(requireAuth(auth).accountId, body.plan);
         ctx.body = presentSubscription(changed, { pendingPlan: changed.pendingPlan, planChangesAt: changed.planChangesAt, cancelAtPeriodEnd: changed.cancelAtPeriodEnd });
@@ -134,7 +134,7 @@ export function billingRoutes(deps: { billing: Billing }): AnyRoute[] {
       tag: 'Billing',
       auth: 'admin',
       responses: { 200: { description: 'The subscription, cancel_at_period_end set.', schema: subscriptionSchema } },
-      errors: [[409, 'NO_ACTIVE_SUBSCRIPTION'], [409, 'BILLING_CHANGE_IN_PROGRESS'], [502, 'PAYMENT_PROVIDER_ERROR'], [503, 'BILLING_UNAVAILABLE']],
+      errors: [[409, 'NO_ACTIVE_SUBSCRIPTION'], [409, 'BILLING_CHANGE_IN_PROGRESS'], [409, 'ACCOUNT_DELETED'], [502, 'PAYMENT_PROVIDER_ERROR'], [503, 'BILLING_UNAVAILABLE']],
       async handler(ctx, { auth }) {
         const cancelled = await billing.cancel(requireAuth(auth).accountId);
         ctx.body = presentSubscription(cancelled, { pendingPlan: cancelled.pendingPlan, planChangesAt: cancelled.planChangesAt, cancelAtPeriodEnd: cancelled.cancelAtPeriodEnd });

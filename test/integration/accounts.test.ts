@@ -9,7 +9,12 @@ import { expectError, signInByMail, startHarness, type Harness, type WebSession 
 import { startInProcessWorker } from '../support/processes';
 import { eventually, ledgerOf, payBuildSubscriptionAs, startBillingHarness } from '../support/billing';
 import { pruneClosedAllowances } from '../../services/closed-allowances';
+import { addressHash } from '../../services/address-hash';
+import { VALIDATIONS_PER_DAY } from '../../config/plans';
 import { createStripeClient } from '../../services/stripe';
+import { Billing } from '../../services/billing';
+import { TemporalGateway } from '../../services/temporal/gateway';
+import pino from 'pino';
 import type { StripeStandIn } from '../../scripts/lib/stripe-standin';
 
 let h: Harness;
@@ -254,6 +259,22 @@ describe('account deletion', () => {
     expect(await em.getConnection().execute(`select 1 from closed_allowances where period = '2000-01'`)).toEqual([]);
   });
 
+  test("an account made again with a deleted account's address the same day finds that one's free daily budgets spent, not fresh ones; another address has its own", async () => {
+    const first = await signInByMail(h);
+    const validate = (session: WebSession) => h.http.post('/v1/datasets/validate').set(as(session)).send({ target: 'churned', data: churnRows(120) });
+    expect((await validate(first)).status).toBe(200);
+    // The call was counted under the address (not the account's id); the rest of the day's 50 spent at once.
+    const counter = `validation:free:${addressHash(first.email)}`;
+    expect((await h.callPool.query('update rate_limits set points = $1 where key = $2 and points = 1', [VALIDATIONS_PER_DAY.free, counter])).rowCount).toBe(1);
+    expectError(await validate(first), 429, 'RATE_LIMITED');
+    expect((await h.http.delete('/v1/auth/me').set(as(first)).send({ email: first.email })).status).toBe(204);
+    const again = await signInByMail(h, first.email);
+    expect(again.accountId).not.toBe(first.accountId);
+    expectError(await validate(again), 429, 'RATE_LIMITED');
+    const other = await signInByMail(h);
+    expect((await validate(other)).status).toBe(200);
+  });
+
   test('a wrong confirmation is a 400 CONFIRMATION_MISMATCH and changes nothing', async () => {
     const session = await signInByMail(h);
     expectError(await h.http.delete('/v1/auth/me').set(as(session)).send({ email: 'someone.else@example.test' }), 400, 'CONFIRMATION_MISMATCH');
@@ -468,6 +489,56 @@ describe('account deletion with billing', () => {
     expect(result).toEqual(expect.objectContaining({ subscriptionEnded: true }));
     expect(stripe.subscriptions.get(subscriptionId)).toEqual(expect.objectContaining({ status: 'active', cancel_at_period_end: true, schedule: null }));
     expect(stripe.schedules.get(scheduleId)?.status).toBe('released');
+  });
+
+  test("a deletion made while a plan change is in progress ends the subscription once that change is over, though the change undid the subscription's cancellation at Stripe and its event was lost", async () => {
+    const session = await signInByMail(b);
+    const checkout = await b.http.post('/v1/billing/checkout').set(as(session)).send({ plan: 'pro' });
+    await stripe.completeCheckout(checkout.body.id);
+    const subscribed = await eventually(
+      () => b.http.get('/v1/billing/subscription').set(as(session)),
+      (r) => r.body.plan === 'pro',
+    );
+    const subscriptionId = subscribed.body.subscription_id as string;
+    expect((await b.http.delete('/v1/billing/subscription').set(as(session))).body.cancel_at_period_end).toBe(true);
+    stripe.autoDeliver = false;
+    try {
+      // The upgrade undoes the cancellation first; it waits on Stripe right there.
+      const held = stripe.hold('POST', `/v1/subscriptions/${subscriptionId}`);
+      const upgrade = b.http.patch('/v1/billing/subscription').set(as(session)).send({ plan: 'growth' }).then((r) => r);
+      await held.arrived;
+      expect((await b.http.delete('/v1/auth/me').set(as(session)).send({ email: session.email })).status).toBe(204);
+      const deletion = b.client.workflow.getHandle(workflowIds.deleteAccount(session.accountId));
+      // the deletion's step waits for the change (it found the account's billing lease taken)
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect((await deletion.describe()).status.name).toBe('RUNNING');
+      held.release();
+      expect((await upgrade).status).toBe(200);
+      expect(stripe.subscriptions.get(subscriptionId)?.cancel_at_period_end).toBe(false);
+      expect(await deletion.result()).toEqual(expect.objectContaining({ subscriptionEnded: true }));
+      expect(stripe.subscriptions.get(subscriptionId)?.cancel_at_period_end).toBe(true);
+    } finally {
+      stripe.autoDeliver = true;
+      stripe.outbox.splice(0);
+    }
+  });
+
+  test('a plan change or cancellation that reaches a deleted account (admitted before its deletion) is 409 ACCOUNT_DELETED and asks Stripe nothing', async () => {
+    const session = await signInByMail(b);
+    const checkout = await b.http.post('/v1/billing/checkout').set(as(session)).send({ plan: 'build' });
+    await stripe.completeCheckout(checkout.body.id);
+    await eventually(
+      () => b.http.get('/v1/billing/subscription').set(as(session)),
+      (r) => r.body.plan === 'build',
+    );
+    // The deletion's first half alone (its commit), as a change admitted just before it meets it.
+    await requestAccountDeletion(b.orm.em.fork(), session.accountId, session.email, new Date());
+    const requestsBefore = stripe.requests.length;
+    const billing = new Billing({ orm: b.orm, stripe: createStripeClient(b.config), temporal: new TemporalGateway(b.client, b.taskQueue), config: b.config, logger: pino({ level: 'silent' }) });
+    for (const change of [() => billing.changePlan(session.accountId, 'pro'), () => billing.cancel(session.accountId)]) {
+      await expect(change()).rejects.toMatchObject({ code: 'ACCOUNT_DELETED', status: 409 });
+    }
+    expect(stripe.requests.length).toBe(requestsBefore);
   });
 
   test('a subscription paid for an account already erased is set to end with its period (it was ignored and billed every month)', async () => {

@@ -1,5 +1,6 @@
 import Papa from 'papaparse';
 import { BACKTEST_POINTS_PER_DAY } from '../../config/plans';
+import { addressHash } from '../../services/address-hash';
 import { AccountSchema, CreditLedgerSchema } from '../../db/entities';
 import { prng } from '../support/datasets';
 import { expectError, startHarness, type Harness } from '../support/harness';
@@ -414,7 +415,7 @@ describe('forecast and backtest routes', () => {
       expect(refused.body.messageDetail).toContain('190 of its 1,000 a day left');
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(86_000);
       // refused before any work once nothing is left: a series too short to backtest is not even read (it would be 400)
-      const counter = `backtest:free:${account.id}`;
+      const counter = `backtest:free:${addressHash(account.email)}`;
       expect((await h.callPool.query(`update rate_limits set points = 1000 where key = $1 and points = 810`, [counter])).rowCount).toBe(1);
       expectError(await backtest(apiKey, { target: 'sales', horizon: 3, data: seasonalRows(5) }), 429, 'RATE_LIMITED');
       await h.callPool.query(`update rate_limits set points = 810 where key = $1`, [counter]);
