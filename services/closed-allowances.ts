@@ -1,13 +1,13 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { addressHash } from './address-hash';
-import { currentPeriod } from './credits';
-
-/**
+/*
  * What a deleted account had left of its month's allowance follows its address into the month's next
  * account. Deleting the account and signing up again with the same address gave a fresh 1,000 free
  * credits each time, about two minutes of sign-in per 1,000 (a twentieth probe). Only a hash of the
  * address is kept, and only until its month ends.
  */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { addressHash } from './address-hash';
+import { currentPeriod } from './credits';
+
 /** Records the allowance left by an account being deleted (inside its deletion's transaction). */
 export async function recordClosedAllowance(tx: EntityManager, account: { email: string; allowancePeriod: string; allowanceRemaining: number }, now: Date): Promise<void> {
   // An allowance of a past month would be reset anyway at the next charge: nothing to carry.
