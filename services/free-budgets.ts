@@ -14,7 +14,7 @@ const count = (n: number): string => n.toLocaleString('en-US');
 /**
  * A free route's daily budget per account, counted by its address's hash (an account's address never
  * changes), so that deleting the account and signing up again with the same address does not start a
- * fresh day (a twenty-sixth probe's follow-up: the month's allowance already followed the address,
+ * fresh day (a twenty-first probe; the month's allowance already followed the address,
  * services/closed-allowances.ts); counted in the shared PostgreSQL counters so that every
  * API process shares it. A call past a spent budget is refused before its work; otherwise it is
  * counted once its answer is ready, before it is sent, so a refused one tells nothing of it. A refused
