@@ -453,8 +453,20 @@ export class Billing {
   }
 
   /** A Checkout Session in subscription mode; the plan changes only when Stripe reports the subscription active. */
+  /**
+   * A subscription Checkout Session, the only one of the account's still payable. Made under the
+   * account's billing lease, as plan changes are: two checkouts at once each found no open session to
+   * expire and each made one, so both pages could be paid (a twenty-seventh probe paid pro and growth,
+   * and the second subscription to arrive was cancelled with a proration credit, not a refund).
+   */
   async checkout(accountId: string, plan: PaidPlan): Promise<{ id: string; url: string; expiresAt: Date }> {
+    return oneBillingChangeAtATime(this.deps.orm.em.fork(), accountId, () => this.checkoutAlone(accountId, plan));
+  }
+
+  /** checkout, the account's only change of its subscription in progress. */
+  private async checkoutAlone(accountId: string, plan: PaidPlan): Promise<{ id: string; url: string; expiresAt: Date }> {
     const account = await this.account(accountId);
+    if (account.deletedAt !== null) throw accountDeleted();
     if (account.plan === 'contract') throw planByContract();
     if (hasLiveSubscription(account)) {
       throw new AppError('SUBSCRIPTION_EXISTS', 409, 'The account already has an active subscription: change its plan with PATCH /v1/billing/subscription.');

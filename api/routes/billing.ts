@@ -50,7 +50,7 @@ export function billingRoutes(deps: { billing: Billing }): AnyRoute[] {
       idempotencyScope: 'account',
       body: checkoutBodySchema,
       responses: { 200: { description: 'The Checkout Session to send the customer to.', schema: checkoutSessionSchema } },
-      errors: [[409, 'SUBSCRIPTION_EXISTS'], [409, 'PLAN_BY_CONTRACT'], ...PROVIDER_ERRORS],
+      errors: [[409, 'SUBSCRIPTION_EXISTS'], [409, 'PLAN_BY_CONTRACT'], [409, 'BILLING_CHANGE_IN_PROGRESS'], [409, 'ACCOUNT_DELETED'], ...PROVIDER_ERRORS],
       async handler(ctx, { body, auth }) {
         const session = await billing.checkout(requireAuth(auth).accountId, body.plan);
         ctx.body = { id: session.id, url: session.url, expires_at: session.expiresAt.toISOString() };

@@ -93,11 +93,13 @@ describe('billing with Stripe', () => {
   });
 
   describe('checkout and customer', () => {
-    it('creates the Stripe customer once for concurrent first checkouts, and the plan does not change at request time', async () => {
+    it('runs concurrent first checkouts one at a time: each is 200 or 409 BILLING_CHANGE_IN_PROGRESS, one Stripe customer is made, only the newest page stays payable, and the plan does not change at request time (a twenty-seventh probe paid two pages opened at once)', async () => {
       const account = await h.provision('free');
       const answers = await Promise.all([0, 1, 2].map(() => h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'pro' })));
-      expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
-      for (const r of answers) {
+      const made = answers.filter((r) => r.status === 200);
+      expect(made.length).toBeGreaterThanOrEqual(1);
+      for (const r of answers.filter((a) => a.status !== 200)) expectError(r, 409, 'BILLING_CHANGE_IN_PROGRESS');
+      for (const r of made) {
         expect(r.body.id).toMatch(/^cs_test_/);
         expect(r.body.url).toBe(`${stripe.url}/checkout/${r.body.id as string}`);
       }
@@ -106,11 +108,30 @@ describe('billing with Stripe', () => {
       const stored = await accountOf(h, account.account.id);
       expect(stored.stripeCustomerId).toBe(customers[0]!.id);
       expect(stored.plan).toBe('free');
-      expect(stripe.sessions.get(answers[0]!.body.id)).toEqual(expect.objectContaining({ mode: 'subscription', customer: stored.stripeCustomerId }));
+      const open = [...stripe.sessions.values()].filter((cs) => cs.customer === stored.stripeCustomerId && cs.status === 'open');
+      expect(open).toHaveLength(1);
+      expect(open[0]).toEqual(expect.objectContaining({ mode: 'subscription' }));
 
       const later = await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'build' });
       expect(stripe.sessions.get(later.body.id)?.customer).toBe(stored.stripeCustomerId);
+      expect(stripe.sessions.get(open[0]!.id as string)?.status).toBe('expired');
       expect([...stripe.customers.values()].filter((c) => (c.metadata as { account_id?: string }).account_id === account.account.id)).toHaveLength(1);
+    });
+
+    it('answers 409 BILLING_CHANGE_IN_PROGRESS, asking Stripe nothing, to a checkout sent while another is being made, so two payable pages can never be open at once', async () => {
+      const account = await h.provision('free');
+      const held = stripe.hold('POST', '/v1/checkout/sessions');
+      const first = h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'pro' }).then((r) => r);
+      await held.arrived;
+      const requestsBefore = stripe.requests.length;
+      expectError(await h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'growth' }), 409, 'BILLING_CHANGE_IN_PROGRESS');
+      expect(stripe.requests.length).toBe(requestsBefore);
+      held.release();
+      const made = await first;
+      expect(made.status).toBe(200);
+      expect(stripe.sessions.get(made.body.id)?.status).toBe('open');
+      const customer = (await accountOf(h, account.account.id)).stripeCustomerId;
+      expect([...stripe.sessions.values()].filter((cs) => cs.customer === customer && cs.status === 'open').map((cs) => cs.id)).toEqual([made.body.id]);
     });
 
     it('refuses a plan that is not offered through Checkout (400) and needs an admin credential', async () => {
@@ -143,16 +164,20 @@ describe('billing with Stripe', () => {
       await stripe.deleteCustomer(deleted);
       await eventually(() => accountOf(h, id), (a) => a.plan === 'free');
 
-      const again = await Promise.all([0, 1].map(() => h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'pro' })));
-      expect(again.map((r) => r.status)).toEqual([200, 200]);
+      // A checkout and a portal at once (checkouts run one at a time) each need the replacement.
+      const [again, portal] = await Promise.all([
+        h.http.post('/v1/billing/checkout').set('X-API-Key', account.adminKey).send({ plan: 'pro' }),
+        h.http.post('/v1/billing/portal').set('X-API-Key', account.adminKey),
+      ]);
+      expect([again.status, portal.status]).toEqual([200, 200]);
       const replacement = (await accountOf(h, id)).stripeCustomerId as string;
       expect(replacement).toMatch(/^cus_/);
       expect(replacement).not.toBe(deleted);
       const live = [...stripe.customers.values()].filter((c) => !c.deleted && (c.metadata as { account_id?: string }).account_id === id);
       expect(live.map((c) => c.id)).toEqual([replacement]);
-      for (const r of again) expect(stripe.sessions.get(r.body.id)?.customer).toBe(replacement);
-      expect((await h.http.post('/v1/billing/portal').set('X-API-Key', account.adminKey)).body.url).toBe(`${stripe.url}/portal/${replacement}`);
-      await stripe.completeCheckout(again[1]!.body.id);
+      expect(stripe.sessions.get(again.body.id)?.customer).toBe(replacement);
+      expect(portal.body.url).toBe(`${stripe.url}/portal/${replacement}`);
+      await stripe.completeCheckout(again.body.id);
       await eventually(() => accountOf(h, id), (a) => a.plan === 'pro');
       const purchase = await h.http.post('/v1/billing/credits').set('X-API-Key', account.adminKey).send({ units: 500 });
       expect(purchase.status).toBe(200);
