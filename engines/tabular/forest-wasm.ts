@@ -1,19 +1,19 @@
 /**
  * The forest member's batch walk as a WebAssembly kernel: the same leaves, added in the same order,
- * so the outputs are predictForestWalk's bit for bit (forest.ts keeps that walk as the reference and
- * for small batches).
+ * so the outputs are predictForestWalk's bit for bit (forest.ts keeps that walk as the reference, for
+ * one row and for batches too small to pay for the copy of another forest).
  *
  * Why: the forest's trees are grown to purity (700-1,800 nodes, paths of 9-14 steps on average and up
- * to 44), and a walk is a chain of dependent loads (node, then the row's value, then the next node) whose
- * direction is a coin toss for the branch predictor. JavaScript compiles the direction as a branch
- * or, written as +(x <= t), pays a bounds check, a map check and an overflow check at each step, which
- * leaves interleaved rows no faster (bench/RESULTS.md). Here a step is a handful of instructions without
- * a branch (`f64.le` is 0 or 1), and LANES rows walk one tree in lockstep so that their chains overlap.
+ * to 44), and a walk is a chain of dependent loads (node, the row's value, the next node) whose
+ * direction is a coin toss for the branch predictor. In JavaScript, rows walked side by side without a
+ * branch (+(x <= t) compiles to setcc) gain little: each step also pays bounds, map and overflow checks
+ * and spills (bench/RESULTS.md). Here a step is about ten instructions without a branch (`f64.le` is 0
+ * or 1), and LANES rows walk one tree in lockstep so that their chains overlap.
  *
  * The thread has one kernel and one memory, which holds one forest at a time: when a batch comes for
- * another forest than the last, its arrays are copied in and a wasm function writes its records (a few
- * tenths of a millisecond for 100,000 nodes; nothing is kept per forest but its roots, so a model costs
- * no more memory than before; the memory grows to the largest forest walked and its block of rows).
+ * another forest than the last, its arrays are copied in and a wasm function writes its records (about
+ * a millisecond for 100,000 nodes). Nothing is kept per forest but its roots, so a cached model costs
+ * no more memory than before; the memory grows to the largest forest walked and a block of rows.
  * Node i is a 16-byte record at RECORDS + 16 i:
  * - internal: f64 threshold; i32 feature × 8; i32 address of the right child (the left child's is 16
  *   less: fitForest gives every node its two children side by side, left then right; a forest whose
@@ -35,8 +35,12 @@ const LANES = 6;
 const UNROLL = 2;
 /** Address of node 0's record. */
 const RECORDS = 64;
-/** Larger forests are walked by the reference (the memory, which never shrinks, holds 32 bytes a node). */
-const MAX_NODES = 1 << 22;
+/**
+ * Larger forests are walked by the reference: the memory, which never shrinks, holds about 32 bytes a
+ * node of the largest forest walked (16.0.0's largest, 60 trees on 12,000-row subsamples, has at most
+ * 1.5 million nodes).
+ */
+const MAX_NODES = 1 << 21;
 /** At most this many rows are copied in and walked tree by tree (bounded by the bytes of their values). */
 const MAX_BLOCK_ROWS = 8192;
 const BLOCK_BYTES = 512 * 1024;

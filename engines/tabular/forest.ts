@@ -395,7 +395,7 @@ const ROW_BLOCK = 2048;
 
 /**
  * The forest's average output for the n rows of X (n x F), as n x K: by the WebAssembly kernel
- * (forest-wasm.ts, the same outputs bit for bit, 3-5 times faster) when it pays for the batch (two
+ * (forest-wasm.ts, the same outputs bit for bit, about 4.5 times faster) when it pays for the batch (two
  * rows or more; more when another forest must be copied in first), else by predictForestWalk.
  */
 export function predictForest(forest: Forest, X: Float64Array, n: number, F: number): Float64Array {
