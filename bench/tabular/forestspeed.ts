@@ -1,17 +1,23 @@
 /**
  * Scoring speed of the forest member alone: a model trained (default engine, seed 0) on the first
  * `--rows` rows of each dataset, its forest scored on the encoded next rows (at most `--score`, never
- * repeated: a tiled batch lets the branch predictor learn its walks) by the row-by-row walks the engine
- * used before (every tree for one row, then the next row) and by the engine's predictForest and
- * outOfBagOutputs, alternated, CPU seconds; each pair must agree bit for bit. Prints rows per second
- * per forest and per 100 trees.
+ * repeated: a tiled batch lets the branch predictor learn its walks), CPU seconds, medians of
+ * `--passes` runs alternated in one process; every walk must agree with the first bit for bit.
+ * Prints rows per second per forest and per 100 trees.
+ * - predictForest: the row-by-row walk the engine used before 2026-11-29 (every tree for one row, then
+ *   the next row), predictForestWalk (the JavaScript walk of blocks of rows, tree by tree) and the
+ *   engine's predictForest (the WebAssembly kernel for batches of WASM_MIN_ROWS rows or more);
+ * - outOfBagOutputs: the row-by-row walk before, and the engine's;
+ * - one row: microseconds per predictForest call of one row (the JavaScript walk) and per call of the
+ *   kernel given one row, over the scored rows in turn.
  *
  *   tsx bench/tabular/forestspeed.ts [--only adult,bank_marketing,phoneme] [--rows 3000] [--score 50000] [--passes 7]
  */
 import * as path from 'path';
 import { trainTabular, type Row } from '../../engines/tabular/index';
 import { encodeForModel } from '../../engines/tabular/model';
-import { outOfBagOutputs, predictForest, type Forest } from '../../engines/tabular/forest';
+import { outOfBagOutputs, predictForest, predictForestWalk, type Forest } from '../../engines/tabular/forest';
+import { predictForestWasm } from '../../engines/tabular/forest-wasm';
 import { DEV_DATA_DIR, manifestEntries } from './datasets';
 import { readCsv } from './csv';
 import { arg } from './cli';
@@ -88,28 +94,59 @@ for (const entry of manifestEntries(DEV_DATA_DIR, only)) {
   const all = Int32Array.from({ length: nScore }, (_, j) => j);
   const bags = new Uint8Array(T * nScore);
   for (let j = 0; j < bags.length; j++) bags[j] = (Math.imul(j + 1, 2654435761) >>> 31) & 1;
-  const pairs: Array<{ name: string; reference: () => Float64Array; engine: () => Float64Array }> = [
-    { name: 'predictForest', reference: () => predictForestRowByRow(forest, X, nScore, F), engine: () => predictForest(forest, X, nScore, F) },
-    { name: 'outOfBagOutputs', reference: () => outOfBagRowByRow(forest, X, nScore, F, all, bags), engine: () => outOfBagOutputs(forest, X, nScore, F, all, bags) },
+  const sets: Array<{ name: string; walks: Array<[string, () => Float64Array]> }> = [
+    {
+      name: 'predictForest',
+      walks: [
+        ['row by row', () => predictForestRowByRow(forest, X, nScore, F)],
+        ['blocks (JS)', () => predictForestWalk(forest, X, nScore, F)],
+        ['engine', () => predictForest(forest, X, nScore, F)],
+      ],
+    },
+    {
+      name: 'outOfBagOutputs',
+      walks: [
+        ['row by row', () => outOfBagRowByRow(forest, X, nScore, F, all, bags)],
+        ['engine', () => outOfBagOutputs(forest, X, nScore, F, all, bags)],
+      ],
+    },
   ];
   console.log(`${entry.name}: ${T} trees, ${forest.feature.length} nodes (${Math.round(forest.feature.length / T)} per tree), ${nScore} rows scored`);
-  for (const pair of pairs) {
-    const a = pair.reference();
-    const b = pair.engine();
-    let same = a.length === b.length;
-    for (let j = 0; same && j < a.length; j++) same = Object.is(a[j], b[j]);
-    const rates = [[], []] as number[][];
-    const fns = [pair.reference, pair.engine];
+  for (const set of sets) {
+    const first = set.walks[0][1]();
+    const same = set.walks.map(([, walk]) => {
+      const b = walk();
+      let ok = first.length === b.length;
+      for (let j = 0; ok && j < b.length; j++) ok = Object.is(first[j], b[j]);
+      return ok;
+    });
+    const rates = set.walks.map(() => [] as number[]);
     for (let pass = 0; pass < passes; pass++) {
-      for (const v of pass % 2 === 0 ? [0, 1] : [1, 0]) {
+      for (let w = 0; w < set.walks.length; w++) {
+        const v = (w + pass) % set.walks.length;
         const t0 = cpuSeconds();
-        fns[v]();
+        set.walks[v][1]();
         rates[v].push(nScore / (cpuSeconds() - t0));
       }
     }
-    const [ref, eng] = rates.map(median);
-    console.log(
-      `  ${pair.name}: row by row ${Math.round(ref)} rows/s (${Math.round((ref * T) / 100)} per 100 trees), in blocks ${Math.round(eng)} (${Math.round((eng * T) / 100)}), ×${(eng / ref).toFixed(2)}, bit-identical: ${same}`,
-    );
+    const med = rates.map(median);
+    const cells = set.walks.map(([name], w) => `${name} ${Math.round(med[w])} (${Math.round((med[w] * T) / 100)} per 100 trees)${w > 0 ? `, ×${(med[w] / med[0]).toFixed(2)}` : ''}`);
+    console.log(`  ${set.name}: ${cells.join('; ')}; bit-identical: ${same.every(Boolean)}`);
   }
+  // one row at a time: each call a new row of the batch
+  const oneRow: Array<[string, (i: number) => Float64Array | null]> = [
+    ['predictForest', (i) => predictForest(forest, X.subarray(i * F, (i + 1) * F), 1, F)],
+    ['kernel', (i) => predictForestWasm(forest, X.subarray(i * F, (i + 1) * F), 1, F)],
+  ];
+  const calls = Math.min(nScore, 2000);
+  const micros = oneRow.map(() => [] as number[]);
+  for (let pass = 0; pass < passes; pass++) {
+    for (let w = 0; w < oneRow.length; w++) {
+      const v = (w + pass) % oneRow.length;
+      const t0 = cpuSeconds();
+      for (let i = 0; i < calls; i++) oneRow[v][1](i);
+      micros[v].push(((cpuSeconds() - t0) / calls) * 1e6);
+    }
+  }
+  console.log(`  one row: ${oneRow.map(([name], w) => `${name} ${median(micros[w]).toFixed(1)} µs`).join('; ')}`);
 }
