@@ -52,6 +52,11 @@ export const WEBHOOKS = {
    * receiver that never answers, each a delivery waiting for a slot (a twenty-sixth probe).
    */
   maxPendingForRequestedDeliveries: 100,
+  /**
+   * The same across all the account's endpoints: with 100 per endpoint alone, one admin key queued 500
+   * test events over its 10 endpoints in 16 s (a twenty-seventh probe).
+   */
+  maxPendingForRequestedDeliveriesPerAccount: 200,
   maxBusyWaitMs: 60_000,
 } as const;
 

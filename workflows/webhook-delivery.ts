@@ -11,6 +11,11 @@ export interface WebhookDeliveryInput {
   attemptTimeoutMs: number;
   /** The delivery's workspace: the fairness key of its attempts. Absent in runs started before it was passed. */
   workspaceId?: string;
+  /**
+   * The queue of its attempts, named by the relay: the deliveries' own, where the delivery workflow
+   * itself now runs too. Absent in runs started before (on the service's queue), which derive it.
+   */
+  attemptsTaskQueue?: string;
 }
 
 /** Jitter from the delivery id and attempt number: deterministic on replay, different per delivery. */
@@ -34,9 +39,12 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<{ ou
   // refreshes, purchases, key expiries and erasures of every account waited behind it (a sixteenth
   // probe: a refresh of another account took 88 s instead of 0.3 s). Histories from before keep the
   // shared queue on replay. The workspace is the fairness key of its attempts.
-  const ownQueue = patched('deliveries-on-their-own-task-queue');
+  // Runs started since the workflows themselves moved to that queue (services/webhooks/relay.ts) are
+  // told it; their histories never hold the marker below, which changes nothing for them.
+  const ownQueue = input.attemptsTaskQueue === undefined && patched('deliveries-on-their-own-task-queue');
+  const attemptsQueue = input.attemptsTaskQueue ?? (ownQueue ? deliveryTaskQueue(workflowInfo().taskQueue) : undefined);
   const { attemptDelivery } = proxyActivities<Activities>({
-    ...(ownQueue ? { taskQueue: deliveryTaskQueue(workflowInfo().taskQueue) } : {}),
+    ...(attemptsQueue !== undefined ? { taskQueue: attemptsQueue } : {}),
     ...(input.workspaceId !== undefined ? { priority: { fairnessKey: input.workspaceId } } : {}),
     startToCloseTimeout: input.attemptTimeoutMs + WEBHOOKS.attemptMarginMs,
     retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 50 },

@@ -22,6 +22,7 @@ import { Migration20261129190000_key_rotated_by } from './Migration2026112919000
 import { Migration20261129193000_webhook_attempt_slots } from './Migration20261129193000_webhook_attempt_slots';
 import { Migration20261129200000_pending_plan } from './Migration20261129200000_pending_plan';
 import { Migration20261129210000_billing_change_leases } from './Migration20261129210000_billing_change_leases';
+import { Migration20261130000000_pending_deliveries_by_workspace } from './Migration20261130000000_pending_deliveries_by_workspace';
 
 /**
  * Every committed migration, in order. Listed explicitly so that the migrator never depends on
@@ -51,4 +52,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261129193000_webhook_attempt_slots', class: Migration20261129193000_webhook_attempt_slots },
   { name: 'Migration20261129200000_pending_plan', class: Migration20261129200000_pending_plan },
   { name: 'Migration20261129210000_billing_change_leases', class: Migration20261129210000_billing_change_leases },
+  { name: 'Migration20261130000000_pending_deliveries_by_workspace', class: Migration20261130000000_pending_deliveries_by_workspace },
 ];

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { format } from 'node:util';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry, type WorkerOptions, makeTelemetryFilterString } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry, type WorkerOptions, makeTelemetryFilterString } from '@temporalio/worker';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { createActivities } from '../../activities';
@@ -67,6 +67,13 @@ export function installRuntimeOnce(): void {
 
 export const workflowsPath = path.resolve(__dirname, '..', '..', 'workflows');
 
+const silent = (): void => undefined;
+
+/** The bundler's progress lines are not the service's; its warnings and errors are. */
+function bundlerLogger(logger: Logger) {
+  return { trace: silent, debug: silent, info: silent, log: silent, warn: (message: string) => logger.warn(message), error: (message: string) => logger.error(message) };
+}
+
 /** The service's Temporal workers of one process, run and stopped together. */
 export interface ServiceWorker {
   /** Polls until shut down (or until a worker fails); the outbox relay runs meanwhile. */
@@ -82,9 +89,10 @@ export interface ServiceWorker {
  */
 export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
   installRuntimeOnce();
-  const workflowSource: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'> = deps.workflowBundlePath
+  // One bundle for the two workers that run workflows (bundling takes seconds).
+  const workflowSource: Pick<WorkerOptions, 'workflowBundle'> = deps.workflowBundlePath
     ? { workflowBundle: { codePath: deps.workflowBundlePath } }
-    : { workflowsPath };
+    : { workflowBundle: { code: (await bundleWorkflowCode({ workflowsPath, logger: bundlerLogger(deps.logger) })).code } };
   const activities = createActivities({
     orm: deps.orm,
     logger: deps.logger,
@@ -113,12 +121,17 @@ export async function createWorker(deps: WorkerDeps): Promise<ServiceWorker> {
     activities: { fitVersion: activities.fitVersion },
     maxConcurrentActivityTaskExecutions: deps.enginePool.threads,
   });
-  // Webhook delivery attempts on their own queue and slots (workflows/webhook-delivery.ts): a receiver
-  // that never answers holds an attempt for its whole timeout, and must not hold the slots above; one
-  // account holds at most WEBHOOK_ATTEMPTS_PER_ACCOUNT of these (services/webhooks/attempt-slots.ts).
+  // Webhook deliveries on their own queue and slots, their workflows and their attempts
+  // (workflows/webhook-delivery.ts, services/webhooks/relay.ts): a receiver that never answers holds an
+  // attempt for its whole timeout, and deliveries waiting for attempt slots wake often; neither must
+  // hold the slots or the workflow tasks above. One account holds at most WEBHOOK_ATTEMPTS_PER_ACCOUNT
+  // attempts (services/webhooks/attempt-slots.ts). Deliveries started before keep running on the
+  // service's queue, whose worker still has every workflow.
   const deliveries = await Worker.create({
     ...shared,
     taskQueue: deliveryTaskQueue(deps.taskQueue),
+    ...workflowSource,
+    ...(deps.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
     activities: { attemptDelivery: activities.attemptDelivery },
     maxConcurrentActivityTaskExecutions: deps.webhooks.attemptsPerWorker,
   });

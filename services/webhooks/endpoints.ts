@@ -237,21 +237,38 @@ export async function redeliver(em: EntityManager, workspaceId: string, endpoint
 
 /**
  * 409 TOO_MANY_PENDING_DELIVERIES when the endpoint already has WEBHOOKS.maxPendingForRequestedDeliveries
- * deliveries waiting: a test event or a redelivery asked for then would only wait behind them. Counted
- * under a transaction-scoped lock of the endpoint's requested deliveries, so requests made at once
- * cannot pass it together.
+ * deliveries waiting, or the account's workspaces WEBHOOKS.maxPendingForRequestedDeliveriesPerAccount:
+ * a test event or a redelivery asked for then would only wait behind them. Counted under a
+ * transaction-scoped lock of the account's requested deliveries, so requests made at once cannot pass
+ * it together. The account's bound: one admin key queued 500 test events over its 10 endpoints at
+ * receivers that never answer, 100 each allowed (a twenty-seventh probe).
  */
 async function refuseBeyondPendingDeliveries(tx: EntityManager, endpointId: string): Promise<void> {
-  await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`webhook-requested-deliveries:${endpointId}`]);
-  const [row] = await execIn<{ n: number }>(tx, `select count(*)::int as n from webhook_deliveries where endpoint_id = ? and state = 'pending'`, [endpointId]);
-  const pending = row?.n ?? 0;
-  const limit = WEBHOOKS.maxPendingForRequestedDeliveries;
-  if (pending >= limit) {
+  const [owner] = await execIn<{ account_id: string }>(tx, `select w.account_id from webhook_endpoints e join workspaces w on w.id = e.workspace_id where e.id = ?`, [endpointId]);
+  if (!owner) throw notFound('The webhook');
+  await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`webhook-requested-deliveries:${owner.account_id}`]);
+  const [row] = await execIn<{ endpoint: number; account: number }>(
+    tx,
+    `select count(*) filter (where endpoint_id = ?)::int as endpoint, count(*)::int as account
+       from webhook_deliveries where state = 'pending' and workspace_id in (select id from workspaces where account_id = ?)`,
+    [endpointId, owner.account_id],
+  );
+  const endpointLimit = WEBHOOKS.maxPendingForRequestedDeliveries;
+  const accountLimit = WEBHOOKS.maxPendingForRequestedDeliveriesPerAccount;
+  if ((row?.endpoint ?? 0) >= endpointLimit) {
     throw new AppError(
       'TOO_MANY_PENDING_DELIVERIES',
       409,
-      `This webhook has ${pending} deliveries waiting (at most ${limit} before a test event or a redelivery is taken); wait for them, or turn the webhook off and on.`,
-      { limit, pending },
+      `This webhook has ${row?.endpoint ?? 0} deliveries waiting (at most ${endpointLimit} before a test event or a redelivery is taken); wait for them, or turn the webhook off and on.`,
+      { limit: endpointLimit, pending: row?.endpoint ?? 0 },
+    );
+  }
+  if ((row?.account ?? 0) >= accountLimit) {
+    throw new AppError(
+      'TOO_MANY_PENDING_DELIVERIES',
+      409,
+      `This account's webhooks have ${row?.account ?? 0} deliveries waiting (at most ${accountLimit} before a test event or a redelivery is taken); wait for them, or turn webhooks that do not answer off and on.`,
+      { limit: accountLimit, pending: row?.account ?? 0 },
     );
   }
 }

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { WEBHOOKS } from '../../config/webhooks';
 import { workflowStarts } from '../metrics';
 import { workflowIds } from '../temporal/ids';
+import { deliveryTaskQueue } from '../temporal/task-queues';
 import type { webhookDelivery } from '../../workflows';
 
 /** Workflow starts one relay pass has in flight at once (each a round trip to Temporal). */
@@ -62,7 +63,7 @@ export class DeliveryRelay {
    */
   async dispatch(): Promise<number> {
     const em = this.orm.em.fork();
-    const claimed = await em.getConnection().execute<Array<{ id: string; workspace_id: string }>>(
+    const claimed = await em.getConnection().execute<Array<{ id: string; workspace_id: string; account_id: string | null }>>(
       `update webhook_deliveries set dispatch_claimed_until = now() + make_interval(secs => ?)
         where id in (select id from webhook_deliveries
                       where id in (select id from (select id, created_at, row_number() over (partition by workspace_id order by created_at) as turn
@@ -71,18 +72,24 @@ export class DeliveryRelay {
                                     order by turn, created_at limit 100)
                         and dispatched_at is null and (dispatch_claimed_until is null or dispatch_claimed_until < now())
                       for update skip locked)
-        returning id, workspace_id`,
+        returning id, workspace_id, (select account_id from workspaces where workspaces.id = webhook_deliveries.workspace_id) as account_id`,
       [WEBHOOKS.dispatchLeaseMs / 1000],
     );
     const started: string[] = [];
     const limit = pLimit(RELAY_STARTS_AT_ONCE);
-    await Promise.all(claimed.map(({ id, workspace_id: workspaceId }) => limit(async () => {
+    const queue = deliveryTaskQueue(this.taskQueue);
+    await Promise.all(claimed.map(({ id, workspace_id: workspaceId, account_id: accountId }) => limit(async () => {
       try {
+        // On the deliveries' own queue, account by account: a backlog of deliveries waiting for attempt
+        // slots wakes often, and on the service's queue an account's 500 test events at receivers that
+        // never answer delayed every account's trainings by a minute and its paid purchases' settlement
+        // by two (a twenty-seventh probe), and other accounts' deliveries by minutes.
         await this.client.workflow.start<typeof webhookDelivery>('webhookDelivery', {
-          taskQueue: this.taskQueue,
+          taskQueue: queue,
           workflowId: workflowIds.delivery(id),
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          args: [{ deliveryId: id, delaysMs: this.settings.delaysMs, attemptTimeoutMs: this.settings.attemptTimeoutMs, workspaceId }],
+          ...(accountId ? { priority: { fairnessKey: accountId } } : {}),
+          args: [{ deliveryId: id, delaysMs: this.settings.delaysMs, attemptTimeoutMs: this.settings.attemptTimeoutMs, workspaceId, attemptsTaskQueue: queue }],
         });
         workflowStarts.inc({ workflow_type: 'webhookDelivery' });
       } catch (err) {

@@ -4,6 +4,8 @@ import { webhookSettings } from '../../services/webhooks/settings';
 import { WebhookEndpointSchema } from '../../db/entities';
 import { requestAccountDeletion } from '../../services/account-deletion';
 import { recordEvent } from '../../services/webhooks/events';
+import { createWorkspace } from '../../services/workspaces';
+import { createKey } from '../../services/api-keys';
 import { churnRows } from '../support/datasets';
 import { expectError, startHarness, trainedChurnModel, type Harness } from '../support/harness';
 import { WebhookReceiver, verify, type Received } from '../support/webhook-receiver';
@@ -171,8 +173,8 @@ describe('outgoing webhooks', () => {
       expect(await h.client.workflow.getHandle(`delivery/${delivery!.id}`).result()).toEqual({ outcome: 'succeeded', attempts: 1 });
     });
 
-    it('makes its attempts on a task queue of their own, the workspace as fairness key: a receiver that never answers holds none of the activity slots that refreshes, purchases and erasures need (a sixteenth probe: another account\'s refresh waited 88 s behind such attempts)', async () => {
-      const { adminKey, workspace } = await h.provision('build');
+    it('runs its workflow and its attempts on a task queue of their own, the account as the workflow\'s fairness key and the workspace as the attempts\': a receiver that never answers holds none of the activity slots, and deliveries waiting for slots none of the workflow tasks, that trainings, refreshes, purchases and erasures need (a sixteenth probe: another account\'s refresh waited 88 s behind such attempts; a twenty-seventh: 500 test events delayed other accounts\' trainings by a minute and purchases by two)', async () => {
+      const { adminKey, workspace, account } = await h.provision('build');
       const path = freshPath();
       const hook = await endpoint(adminKey, path);
       const sent = await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey);
@@ -182,6 +184,8 @@ describe('outgoing webhooks', () => {
       const history = await h.client.workflow.getHandle(`delivery/${delivery!.id}`).fetchHistory();
       const scheduled = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes).filter((a) => a !== null && a !== undefined);
       expect(scheduled.map((a) => [a.activityType?.name, a.taskQueue?.name, a.priority?.fairnessKey])).toEqual([['attemptDelivery', `${h.taskQueue}-deliveries`, workspace.id]]);
+      const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+      expect([started?.taskQueue?.name, started?.priority?.fairnessKey]).toEqual([`${h.taskQueue}-deliveries`, account.id]);
     });
 
     it('retries a receiver that fails (500, then a timeout) until it answers 2xx, recording every attempt', async () => {
@@ -439,6 +443,39 @@ describe('outgoing webhooks', () => {
       await em.getConnection().execute(`update webhook_deliveries set state = 'failed', completed_at = now() where id = (select min(id) from webhook_deliveries where endpoint_id = ? and state = 'pending')`, [hook.id]);
       expect((await h.http.post(`/v1/webhooks/${hook.id}/test`).set('X-API-Key', adminKey)).status).toBe(202);
       expect(await count()).toBe(102);
+    });
+
+    it("refuses a test event or a redelivery with 409 TOO_MANY_PENDING_DELIVERIES while the account's webhooks have 200 deliveries waiting, also on an endpoint with few of them in another workspace, creating nothing (a twenty-seventh probe queued 500 over 10 endpoints)", async () => {
+      const { adminKey, workspace, account } = await h.provision('build');
+      const busy = [await endpoint(adminKey, freshPath()), await endpoint(adminKey, freshPath())];
+      const sent = await h.http.post(`/v1/webhooks/${busy[0]!.id}/test`).set('X-API-Key', adminKey);
+      await settled(adminKey, busy[0]!.id);
+      const em = h.orm.em.fork();
+      const other = await createWorkspace(em, account.id, 'Other');
+      const otherKey = await createKey(em, other.id, { name: 'admin', kind: 'admin', expiresAt: null });
+      const quiet = await endpoint(otherKey.secret, freshPath());
+      // waiting (already dispatched: no workflow runs them here): 99 on each busy endpoint, each below its
+      // own 100, and 2 on the quiet one: 200 for the account
+      const backlog = async (hookId: string, workspaceId: string, n: number) =>
+        em.getConnection().execute(
+          `insert into webhook_deliveries (id, event_id, endpoint_id, workspace_id, redelivery_of, created_at, dispatched_at)
+           select 'dlv_acct' || lpad(n::text, 3, '0') || ?, ?, ?, ?, ?, now(), now() from generate_series(1, ?) n`,
+          [hookId.slice(-8), sent.body.event_id, hookId, workspaceId, sent.body.delivery_id, n],
+        );
+      await backlog(busy[0]!.id, workspace.id, 99);
+      await backlog(busy[1]!.id, workspace.id, 99);
+      await backlog(quiet.id, other.id, 2);
+      const pending = async () =>
+        (await em.getConnection().execute<Array<{ n: number }>>(`select count(*)::int as n from webhook_deliveries d join workspaces w on w.id = d.workspace_id where w.account_id = ? and d.state = 'pending'`, [account.id]))[0]!.n;
+      expect(await pending()).toBe(200);
+      const refused = await h.http.post(`/v1/webhooks/${quiet.id}/test`).set('X-API-Key', otherKey.secret);
+      expectError(refused, 409, 'TOO_MANY_PENDING_DELIVERIES');
+      expect(refused.body).toEqual(expect.objectContaining({ limit: 200, pending: 200 }));
+      expectError(await h.http.post(`/v1/webhooks/${busy[0]!.id}/deliveries/${sent.body.delivery_id}/redeliver`).set('X-API-Key', adminKey), 409, 'TOO_MANY_PENDING_DELIVERIES');
+      expect(await pending()).toBe(200);
+      // one of them ends: there is room again
+      await em.getConnection().execute(`update webhook_deliveries set state = 'failed', completed_at = now() where id = (select min(id) from webhook_deliveries where endpoint_id = ? and state = 'pending')`, [busy[1]!.id]);
+      expect((await h.http.post(`/v1/webhooks/${quiet.id}/test`).set('X-API-Key', otherKey.secret)).status).toBe(202);
     });
 
     it('prunes finished deliveries (with their attempts) and unreferenced events after 30 days, keeping pending deliveries and events a newer delivery still sends (an eighth probe: the history grew without bound)', async () => {
