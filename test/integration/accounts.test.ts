@@ -365,6 +365,17 @@ describe('account deletion with billing', () => {
   afterAll(async () => {
     await b.stop();
   });
+  /** A signed-in account whose checkout of `plan` was paid, once its subscription is applied. */
+  async function subscribedTo(plan: 'build' | 'pro'): Promise<{ session: WebSession; subscriptionId: string }> {
+    const session = await signInByMail(b);
+    const checkout = await b.http.post('/v1/billing/checkout').set(as(session)).send({ plan });
+    await stripe.completeCheckout(checkout.body.id);
+    const subscribed = await eventually(
+      () => b.http.get('/v1/billing/subscription').set(as(session)),
+      (r) => r.body.plan === plan,
+    );
+    return { session, subscriptionId: subscribed.body.subscription_id as string };
+  }
 
   test('ends the Stripe subscription with the paid period, stops the purchase waiting for payment, and erases the purchases', async () => {
     const session = await signInByMail(b);
@@ -472,14 +483,7 @@ describe('account deletion with billing', () => {
   });
 
   test("ends with its period a subscription whose downgrade waits for the period's end: its schedule is released first (Stripe refuses to change a scheduled subscription's cancellation, and the erasure would retry for ever)", async () => {
-    const session = await signInByMail(b);
-    const checkout = await b.http.post('/v1/billing/checkout').set(as(session)).send({ plan: 'pro' });
-    await stripe.completeCheckout(checkout.body.id);
-    const subscribed = await eventually(
-      () => b.http.get('/v1/billing/subscription').set(as(session)),
-      (r) => r.body.plan === 'pro',
-    );
-    const subscriptionId = subscribed.body.subscription_id as string;
+    const { session, subscriptionId } = await subscribedTo('pro');
     expect((await b.http.patch('/v1/billing/subscription').set(as(session)).send({ plan: 'build' })).body.pending_plan).toBe('build');
     const scheduleId = stripe.subscriptions.get(subscriptionId)?.schedule as string;
     expect(stripe.schedules.get(scheduleId)?.status).toBe('active');
@@ -492,14 +496,7 @@ describe('account deletion with billing', () => {
   });
 
   test("a deletion made while a plan change is in progress ends the subscription once that change is over, though the change undid the subscription's cancellation at Stripe and its event was lost", async () => {
-    const session = await signInByMail(b);
-    const checkout = await b.http.post('/v1/billing/checkout').set(as(session)).send({ plan: 'pro' });
-    await stripe.completeCheckout(checkout.body.id);
-    const subscribed = await eventually(
-      () => b.http.get('/v1/billing/subscription').set(as(session)),
-      (r) => r.body.plan === 'pro',
-    );
-    const subscriptionId = subscribed.body.subscription_id as string;
+    const { session, subscriptionId } = await subscribedTo('pro');
     expect((await b.http.delete('/v1/billing/subscription').set(as(session))).body.cancel_at_period_end).toBe(true);
     stripe.autoDeliver = false;
     try {
@@ -524,13 +521,7 @@ describe('account deletion with billing', () => {
   });
 
   test('a plan change or cancellation that reaches a deleted account (admitted before its deletion) is 409 ACCOUNT_DELETED and asks Stripe nothing', async () => {
-    const session = await signInByMail(b);
-    const checkout = await b.http.post('/v1/billing/checkout').set(as(session)).send({ plan: 'build' });
-    await stripe.completeCheckout(checkout.body.id);
-    await eventually(
-      () => b.http.get('/v1/billing/subscription').set(as(session)),
-      (r) => r.body.plan === 'build',
-    );
+    const { session } = await subscribedTo('build');
     // The deletion's first half alone (its commit), as a change admitted just before it meets it.
     await requestAccountDeletion(b.orm.em.fork(), session.accountId, session.email, new Date());
     const requestsBefore = stripe.requests.length;
