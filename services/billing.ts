@@ -452,21 +452,33 @@ export class Billing {
     return price;
   }
 
-  /** A Checkout Session in subscription mode; the plan changes only when Stripe reports the subscription active. */
   /**
-   * A subscription Checkout Session, the only one of the account's still payable. Made under the
+   * A Checkout Session in subscription mode (the plan changes only when Stripe reports the subscription
+   * active), the only one of the account's still payable. Made under the
    * account's billing lease, as plan changes are: two checkouts at once each found no open session to
    * expire and each made one, so both pages could be paid (a twenty-seventh probe paid pro and growth,
    * and the second subscription to arrive was cancelled with a proration credit, not a refund).
    */
   async checkout(accountId: string, plan: PaidPlan): Promise<{ id: string; url: string; expiresAt: Date }> {
-    return oneBillingChangeAtATime(this.deps.orm.em.fork(), accountId, () => this.checkoutAlone(accountId, plan));
+    return this.alone(accountId, (account) => this.checkoutAlone(account, plan));
+  }
+
+  /**
+   * Runs one change of the account's subscription (checkout, plan change, cancellation) while no other
+   * runs, under its billing lease, on the account as it stands then: one deleted meanwhile (the call was
+   * admitted just before the deletion) is 409 ACCOUNT_DELETED.
+   */
+  private alone<T>(accountId: string, change: (account: Account) => Promise<T>): Promise<T> {
+    return oneBillingChangeAtATime(this.deps.orm.em.fork(), accountId, async () => {
+      const account = await this.account(accountId);
+      if (account.deletedAt !== null) throw accountDeleted();
+      return change(account);
+    });
   }
 
   /** checkout, the account's only change of its subscription in progress. */
-  private async checkoutAlone(accountId: string, plan: PaidPlan): Promise<{ id: string; url: string; expiresAt: Date }> {
-    const account = await this.account(accountId);
-    if (account.deletedAt !== null) throw accountDeleted();
+  private async checkoutAlone(account: Account, plan: PaidPlan): Promise<{ id: string; url: string; expiresAt: Date }> {
+    const accountId = account.id;
     if (account.plan === 'contract') throw planByContract();
     if (hasLiveSubscription(account)) {
       throw new AppError('SUBSCRIPTION_EXISTS', 409, 'The account already has an active subscription: change its plan with PATCH /v1/billing/subscription.');
@@ -678,13 +690,12 @@ export class Billing {
    * parameters in an update whose payment may stay pending.
    */
   async changePlan(accountId: string, plan: PaidPlan): Promise<SubscriptionState & { pendingPlan: PaidPlan | null; planChangesAt: Date | null; cancelAtPeriodEnd: boolean }> {
-    return oneBillingChangeAtATime(this.deps.orm.em.fork(), accountId, () => this.changePlanAlone(accountId, plan));
+    return this.alone(accountId, (account) => this.changePlanAlone(account, plan));
   }
 
   /** changePlan, the account's only change of its subscription in progress. */
-  private async changePlanAlone(accountId: string, plan: PaidPlan): Promise<SubscriptionState & { pendingPlan: PaidPlan | null; planChangesAt: Date | null; cancelAtPeriodEnd: boolean }> {
-    const account = await this.account(accountId);
-    if (account.deletedAt !== null) throw accountDeleted();
+  private async changePlanAlone(account: Account, plan: PaidPlan): Promise<SubscriptionState & { pendingPlan: PaidPlan | null; planChangesAt: Date | null; cancelAtPeriodEnd: boolean }> {
+    const accountId = account.id;
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
     if (account.plan === plan && !account.subscriptionCancelAtPeriodEnd && account.pendingPlan === null) {
       return { ...(await this.subscription(accountId)), pendingPlan: null, planChangesAt: null, cancelAtPeriodEnd: false };
@@ -809,13 +820,12 @@ export class Billing {
    * the cancellation of a subscription a schedule manages); the account falls to free then anyway.
    */
   async cancel(accountId: string): Promise<SubscriptionState & { cancelAtPeriodEnd: boolean; pendingPlan: null; planChangesAt: null }> {
-    return oneBillingChangeAtATime(this.deps.orm.em.fork(), accountId, () => this.cancelAlone(accountId));
+    return this.alone(accountId, (account) => this.cancelAlone(account));
   }
 
   /** cancel, the account's only change of its subscription in progress. */
-  private async cancelAlone(accountId: string): Promise<SubscriptionState & { cancelAtPeriodEnd: boolean; pendingPlan: null; planChangesAt: null }> {
-    const account = await this.account(accountId);
-    if (account.deletedAt !== null) throw accountDeleted();
+  private async cancelAlone(account: Account): Promise<SubscriptionState & { cancelAtPeriodEnd: boolean; pendingPlan: null; planChangesAt: null }> {
+    const accountId = account.id;
     if (!hasLiveSubscription(account) || !account.subscriptionId) throw noActiveSubscription();
     const stripe = await this.stripeFor(accountId);
     const subscriptionId = account.subscriptionId;

@@ -244,31 +244,30 @@ export async function redeliver(em: EntityManager, workspaceId: string, endpoint
  * receivers that never answer, 100 each allowed (a twenty-seventh probe).
  */
 async function refuseBeyondPendingDeliveries(tx: EntityManager, endpointId: string): Promise<void> {
-  const [owner] = await execIn<{ account_id: string }>(tx, `select w.account_id from webhook_endpoints e join workspaces w on w.id = e.workspace_id where e.id = ?`, [endpointId]);
+  const [owner] = await execIn<{ account_id: string }>(
+    tx,
+    `select w.account_id, pg_advisory_xact_lock(hashtextextended('webhook-requested-deliveries:' || w.account_id, 0))
+       from webhook_endpoints e join workspaces w on w.id = e.workspace_id where e.id = ?`,
+    [endpointId],
+  );
   if (!owner) throw notFound('The webhook');
-  await execIn(tx, `select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`webhook-requested-deliveries:${owner.account_id}`]);
   const [row] = await execIn<{ endpoint: number; account: number }>(
     tx,
     `select count(*) filter (where endpoint_id = ?)::int as endpoint, count(*)::int as account
        from webhook_deliveries where state = 'pending' and workspace_id in (select id from workspaces where account_id = ?)`,
     [endpointId, owner.account_id],
   );
-  const endpointLimit = WEBHOOKS.maxPendingForRequestedDeliveries;
-  const accountLimit = WEBHOOKS.maxPendingForRequestedDeliveriesPerAccount;
-  if ((row?.endpoint ?? 0) >= endpointLimit) {
+  const bounds = [
+    { whose: 'This webhook has', pending: row?.endpoint ?? 0, limit: WEBHOOKS.maxPendingForRequestedDeliveries, remedy: 'turn the webhook off and on' },
+    { whose: "This account's webhooks have", pending: row?.account ?? 0, limit: WEBHOOKS.maxPendingForRequestedDeliveriesPerAccount, remedy: 'turn webhooks that do not answer off and on' },
+  ];
+  const reached = bounds.find((b) => b.pending >= b.limit);
+  if (reached) {
     throw new AppError(
       'TOO_MANY_PENDING_DELIVERIES',
       409,
-      `This webhook has ${row?.endpoint ?? 0} deliveries waiting (at most ${endpointLimit} before a test event or a redelivery is taken); wait for them, or turn the webhook off and on.`,
-      { limit: endpointLimit, pending: row?.endpoint ?? 0 },
-    );
-  }
-  if ((row?.account ?? 0) >= accountLimit) {
-    throw new AppError(
-      'TOO_MANY_PENDING_DELIVERIES',
-      409,
-      `This account's webhooks have ${row?.account ?? 0} deliveries waiting (at most ${accountLimit} before a test event or a redelivery is taken); wait for them, or turn webhooks that do not answer off and on.`,
-      { limit: accountLimit, pending: row?.account ?? 0 },
+      `${reached.whose} ${reached.pending} deliveries waiting (at most ${reached.limit} before a test event or a redelivery is taken); wait for them, or ${reached.remedy}.`,
+      { limit: reached.limit, pending: reached.pending },
     );
   }
 }
